@@ -1,0 +1,58 @@
+# skewer: `make test` is what CI runs (see .ci/run).
+GO          ?= go
+GOBIN       := $(shell $(GO) env GOPATH)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+STATICCHECK_VERSION := v0.8.2
+FUZZTIME    ?= 10s
+COUNT       ?= 10
+BENCH       ?= .
+
+.PHONY: test tools vet lint unit benchonce peers bench fuzz accuracy run
+
+## test: vet, staticcheck, race-enabled shuffled unit tests (-short), every benchmark once.
+test: vet lint unit benchonce peers
+
+## tools: install the pinned staticcheck unless it is already there.
+tools:
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF '$(patsubst v%,(%),$(STATICCHECK_VERSION))' || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+vet:
+	$(GO) vet ./...
+
+lint: tools
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -short -race -shuffle=on -timeout 14m ./...
+
+## benchonce: run every benchmark for one iteration so they keep compiling and running.
+benchonce:
+	$(GO) test -short -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+
+## peers: the comparison module bench/peers (kept out of the main go.mod).
+peers:
+	@if [ -f bench/peers/go.mod ]; then \
+		cd bench/peers && $(GO) vet ./... && $(GO) test -short -bench . -benchtime 1x ./...; \
+	fi
+
+## bench: all benchmarks, COUNT runs each, for benchstat.
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./...
+
+## fuzz: a short run (FUZZTIME) of every native fuzz target.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## accuracy: the long statistical sweeps that -short skips.
+accuracy:
+	$(GO) test -timeout 90m ./...
+
+## run: the project's main job on its embedded default.
+run:
+	$(GO) run ./cmd/streambench
