@@ -25,11 +25,12 @@ type batch[T any] struct {
 type inbox[T any] struct {
 	ch   chan *batch[T]
 	free chan *batch[T]
+	m    *workerMetrics // the receiver's
 }
 
-func newInbox[T any](queue, senders, batchSize int) *inbox[T] {
+func newInbox[T any](queue, senders, batchSize int, m *workerMetrics) *inbox[T] {
 	n := queue + senders + 1
-	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n)}
+	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n), m: m}
 	for range n {
 		in.free <- &batch[T]{ev: make([]operators.Event[T], 0, batchSize)}
 	}
@@ -128,7 +129,8 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	o.cur[i] = nil
 	b.wm, b.from, b.eof = wm, o.from, eof
 	o.sentWM[i] = wm
-	ch := o.e.inboxes[i].ch
+	in := o.e.inboxes[i]
+	ch := in.ch
 	select {
 	case ch <- b:
 	default:
@@ -138,7 +140,7 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 			panic(stopped{})
 		}
 	}
-	o.m.observeQueue(len(ch))
+	in.m.observeQueue(len(ch))
 }
 
 // flush sends every open batch, and an empty one to each receiver whose

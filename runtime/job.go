@@ -204,7 +204,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 func makeInboxes[T any](e *edge[T], n int, cfg jobConfig, ms []workerMetrics) {
 	e.inboxes = e.inboxes[:0]
 	for w := range n {
-		in := newInbox[T](cfg.queue, e.senders, cfg.batchSize)
+		in := newInbox[T](cfg.queue, e.senders, cfg.batchSize, &ms[w])
 		e.inboxes = append(e.inboxes, in)
 		f := func() int { return len(in.ch) }
 		ms[w].queueLen.Store(&f)
