@@ -67,7 +67,7 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 
 func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
 
-func resultKey[Out any](r operators.Result[Out]) uint64 { return r.Key }
+func resultKey[Out any](r operators.Result[Out]) uint64   { return r.Key }
 func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }
 
 // WindowAggregate adds a keyed window aggregation of a keyed stream s (see
