@@ -13,21 +13,24 @@ import (
 // d is re-solved every few thousand tuples from the detector's HeadStats:
 // start at round(p1*n) (at least 2) and raise it until
 //
-//	p1              <= (1+eps) * c(d)     (the top key fits the workers it reaches)
-//	bHead + bTail*U^2 <= (1+eps) * U      (the workers the head reaches are not overloaded)
+//	p1    + bTail*c(d)^2 <= (1+eps) * c(d)   (the top key's workers are not overloaded)
+//	bHead + bTail*U^2    <= (1+eps) * U      (the head's workers are not overloaded)
 //
 // hold, or d = n, where c(d) is the fraction of the n workers one head key
 // reaches, U = 1 - (1-c(d))^h the fraction the h head keys reach together,
-// bHead the head's total probability and bTail = 1 - bHead the tail's, of
-// which the share bTail*U^2 has both PKG choices inside the head's workers.
+// bHead the head's total probability and bTail = 1 - bHead the tail's: a
+// tail key has both PKG choices inside a set covering a fraction x of the
+// workers with probability x^2, and its tuples cannot avoid that set. The
+// paper states the first condition as p1 <= c(d); with exactly that, the top
+// key's workers are full and the online greedy overloads them (measured:
+// s=1.4, n=100, d=34 gives lambda 9e-3; d=35, from the trapped-tail term,
+// gives 1.2e-4).
 //
 // The default variant (kind "dchoices") draws d DISTINCT candidates, a start
 // and a stride coprime to n from the key's hash, so c(d) = d/n exactly. The
-// paper's variant (kind "dchoices-paper") draws d candidates from d hashes,
-// which collide: c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one
-// sequence per key, so raising d only adds workers. The distinct variant
-// adds one choice to the solved d (d > 2) as slack for the online greedy;
-// see docs/partitioning.md for the measurement.
+// paper's variant (kind "dchoices-paper") draws d candidates from d hashes
+// (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide: c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one
+// sequence per key, so raising d only adds workers.
 type DChoices struct {
 	load    []uint64
 	det     HotKeyDetector
@@ -90,7 +93,8 @@ func SolveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) i
 	for ; d < n; d++ {
 		c := coverage(d, n)
 		u := 1 - math.Pow(1-c, float64(st.Count))
-		if st.P1 <= (1+eps)*c && st.Mass+(1-st.Mass)*u*u <= (1+eps)*u {
+		bt := max(0, 1-st.Mass)
+		if st.P1+bt*c*c <= (1+eps)*c && st.Mass+bt*u*u <= (1+eps)*u {
 			break
 		}
 	}
@@ -129,14 +133,7 @@ func (p *DChoices) resolve() {
 	if p.paper {
 		cov = hashedCoverage
 	}
-	d := SolveD(p.det.Stats(), len(p.load), p.eps, cov)
-	if !p.paper && d > 2 {
-		// One choice of slack: at d = round(p1*n) the top key's workers hold
-		// ~1/n each and the online greedy has no room to absorb the other
-		// keys' overlap (s=2, n=50: d=31 gives lambda 6e-3, d=32 2.5e-4).
-		d++
-	}
-	p.d = min(d, len(p.load))
+	p.d = SolveD(p.det.Stats(), len(p.load), p.eps, cov)
 }
 
 // distinctStart returns the start and stride of a key's distinct sequence.
@@ -167,7 +164,7 @@ func (p *DChoices) leastHashed(key uint64) int {
 	g := key
 	for i := 1; i < p.d; i++ {
 		g += h2
-		if c := hashx.Reduce(g, n); p.load[c] < p.load[best] {
+		if c := hashx.Reduce(hashx.Mix64(g), n); p.load[c] < p.load[best] {
 			best = c
 		}
 	}
@@ -180,9 +177,10 @@ func (p *DChoices) HeadCandidates(dst []int, key uint64) []int {
 	n := len(p.load)
 	if p.paper {
 		g, h2 := key, secondHash(key)
-		for range p.d {
-			dst = append(dst, hashx.Reduce(g, n))
+		dst = append(dst, hashx.Reduce(key, n))
+		for i := 1; i < p.d; i++ {
 			g += h2
+			dst = append(dst, hashx.Reduce(hashx.Mix64(g), n))
 		}
 		return dst
 	}

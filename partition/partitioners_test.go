@@ -103,10 +103,10 @@ func TestSolveD(t *testing.T) {
 		want  int
 	}{
 		{HeadStats{}, 10, false, 2},
-		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, false, 5},
+		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, false, 7}, // .5 + .4c^2 <= 1.001c from c = .7
 		{HeadStats{P1: 0.5, Mass: 0.5, Count: 1}, 10, false, 10}, // U = c: .5 + .5c^2 <= c only at c = 1
 		{HeadStats{P1: 1, Mass: 1, Count: 1}, 50, false, 50},
-		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, true, 7},    // 1-.9^7 = .522
+		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, true, 10},   // needs 1-.9^d >= .7: d = 12 > n
 		{HeadStats{P1: 0.25, Mass: 0.6, Count: 3}, 100, false, 83}, // U = 1-(1-d/n)^3: .6+.4U^2 <= 1.001U from d = 83
 	} {
 		t.Run(fmt.Sprintf("%+v/n=%d/paper=%v", tc.st, tc.n, tc.paper), func(t *testing.T) {
