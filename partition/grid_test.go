@@ -165,40 +165,45 @@ func TestGrid(t *testing.T) {
 			return streamDef{"retail", 0, p1, k, p}
 		})
 	}
+	// One pool over every (stream, n, S, kind); each stream is built once,
+	// by the first job that needs it.
+	streams := make([]streamDef, len(defs))
+	onces := make([]sync.Once, len(defs))
+	type job struct {
+		def, n, src int
+		kind        string
+	}
 	var rows []gridRow
 	var mu sync.Mutex
-	for _, def := range defs {
-		sd := def()
-		type job struct {
-			n, src int
-			kind   string
-		}
-		jobs := make(chan job)
-		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() {
-				for j := range jobs {
-					f, err := NewFactory(j.kind, WithDetector(OracleDetectorFactory(sd.probs)))
-					require.NoError(t, err)
-					res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
-					require.NoError(t, err)
-					mu.Lock()
-					rows = append(rows, gridRow{stream: sd.name, s: sd.s, p1: sd.p1, n: j.n, src: j.src, kind: j.kind, res: res})
-					mu.Unlock()
-				}
-			})
-		}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				onces[j.def].Do(func() { streams[j.def] = defs[j.def]() })
+				sd := &streams[j.def]
+				f, err := NewFactory(j.kind, WithDetector(OracleDetectorFactory(sd.probs)))
+				require.NoError(t, err)
+				res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
+				require.NoError(t, err)
+				mu.Lock()
+				rows = append(rows, gridRow{stream: sd.name, s: sd.s, p1: sd.p1, n: j.n, src: j.src, kind: j.kind, res: res})
+				fmt.Fprintf(os.Stderr, "grid: %d rows (%s s=%.1f n=%d S=%d %s lambda=%.3g)\n", len(rows), sd.name, sd.s, j.n, j.src, j.kind, res.Imbalance)
+				mu.Unlock()
+			}
+		})
+	}
+	for d := range defs {
 		for _, n := range ns {
 			for _, src := range srcs {
 				for _, kind := range kinds {
-					jobs <- job{n, src, kind}
+					jobs <- job{d, n, src, kind}
 				}
 			}
 		}
-		close(jobs)
-		wg.Wait()
-		t.Logf("%s s=%.1f done", sd.name, sd.s)
 	}
+	close(jobs)
+	wg.Wait()
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.stream != b.stream {
