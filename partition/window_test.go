@@ -28,9 +28,13 @@ func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
 
 func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector, error)) {
 	t.Helper()
-	const theta, window, m = 0.02, 4096, 200_000
+	const theta, window = 0.02, 4096
 	const hotA, hotB = 1, 2
-	for seed := range uint64(5) {
+	m, seeds := 200_000, uint64(5)
+	if testing.Short() {
+		m, seeds = 40_000, 3
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			keys := driftKeys(m, 0.1, hotA, hotB, seed)
 			det, err := mk(theta, window)
