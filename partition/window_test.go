@@ -100,3 +100,69 @@ func TestWindowedDetectorStats(t *testing.T) {
 	require.InDelta(t, mass, st.Mass, 0.05)
 	require.InDelta(t, cnt, st.Count, 3)
 }
+
+// windowModel replays the two-summary schedule with exact counts: the
+// reference a windowed detector's answers are checked against.
+type windowModel struct {
+	w      int
+	counts [2]map[uint64]int
+	n      [2]int
+	old    int
+}
+
+func newWindowModel(w int) *windowModel {
+	return &windowModel{w: w, counts: [2]map[uint64]int{{}, {}}}
+}
+
+// observe counts key and returns its exact count in the older summary's
+// interval and that interval's length.
+func (m *windowModel) observe(key uint64) (int, int) {
+	o := m.old
+	m.counts[o][key]++
+	m.n[o]++
+	if m.n[o] > m.w {
+		m.counts[1-o][key]++
+		m.n[1-o]++
+	}
+	if m.n[o] == 2*m.w {
+		clear(m.counts[o])
+		m.n[o] = 0
+		m.old = 1 - o
+	}
+	return m.counts[m.old][key], m.n[m.old]
+}
+
+// checkDetectorGuarantee routes a stream through det and the model: every
+// key whose exact count in the older interval reaches theta*N must be head;
+// a head key's exact count must reach (theta-slack)*N.
+func checkDetectorGuarantee(t *testing.T, det HotKeyDetector, window int, theta, slack float64, keys []uint64) {
+	t.Helper()
+	m := newWindowModel(window)
+	misses, falseHeads := 0, 0
+	for i, k := range keys {
+		head, _ := det.Observe(k)
+		c, n := m.observe(k)
+		if float64(c) >= theta*float64(n) && !head {
+			misses++
+			if misses < 5 {
+				t.Logf("tuple %d: key %#x count %d of %d not head", i, k, c, n)
+			}
+		}
+		if head && float64(c) < (theta-slack)*float64(n) {
+			falseHeads++
+		}
+	}
+	require.Zero(t, misses, "keys above theta not reported head")
+	require.Zero(t, falseHeads, "keys below theta-slack reported head")
+}
+
+func TestWindowedExactDetectorGuarantee(t *testing.T) {
+	for _, s := range []float64{0.6, 1.0, 1.5} {
+		t.Run(fmt.Sprintf("zipf=%.1f", s), func(t *testing.T) {
+			keys, _ := exactZipf(60_000, 10_000, s, 13)
+			det, err := NewWindowedExactDetector(0.01, 4096)
+			require.NoError(t, err)
+			checkDetectorGuarantee(t, det, 4096, 0.01, 0, keys)
+		})
+	}
+}
