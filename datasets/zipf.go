@@ -62,8 +62,12 @@ func (z *zipfSampler) hIntegralInv(y float64) float64 {
 		// Rounding can push t just below -1, where log1p is undefined.
 		t = -1
 	}
-	if math.Abs(t) > 1e-8 {
-		// log1p(t)/t * y without a division: t/y = 1 - s.
+	if a := math.Abs(t); a > 1.0/1024 {
+		// log1p(t)/t * y without a division (t/y = 1 - s), and log(1+t)
+		// rather than the slower log1p: with |t| > 2^-10 the rounding of
+		// 1+t costs at most ~2^-43 relative in the logarithm.
+		return math.Exp(math.Log(1+t) * z.invOneS)
+	} else if a > 1e-8 {
 		return math.Exp(math.Log1p(t) * z.invOneS)
 	}
 	return math.Exp(log1pOver(t) * y)
