@@ -1,0 +1,32 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns wraps one of them (or a
+// context error), so callers test with errors.Is.
+var (
+	// ErrInvalidParameter reports a configuration value outside its domain;
+	// the message names it.
+	ErrInvalidParameter = errors.New("kafka: invalid parameter")
+	// ErrUnreachable reports brokers that could not be asked for metadata
+	// before the context ended.
+	ErrUnreachable = errors.New("kafka: brokers unreachable")
+	// ErrTopic reports a topic that is missing or whose partition count is
+	// not the configured one.
+	ErrTopic = errors.New("kafka: topic mismatch")
+	// ErrCorrupt reports a record that is not a valid encoding.
+	ErrCorrupt = errors.New("kafka: corrupt record")
+	// ErrVersion reports a record written by a newer, unknown version.
+	ErrVersion = errors.New("kafka: unsupported record version")
+)
+
+func invalidParam(name string, value any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidParameter, name, value, want)
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}

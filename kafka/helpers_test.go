@@ -1,0 +1,156 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+)
+
+// testCluster is an in-process kfake cluster with the three topics of a
+// job.
+type testCluster struct {
+	c   *kfake.Cluster
+	cfg Config
+}
+
+func newTestCluster(t *testing.T, in, partials, out int) *testCluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.SeedTopics(int32(in), "in"), kfake.SeedTopics(int32(partials), "partials"), kfake.SeedTopics(int32(out), "out"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	win, err := operators.Tumbling(100 * time.Millisecond)
+	require.NoError(t, err)
+	return &testCluster{c: c, cfg: Config{
+		Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out",
+		InputPartitions: in, Group: "g", Windows: win, CommitInterval: 20 * time.Millisecond,
+	}}
+}
+
+// zipfRecords is a Zipf stream stamped one millisecond apart, in order.
+func zipfRecords(t *testing.T, n int64, s float64, seed uint64) []datasets.Record {
+	t.Helper()
+	z, err := datasets.NewZipf(1000, s, n, seed)
+	require.NoError(t, err)
+	recs := make([]datasets.Record, n)
+	require.Equal(t, int(n), z.Fill(recs))
+	for i := range recs {
+		recs[i].Time = int64(i) * int64(time.Millisecond)
+	}
+	return recs
+}
+
+// exactCounts is the windowed count the job must produce.
+func exactCounts(win operators.Windows, recs []datasets.Record) map[WindowKey]uint64 {
+	want := map[WindowKey]uint64{}
+	for _, r := range recs {
+		eachWindow(win, r.Time, func(s int64) { want[WindowKey{r.Key, s}]++ })
+	}
+	return want
+}
+
+type countWorker = Worker[datasets.Record, uint64, uint64]
+
+// group runs stages and collects their errors.
+type group struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (g *group) go_(name string, f func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(); err != nil {
+			g.mu.Lock()
+			g.errs = append(g.errs, fmt.Errorf("%s: %w", name, err))
+			g.mu.Unlock()
+		}
+	}()
+}
+
+func (g *group) wait() error {
+	g.wg.Wait()
+	return errors.Join(g.errs...)
+}
+
+// job is one running count job: a merge stage and workers.
+type job struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	g       group
+	merge   *Merge[uint64, uint64]
+	workers []*countWorker
+}
+
+func startJob(t *testing.T, ctx context.Context, cfg Config, workers int, extra ...kgo.Opt) *job {
+	t.Helper()
+	cfg.ClientOpts = append(cfg.ClientOpts, extra...)
+	agg := operators.Count[datasets.Record]()
+	ctx, cancel := context.WithCancel(ctx)
+	j := &job{ctx: ctx, cancel: cancel}
+	m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
+	require.NoError(t, err)
+	j.merge = m
+	for range workers {
+		w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+		require.NoError(t, err)
+		j.workers = append(j.workers, w)
+	}
+	return j
+}
+
+func (j *job) run() {
+	ctx := j.ctx
+	j.g.go_("merge", func() error { return j.merge.Run(ctx) })
+	for i, w := range j.workers {
+		j.g.go_(fmt.Sprint("worker ", i), func() error { return w.Run(ctx) })
+	}
+}
+
+func (j *job) stop(t *testing.T) {
+	t.Helper()
+	j.cancel()
+	require.NoError(t, j.g.wait())
+}
+
+func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs []datasets.Record) *Producer {
+	t.Helper()
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind, WatermarkEvery: 256})
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Close(ctx))
+	return p
+}
+
+func readAll(t *testing.T, ctx context.Context, cfg Config) map[WindowKey]uint64 {
+	t.Helper()
+	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
+	require.NoError(t, err)
+	defer rr.Close()
+	got, err := rr.ReadAll(ctx, nil)
+	require.NoError(t, err)
+	return got
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	// A bound so that a hung test fails instead of blocking: not a timing
+	// assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}

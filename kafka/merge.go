@@ -1,0 +1,392 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/skewerhq/skewer/operators"
+)
+
+// MergeStats counts what a merge stage did.
+type MergeStats struct {
+	// Partials is the partial accumulators merged; Duplicates those
+	// dropped because the same identity (key, window, input partition,
+	// firing offset) was merged before or its window was already final:
+	// replays after a worker restart or a retried produce. Corrupt is the
+	// records that did not decode (counted and skipped).
+	Partials, Duplicates, Corrupt int64
+	// Results is the final results produced; Commits and CommitErrors as
+	// for WorkerStats.
+	Results, Commits, CommitErrors int64
+}
+
+type mergeCounters struct {
+	partials, duplicates, corrupt, results, commits, commitErrors atomic.Int64
+}
+
+// ident is a partial's identity within its window.
+type ident struct {
+	key  uint64
+	src  int32
+	fire int64
+}
+
+// Merge is the final stage: a consumer-group member reading partials
+// partitions, merging the partial accumulators of each key and window with
+// the aggregate's Merge (operators.KeyedWindows in the final phase) and
+// producing a result once the watermark of every input partition passed
+// the window. Partials whose identity it has seen, or whose window is
+// already final, are dropped and counted, so results stay exact under the
+// workers' at-least-once delivery. It commits a partials offset, with the
+// input watermarks as the commit's metadata, only once the results caused
+// by the records before it are acknowledged; a restarted merge stage
+// resumes from there and may repeat a result with the same value (at
+// least once on the output topic, exact values).
+type Merge[Acc, Out any] struct {
+	cfg      Config
+	agg      operators.Aggregate[struct{}, Acc, Out]
+	acc      Codec[Acc]
+	out      Codec[Out]
+	cl       *kgo.Client
+	outputs  int
+	lateness int64
+
+	mu       sync.Mutex
+	parts    map[int32]*mergePart[Acc, Out]
+	restored map[int32][]int64
+
+	closing atomic.Bool
+	failed  atomic.Pointer[error]
+	c       mergeCounters
+	failFn  func(error)
+}
+
+type mergePart[Acc, Out any] struct {
+	q      int32
+	kw     *operators.KeyedWindows[struct{}, Acc, Out]
+	wms    []int64
+	seen   map[int64]map[ident]struct{}
+	batch  *ackBatch
+	result func(operators.Result[Out])
+	ended  bool
+	tr     tracker
+}
+
+// NewMerge connects the merge stage of the job: agg is the job's aggregate
+// (its Create, Merge and Result run here), acc decodes the partials and out
+// encodes the results. Topics are checked as by NewWorker.
+func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc Codec[Acc], out Codec[Out]) (*Merge[Acc, Out], error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := agg.Validate(); err != nil {
+		return nil, err
+	}
+	if acc == nil || out == nil {
+		return nil, invalidParam("codecs", "nil", "an accumulator and a result Codec")
+	}
+	part, err := NewPartitioner("hash", PartitionerOpt{})
+	if err != nil {
+		return nil, err
+	}
+	m := &Merge[Acc, Out]{cfg: cfg, acc: acc, out: out, lateness: int64(cfg.AllowedLateness),
+		agg: operators.Aggregate[struct{}, Acc, Out]{
+			Create: agg.Create, Merge: agg.Merge, Result: agg.Result,
+			Add: func(a Acc, _ struct{}) Acc { return a },
+		},
+		parts: make(map[int32]*mergePart[Acc, Out]), restored: make(map[int32][]int64)}
+	m.failFn = m.fail
+	m.cl, err = newClient(cfg.Brokers, cfg.ClientOpts,
+		kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.ConsumerGroup(cfg.Group+".merge"), kgo.ConsumeTopics(cfg.Partials),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(m.revoked), kgo.OnPartitionsLost(m.lost),
+		kgo.OnOffsetsFetched(m.fetched),
+		kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Output),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkPartitions(ctx, m.cl, cfg.Partials, "", 0); err != nil {
+		m.cl.Close()
+		return nil, err
+	}
+	if m.outputs, err = checkPartitions(ctx, m.cl, cfg.Output, "", 0); err != nil {
+		m.cl.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Merge[Acc, Out]) fail(err error) {
+	err = fmt.Errorf("kafka: merge: produce to %q: %w", m.cfg.Output, err)
+	m.failed.CompareAndSwap(nil, &err)
+}
+
+func (m *Merge[Acc, Out]) err() error {
+	if e := m.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// Stats returns the counters so far.
+func (m *Merge[Acc, Out]) Stats() MergeStats {
+	c := &m.c
+	return MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
+		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load()}
+}
+
+// fetched restores the input watermarks committed with the offsets.
+func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	restore := func(topic string, parts []kmsg.OffsetFetchResponseTopicPartition) {
+		if topic != m.cfg.Partials {
+			return
+		}
+		for _, p := range parts {
+			if p.Offset < 0 || p.Metadata == nil || *p.Metadata == "" {
+				continue
+			}
+			if wms, err := decodeWatermarks(*p.Metadata, m.cfg.InputPartitions); err == nil {
+				m.restored[p.Partition] = wms
+			} else {
+				m.c.corrupt.Add(1)
+			}
+		}
+	}
+	for _, t := range resp.Topics {
+		restore(t.Topic, t.Partitions)
+	}
+	for _, g := range resp.Groups {
+		for _, t := range g.Topics {
+			ps := make([]kmsg.OffsetFetchResponseTopicPartition, len(t.Partitions))
+			for i, p := range t.Partitions {
+				ps[i] = kmsg.OffsetFetchResponseTopicPartition{Partition: p.Partition, Offset: p.Offset, Metadata: p.Metadata}
+			}
+			restore(t.Topic, ps)
+		}
+	}
+	return nil
+}
+
+// Run consumes until ctx ends, then flushes, commits and leaves the group.
+// It returns early with the first produce failure.
+func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
+	last := time.Now()
+	for {
+		fetches := m.cl.PollFetches(ctx)
+		if fetches.IsClientClosed() {
+			m.cl.AllowRebalance()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return m.shutdown()
+		}
+		m.mu.Lock()
+		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if len(fp.Records) > 0 {
+				m.process(fp.Partition, fp.Records)
+			}
+		})
+		if time.Since(last) >= m.cfg.commitInterval() {
+			m.commitLocked(ctx, nil)
+			last = time.Now()
+		}
+		m.mu.Unlock()
+		m.cl.AllowRebalance()
+		if err := m.err(); err != nil {
+			m.closing.Store(true)
+			m.cl.Close()
+			return err
+		}
+	}
+}
+
+func (m *Merge[Acc, Out]) shutdown() error {
+	m.closing.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := m.cl.Flush(ctx)
+	if err == nil {
+		err = m.err()
+	}
+	if err == nil {
+		m.mu.Lock()
+		m.commitLocked(ctx, nil)
+		m.mu.Unlock()
+	}
+	m.cl.AllowRebalance() // leaving the group revokes
+	m.cl.Close()
+	return err
+}
+
+func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
+	st := m.parts[q]
+	if st != nil {
+		return st
+	}
+	kw, err := operators.NewKeyedWindows(m.agg, m.cfg.Windows, m.cfg.AllowedLateness, operators.FinalPhase)
+	if err != nil {
+		panic(err) // unreachable: validated in NewMerge
+	}
+	st = &mergePart[Acc, Out]{q: q, kw: kw, wms: make([]int64, m.cfg.InputPartitions), seen: make(map[int64]map[ident]struct{}), tr: newTracker()}
+	for i := range st.wms {
+		st.wms[i] = operators.NoWatermark
+	}
+	if wms, ok := m.restored[q]; ok {
+		copy(st.wms, wms)
+		kw.Advance(minOf(st.wms), nil, nil) // no state yet: fires nothing
+	}
+	st.result = func(r operators.Result[Out]) {
+		b := make([]byte, 0, 8+resultHeader+16)
+		b = appendKey(b, r.Key)
+		b = appendResult(b, r.Start, r.End, r.Update, func(d []byte) []byte { return m.out.Append(d, r.Value) })
+		st.batch.left.Add(1)
+		m.c.results.Add(1)
+		m.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, ackPromise(st.batch, m.failFn))
+	}
+	m.parts[q] = st
+	return st
+}
+
+func minOf(xs []int64) int64 {
+	m := xs[0]
+	for _, x := range xs[1:] {
+		m = min(m, x)
+	}
+	return m
+}
+
+func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
+	st := m.part(q)
+	var partials, dups, corrupt int64
+	for _, r := range recs {
+		if r.Offset < st.tr.next {
+			continue
+		}
+		st.tr.next = r.Offset + 1
+		pr, err := decodePartial(r.Value)
+		if err != nil || int(pr.src) >= len(st.wms) {
+			corrupt++
+			continue
+		}
+		if pr.kind == kindPartialWatermark {
+			if pr.fire > st.wms[pr.src] {
+				st.wms[pr.src] = pr.fire
+				if wm := minOf(st.wms); wm > st.kw.Watermark() {
+					m.advance(st, wm, r.Offset)
+				}
+			}
+			continue
+		}
+		id := ident{key: KeyHash(r.Key), src: pr.src, fire: pr.fire}
+		seen := st.seen[pr.start]
+		if _, dup := seen[id]; dup || st.kw.Watermark() >= cleanupAt(m.cfg.Windows.End(pr.start), m.lateness) {
+			dups++
+			continue
+		}
+		a, err := m.acc.Decode(pr.acc)
+		if err != nil {
+			corrupt++
+			continue
+		}
+		if seen == nil {
+			seen = make(map[ident]struct{})
+			st.seen[pr.start] = seen
+		}
+		seen[id] = struct{}{}
+		st.kw.AddPartial(operators.Partial[Acc]{Key: id.key, Start: pr.start, Acc: a})
+		st.tr.mark(pr.start, r.Offset)
+		partials++
+	}
+	m.c.partials.Add(partials)
+	m.c.duplicates.Add(dups)
+	m.c.corrupt.Add(corrupt)
+}
+
+// advance fires the windows the merged watermark wm closes and drops the
+// state of those past their allowed lateness; at the end of input it tells
+// every output partition.
+func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
+	b := &ackBatch{minOff: min(off, st.tr.minOpen())}
+	st.batch = b
+	st.kw.Advance(wm, st.result, nil)
+	for s := range st.tr.open {
+		if cleanupAt(m.cfg.Windows.End(s), m.lateness) <= wm {
+			delete(st.tr.open, s)
+			delete(st.seen, s)
+		}
+	}
+	for s := range st.seen {
+		if cleanupAt(m.cfg.Windows.End(s), m.lateness) <= wm {
+			delete(st.seen, s)
+		}
+	}
+	if wm == operators.EndOfInput && !st.ended {
+		st.ended = true
+		v := appendEnd(nil, st.q)
+		for p := range m.outputs {
+			b.left.Add(1)
+			m.cl.Produce(context.Background(), &kgo.Record{Partition: int32(p), Value: v}, ackPromise(b, m.failFn))
+		}
+	}
+	st.batch = nil
+	st.tr.add(b)
+}
+
+func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
+	offsets := map[int32]kgo.EpochOffset{}
+	meta := map[int32]string{}
+	add := func(st *mergePart[Acc, Out]) {
+		if c := st.tr.safe(); c > st.tr.committed {
+			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c}
+			meta[st.q] = encodeWatermarks(st.wms)
+		}
+	}
+	if only == nil {
+		for _, st := range m.parts {
+			add(st)
+		}
+	} else {
+		for _, q := range only {
+			if st := m.parts[q]; st != nil {
+				add(st)
+			}
+		}
+	}
+	commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
+		if st := m.parts[q]; st != nil {
+			st.tr.committed = o
+		}
+	})
+}
+
+func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
+	if !m.closing.Load() {
+		if err := m.cl.Flush(ctx); err == nil && m.err() == nil {
+			m.mu.Lock()
+			m.commitLocked(ctx, lost[m.cfg.Partials])
+			m.mu.Unlock()
+		}
+	}
+	m.lost(ctx, nil, lost)
+}
+
+func (m *Merge[Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, q := range lost[m.cfg.Partials] {
+		delete(m.parts, q)
+		delete(m.restored, q)
+	}
+}
+
