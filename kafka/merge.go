@@ -389,4 +389,3 @@ func (m *Merge[Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[string
 		delete(m.restored, q)
 	}
 }
-

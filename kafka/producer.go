@@ -45,7 +45,6 @@ type Producer struct {
 	mu     sync.Mutex
 	gen    *operators.BoundedOutOfOrderness
 	since  int
-	buf    []byte
 	closed bool
 
 	counts   []atomic.Int64

@@ -1,0 +1,121 @@
+package kafka
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestWorkerKilled kills a worker mid-stream, as a crash would: it commits
+// nothing (commits only at rebalance and shutdown here), so its partitions
+// are replayed from the start by the two others. The replayed partials
+// that the merge stage already holds are dropped and counted; the final
+// counts stay exact.
+func TestWorkerKilled(t *testing.T) {
+	n := int64(6000)
+	if testing.Short() {
+		n = 3000
+	}
+	recs := zipfRecords(t, n, 1.2, 11)
+	for _, kind := range []string{"hash", "dchoices"} {
+		t.Run("partitioner="+kind, func(t *testing.T) {
+			ctx := testContext(t)
+			tc := newTestCluster(t, 12, 4, 2)
+			cfg := tc.cfg
+			cfg.CommitInterval = time.Hour
+			// The group is stable once the three workers hold input
+			// partitions: no rebalance (and so no commit) follows.
+			var mu sync.Mutex
+			holders := map[*kgo.Client]bool{}
+			stable := make(chan struct{})
+			onAssigned := kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(a["in"]) > 0 && !holders[cl] {
+					if holders[cl] = true; len(holders) == 3 {
+						close(stable)
+					}
+				}
+			})
+			j := startJob(t, ctx, cfg, 3, onAssigned)
+			trigger := make(chan *countWorker, 1)
+			var once sync.Once
+			for _, w := range j.workers {
+				w.afterPoll = func() {
+					if w.c.records.Load() >= n/24 && w.c.partials.Load() > 0 {
+						once.Do(func() { trigger <- w })
+					}
+				}
+			}
+			j.run()
+			<-stable
+			p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind, WatermarkEvery: 256})
+			require.NoError(t, err)
+			for _, r := range recs[:n/2] {
+				require.NoError(t, p.SendRecord(ctx, r))
+			}
+			require.NoError(t, p.Flush(ctx))
+			victim := <-trigger
+			// Let what the victim produced land, so that the replay
+			// certainly repeats it; then crash it.
+			require.NoError(t, victim.cl.Flush(ctx))
+			victim.Kill()
+			for _, r := range recs[n/2:] {
+				require.NoError(t, p.SendRecord(ctx, r))
+			}
+			require.NoError(t, p.Close(ctx))
+			got := readAll(t, ctx, cfg)
+			j.stop(t)
+			require.Equal(t, exactCounts(cfg.Windows, recs), got)
+			require.Zero(t, victim.Stats().Commits, "the victim committed nothing")
+			st := j.merge.Stats()
+			require.Positive(t, st.Duplicates, "the replay repeats partials the merge holds")
+			var processed int64
+			for _, w := range j.workers {
+				processed += w.Stats().Records
+			}
+			require.Greater(t, processed, n, "records were replayed")
+			t.Logf("victim processed %d records and produced %d partials; merge %+v", victim.Stats().Records, victim.Stats().Partials, st)
+		})
+	}
+}
+
+// TestInjectedFaults fails produce requests after the broker appended them
+// (NOT_ENOUGH_REPLICAS_AFTER_APPEND: the client retries, and with
+// idempotent writes off the retry lands twice) and fetch requests
+// (NOT_LEADER_FOR_PARTITION), on every topic. Final counts stay exact and
+// the duplicated partials are dropped and counted.
+func TestInjectedFaults(t *testing.T) {
+	n := int64(6000)
+	if testing.Short() {
+		n = 3000
+	}
+	recs := zipfRecords(t, n, 1.2, 13)
+	ctx := testContext(t)
+	tc := newTestCluster(t, 12, 4, 2)
+	var handles []*kfake.FaultHandle
+	for _, topic := range []string{"in", "partials", "out"} {
+		handles = append(handles,
+			tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicasAfterAppend, Count: 4}),
+			tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: topic, Err: kerr.NotLeaderForPartition, Count: 4}))
+	}
+	j := startJob(t, ctx, tc.cfg, 3, kgo.DisableIdempotentWrite())
+	j.run()
+	produceAll(t, ctx, tc.cfg, "pkg", recs)
+	got := readAll(t, ctx, tc.cfg)
+	j.stop(t)
+	require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
+	for i, h := range handles {
+		require.Equal(t, 4, h.Hits(), "fault %d fired", i)
+	}
+	st := j.merge.Stats()
+	require.Positive(t, st.Duplicates, "retried partials landed twice")
+	t.Logf("merge %+v", st)
+}
