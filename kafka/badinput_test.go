@@ -1,0 +1,145 @@
+package kafka
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+)
+
+// TestUnreachableBrokers: with nothing listening, every constructor fails
+// with ErrUnreachable once its context ends, instead of hanging.
+func TestUnreachableBrokers(t *testing.T) {
+	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", Partials: "partials", Output: "out", InputPartitions: 4, Group: "g",
+		ClientOpts: []kgo.Opt{kgo.DialTimeout(100 * time.Millisecond)}}
+	agg := operators.Count[datasets.Record]()
+	for name, connect := range map[string]func(ctx context.Context) error{
+		"producer": func(ctx context.Context) error { _, err := NewProducer(ctx, cfg, ProducerConfig{}); return err },
+		"worker": func(ctx context.Context) error {
+			_, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+			return err
+		},
+		"merge": func(ctx context.Context) error {
+			_, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
+			return err
+		},
+		"reader": func(ctx context.Context) error { _, err := NewResultReader(ctx, cfg, Uint64Codec{}); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			err := connect(ctx)
+			require.ErrorIs(t, err, ErrUnreachable)
+			require.ErrorContains(t, err, "metadata request")
+		})
+	}
+}
+
+// TestSilentBroker: a broker that accepts connections and never answers
+// holds a constructor only until its context ends.
+func TestSilentBroker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		wg.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	cfg := Config{Brokers: []string{ln.Addr().String()}, Input: "in", InputPartitions: 4}
+	_, err = NewProducer(ctx, cfg, ProducerConfig{})
+	require.ErrorIs(t, err, ErrUnreachable)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestTopicMismatch: a topic with fewer partitions than configured, or
+// none at all, is reported before anything runs.
+func TestTopicMismatch(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"))
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := testContext(t)
+	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", InputPartitions: 12, Group: "g"}
+	agg := operators.Count[datasets.Record]()
+	t.Run("fewer partitions", func(t *testing.T) {
+		_, err := NewProducer(ctx, cfg, ProducerConfig{})
+		require.ErrorIs(t, err, ErrTopic)
+		require.ErrorContains(t, err, `topic "in" has 6 partitions, InputPartitions configures 12`)
+		_, err = NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+		require.ErrorIs(t, err, ErrTopic)
+	})
+	t.Run("missing topic", func(t *testing.T) {
+		bad := cfg
+		bad.InputPartitions, bad.Output = 6, "nowhere"
+		_, err := NewMerge(ctx, bad, agg, Uint64Codec{}, Uint64Codec{})
+		require.ErrorIs(t, err, ErrTopic)
+		require.ErrorContains(t, err, `"nowhere"`)
+	})
+	t.Run("create", func(t *testing.T) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+		require.NoError(t, err)
+		defer cl.Close()
+		require.NoError(t, CreateTopic(ctx, cl, "fresh", 3))
+		require.NoError(t, CreateTopic(ctx, cl, "fresh", 3), "an existing topic of the right size is fine")
+		require.ErrorIs(t, CreateTopic(ctx, cl, "in", 12), ErrTopic)
+		require.ErrorIs(t, CreateTopic(ctx, cl, "x", 0), ErrInvalidParameter)
+	})
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Brokers: []string{"b:9092"}, Input: "in", Partials: "p", Output: "out", InputPartitions: 3, Group: "g"}
+	require.NoError(t, good.validate())
+	for name, mutate := range map[string]func(*Config){
+		"Brokers":         func(c *Config) { c.Brokers = nil },
+		"empty broker":    func(c *Config) { c.Brokers = []string{""} },
+		"Input":           func(c *Config) { c.Input = "" },
+		"Group":           func(c *Config) { c.Group = "" },
+		"same topics":     func(c *Config) { c.Output = c.Input },
+		"InputPartitions": func(c *Config) { c.InputPartitions = 0 },
+		"AllowedLateness": func(c *Config) { c.AllowedLateness = -1 },
+		"CommitInterval":  func(c *Config) { c.CommitInterval = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := good
+			mutate(&c)
+			require.ErrorIs(t, c.validate(), ErrInvalidParameter)
+		})
+	}
+	ctx := testContext(t)
+	agg := operators.Count[datasets.Record]()
+	_, err := NewWorker(ctx, good, operators.Aggregate[datasets.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})
+	require.ErrorIs(t, err, operators.ErrInvalidParameter)
+	_, err = NewWorker[datasets.Record, uint64, uint64](ctx, good, agg, nil, Uint64Codec{})
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = NewProducer(ctx, good, ProducerConfig{WatermarkEvery: -1})
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = NewProducer(ctx, good, ProducerConfig{Partitioner: "nope"})
+	require.Error(t, err)
+}

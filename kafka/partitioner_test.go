@@ -1,0 +1,166 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/skewerhq/skewer/partition"
+)
+
+func keyed(key uint64) *kgo.Record {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], key)
+	return &kgo.Record{Key: b[:]}
+}
+
+func TestPartitionerKeyPlacement(t *testing.T) {
+	recs := zipfRecords(t, 20000, 1.2, 3)
+	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := NewPartitioner(kind, PartitionerOpt{})
+			require.NoError(t, err)
+			require.Equal(t, kind != "hash", p.SplitsKeys())
+			tp := p.ForTopic("t")
+			require.True(t, tp.RequiresConsistency(nil))
+			reach := map[uint64]map[int]bool{}
+			for _, r := range recs {
+				w := tp.Partition(keyed(r.Key), 12)
+				require.GreaterOrEqual(t, w, 0)
+				require.Less(t, w, 12)
+				if reach[r.Key] == nil {
+					reach[r.Key] = map[int]bool{}
+				}
+				reach[r.Key][w] = true
+			}
+			most := 0
+			for _, ws := range reach {
+				most = max(most, len(ws))
+			}
+			switch kind {
+			case "hash":
+				require.Equal(t, 1, most, "key grouping keeps a key on one partition")
+			case "pkg":
+				require.Equal(t, 2, most, "PKG splits a key over at most two partitions")
+			default:
+				require.Greater(t, most, 2, "head keys reach more than two partitions")
+			}
+			// A keyless record (a watermark) stays where it is put.
+			require.Equal(t, 7, tp.Partition(&kgo.Record{Partition: 7}, 12))
+		})
+	}
+	_, err := NewPartitioner("nope", PartitionerOpt{})
+	require.ErrorIs(t, err, partition.ErrInvalidParameter)
+}
+
+func TestPartitionerAllocs(t *testing.T) {
+	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := NewPartitioner(kind, PartitionerOpt{})
+			require.NoError(t, err)
+			tp := p.ForTopic("t")
+			r := keyed(1)
+			tp.Partition(r, 12)
+			var k uint64
+			allocs := testing.AllocsPerRun(1000, func() {
+				k++
+				binary.BigEndian.PutUint64(r.Key, k%64)
+				tp.Partition(r, 12)
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
+
+// fakeBackup is a kgo.TopicBackupIter over fixed counts.
+type fakeBackup struct {
+	counts []int64
+	i      int
+}
+
+func (f *fakeBackup) Next() (int, int64) { f.i++; return f.i - 1, f.counts[f.i-1] }
+func (f *fakeBackup) Rem() int           { return len(f.counts) - f.i }
+
+func TestPartitionerBuffered(t *testing.T) {
+	p, err := NewPartitioner("pkg", PartitionerOpt{Buffered: true})
+	require.NoError(t, err)
+	tp, ok := p.ForTopic("t").(kgo.TopicBackupPartitioner)
+	require.True(t, ok, "Buffered gives a kgo.TopicBackupPartitioner")
+	pkg, err := partition.NewPKG(12)
+	require.NoError(t, err)
+	for key := range uint64(200) {
+		c := pkg.Candidates(nil, key)
+		if len(c) < 2 {
+			continue
+		}
+		// The first candidate has a backlog: the record goes to the other.
+		counts := make([]int64, 12)
+		counts[c[0]] = 100
+		require.Equal(t, c[1], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+		counts[c[0]], counts[c[1]] = 0, 100
+		require.Equal(t, c[0], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+	}
+}
+
+// TestPartitionImbalance produces a Zipf s=1.2 stream to 12 partitions of
+// a kfake topic through each partitioner and compares the records each
+// partition acknowledged. The top key's probability p1 is about 0.18 here,
+// above 2/12: hash puts it all on one partition (lambda near 12*p1 - 1),
+// PKG halves it (near 6*p1 - 1) and D-Choices and W-Choices spread it.
+func TestPartitionImbalance(t *testing.T) {
+	n := int64(40000)
+	if testing.Short() {
+		n = 12000
+	}
+	recs := zipfRecords(t, n, 1.2, 5)
+	lambda := map[string]float64{}
+	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+		t.Run("partitioner="+kind, func(t *testing.T) {
+			ctx := testContext(t)
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(12, "in"))
+			require.NoError(t, err)
+			defer c.Close()
+			cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 12}
+			p := produceAll(t, ctx, cfg, kind, recs)
+			counts := p.PartitionCounts()
+			load := make([]uint64, len(counts))
+			for i, c := range counts {
+				load[i] = uint64(c)
+			}
+			s := partition.LoadStats(load)
+			require.Equal(t, uint64(n), s.Tuples)
+			lambda[kind] = s.Imbalance
+			t.Logf("lambda %.3f, per partition %v", s.Imbalance, counts)
+		})
+	}
+	require.Greater(t, lambda["hash"], 1.0, "hash: the hot key overloads one partition")
+	require.Less(t, lambda["pkg"], lambda["hash"]/2, "PKG")
+	require.Less(t, lambda["dchoices"], lambda["hash"]/5, "D-Choices")
+	require.Less(t, lambda["wchoices"], lambda["hash"]/5, "W-Choices")
+}
+
+func ExamplePartitioner() {
+	p, err := NewPartitioner("pkg", PartitionerOpt{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:9092"), kgo.RecordPartitioner(p))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cl.Close()
+	tp := p.ForTopic("events")
+	hot := keyed(42)
+	seen := map[int]bool{}
+	for range 10 {
+		seen[tp.Partition(hot, 12)] = true
+	}
+	fmt.Println("kind:", p.Kind(), "splits keys:", p.SplitsKeys(), "partitions reached by a hot key:", len(seen))
+	// Output: kind: pkg splits keys: true partitions reached by a hot key: 2
+}
