@@ -101,6 +101,9 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 			Add: func(a Acc, _ struct{}) Acc { return a },
 		},
 		parts: make(map[int32]*mergePart[Acc, Out]), restored: make(map[int32][]int64)}
+	if _, err := operators.NewKeyedWindows(m.agg, cfg.Windows, cfg.AllowedLateness, operators.FinalPhase); err != nil {
+		return nil, err
+	}
 	m.failFn = m.fail
 	m.cl, err = newClient(cfg.Brokers, cfg.ClientOpts,
 		kgo.FetchMaxWait(100*time.Millisecond),
@@ -236,7 +239,8 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 	}
 	kw, err := operators.NewKeyedWindows(m.agg, m.cfg.Windows, m.cfg.AllowedLateness, operators.FinalPhase)
 	if err != nil {
-		panic(err) // unreachable: validated in NewMerge
+		m.failed.CompareAndSwap(nil, &err) // unreachable: NewMerge built one
+		return nil
 	}
 	st = &mergePart[Acc, Out]{q: q, kw: kw, wms: make([]int64, m.cfg.InputPartitions), seen: make(map[int64]map[ident]struct{}), tr: newTracker()}
 	for i := range st.wms {
@@ -268,6 +272,9 @@ func minOf(xs []int64) int64 {
 
 func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 	st := m.part(q)
+	if st == nil {
+		return
+	}
 	var partials, dups, corrupt int64
 	for _, r := range recs {
 		if r.Offset < st.tr.next {

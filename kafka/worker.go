@@ -86,6 +86,9 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 	if in == nil || acc == nil {
 		return nil, invalidParam("codecs", "nil", "an input and an accumulator Codec")
 	}
+	if _, err := operators.NewKeyedWindows(agg, cfg.Windows, cfg.AllowedLateness, operators.PartialPhase); err != nil {
+		return nil, err
+	}
 	part, err := NewPartitioner("hash", PartitionerOpt{})
 	if err != nil {
 		return nil, err
@@ -208,7 +211,8 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 	}
 	kw, err := operators.NewKeyedWindows(w.agg, w.cfg.Windows, w.cfg.AllowedLateness, operators.PartialPhase)
 	if err != nil {
-		panic(err) // unreachable: the aggregate and lateness were validated
+		w.failed.CompareAndSwap(nil, &err) // unreachable: NewWorker built one
+		return nil
 	}
 	st = &workerPart[In, Acc, Out]{p: p, kw: kw, wm: operators.NoWatermark, sentWM: operators.NoWatermark, tr: newTracker()}
 	st.emit = func(pa operators.Partial[Acc]) {
@@ -226,6 +230,9 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 // process runs one partition's fetched records through its operators.
 func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	st := w.part(p)
+	if st == nil {
+		return
+	}
 	var late, corrupt int64
 	for _, r := range recs {
 		if r.Offset < st.tr.next {
