@@ -11,6 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
 )
 
 // TestWorkerKilled kills a worker mid-stream, as a crash would: it commits
@@ -118,4 +121,64 @@ func TestInjectedFaults(t *testing.T) {
 	st := j.merge.Stats()
 	require.Positive(t, st.Duplicates, "retried partials landed twice")
 	t.Logf("merge %+v", st)
+}
+
+// TestMergeKilled crashes the merge stage after it committed and produced
+// results, and starts another: it resumes from the committed offsets with
+// the committed input watermarks, so every result it produces, repeats
+// included, has the exact value.
+func TestMergeKilled(t *testing.T) {
+	n := int64(6000)
+	if testing.Short() {
+		n = 3000
+	}
+	recs := zipfRecords(t, n, 1.2, 17)
+	ctx := testContext(t)
+	tc := newTestCluster(t, 12, 4, 2)
+	cfg := tc.cfg
+	cfg.AllowedLateness = 50 * time.Millisecond // windows stay open after they fire
+	j := startJob(t, ctx, cfg, 3)
+	trigger := make(chan struct{})
+	var once sync.Once
+	j.merge.afterPoll = func() {
+		if j.merge.c.commits.Load() > 0 && j.merge.c.results.Load() > 200 {
+			once.Do(func() { close(trigger) })
+		}
+	}
+	j.run()
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg", WatermarkEvery: 256})
+	require.NoError(t, err)
+	for _, r := range recs[:n/2] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Flush(ctx))
+	<-trigger
+	first := j.merge
+	first.Kill()
+	second, err := NewMerge(j.ctx, cfg, operators.Count[datasets.Record](), Uint64Codec{}, Uint64Codec{})
+	require.NoError(t, err)
+	j.g.go_("second merge", func() error { return second.Run(j.ctx) })
+	for _, r := range recs[n/2:] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Close(ctx))
+
+	want := exactCounts(cfg.Windows, recs)
+	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
+	require.NoError(t, err)
+	defer rr.Close()
+	var wrong, results int
+	got, err := rr.ReadAll(ctx, func(r operators.Result[uint64], _ time.Time) {
+		results++
+		if want[WindowKey{r.Key, r.Start}] != r.Value {
+			wrong++
+		}
+	})
+	require.NoError(t, err)
+	j.stop(t)
+	require.Equal(t, want, got)
+	require.Zero(t, wrong, "every result produced, repeats included, is exact")
+	require.GreaterOrEqual(t, results, len(want))
+	require.Positive(t, second.Stats().Resumed, "the second merge stage resumed with committed watermarks")
+	t.Logf("results %d for %d windows; first merge %+v; second %+v", results, len(want), first.Stats(), second.Stats())
 }

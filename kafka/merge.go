@@ -22,12 +22,13 @@ type MergeStats struct {
 	// records that did not decode (counted and skipped).
 	Partials, Duplicates, Corrupt int64
 	// Results is the final results produced; Commits and CommitErrors as
-	// for WorkerStats.
-	Results, Commits, CommitErrors int64
+	// for WorkerStats; Resumed the partials partitions taken over with the
+	// input watermarks committed by a previous owner.
+	Results, Commits, CommitErrors, Resumed int64
 }
 
 type mergeCounters struct {
-	partials, duplicates, corrupt, results, commits, commitErrors atomic.Int64
+	partials, duplicates, corrupt, results, commits, commitErrors, resumed atomic.Int64
 }
 
 // ident is a partial's identity within its window.
@@ -61,10 +62,11 @@ type Merge[Acc, Out any] struct {
 	parts    map[int32]*mergePart[Acc, Out]
 	restored map[int32][]int64
 
-	closing atomic.Bool
-	failed  atomic.Pointer[error]
-	c       mergeCounters
-	failFn  func(error)
+	closing   atomic.Bool
+	failed    atomic.Pointer[error]
+	c         mergeCounters
+	failFn    func(error)
+	afterPoll func() // test hook, called without the lock after each poll
 }
 
 type mergePart[Acc, Out any] struct {
@@ -144,7 +146,7 @@ func (m *Merge[Acc, Out]) err() error {
 func (m *Merge[Acc, Out]) Stats() MergeStats {
 	c := &m.c
 	return MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
-		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load()}
+		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Resumed: c.resumed.Load()}
 }
 
 // fetched restores the input watermarks committed with the offsets.
@@ -206,6 +208,9 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 		}
 		m.mu.Unlock()
 		m.cl.AllowRebalance()
+		if m.afterPoll != nil {
+			m.afterPoll()
+		}
 		if err := m.err(); err != nil {
 			m.closing.Store(true)
 			m.cl.Close()
@@ -232,6 +237,14 @@ func (m *Merge[Acc, Out]) shutdown() error {
 	return err
 }
 
+// Kill closes the merge stage as a crash would: no flush, no commit. The
+// next merge stage of the group resumes from the last commit. For fault
+// drills and tests.
+func (m *Merge[Acc, Out]) Kill() {
+	m.closing.Store(true)
+	m.cl.Close()
+}
+
 func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 	st := m.parts[q]
 	if st != nil {
@@ -248,6 +261,7 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 	}
 	if wms, ok := m.restored[q]; ok {
 		copy(st.wms, wms)
+		m.c.resumed.Add(1)
 		kw.Advance(minOf(st.wms), nil, nil) // no state yet: fires nothing
 	}
 	st.result = func(r operators.Result[Out]) {
@@ -350,7 +364,15 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 	st.tr.add(b)
 }
 
+// commitLocked commits, for the given partials partitions (all when nil),
+// the safe offset with the input watermarks. It first waits for every
+// result to be acknowledged: the watermarks committed are those a restart
+// resumes with, and a window they show final must have its results in the
+// output topic. The caller holds m.mu.
 func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
+	if err := m.cl.Flush(ctx); err != nil || m.err() != nil {
+		return
+	}
 	offsets := map[int32]kgo.EpochOffset{}
 	meta := map[int32]string{}
 	add := func(st *mergePart[Acc, Out]) {
