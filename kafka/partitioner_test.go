@@ -134,7 +134,7 @@ func TestPartitionImbalance(t *testing.T) {
 			s := partition.LoadStats(load)
 			require.Equal(t, uint64(n), s.Tuples)
 			lambda[kind] = s.Imbalance
-			t.Logf("lambda %.3f, per partition %v", s.Imbalance, counts)
+			t.Logf("lambda %.4f, per partition %v", s.Imbalance, counts)
 		})
 	}
 	require.Greater(t, lambda["hash"], 1.0, "hash: the hot key overloads one partition")
