@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"math"
 	"errors"
 	"fmt"
 	"sync"
@@ -153,4 +154,16 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// eachWindow calls f with the start of every window holding t.
+func eachWindow(win operators.Windows, t int64, f func(start int64)) {
+	if win.IsGlobal() {
+		f(math.MinInt64)
+		return
+	}
+	size, slide := int64(win.Size()), int64(win.Slide())
+	for s := win.LastStart(t); s > t-size; s -= slide {
+		f(s)
+	}
 }

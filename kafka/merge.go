@@ -270,7 +270,7 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 		b = appendResult(b, r.Start, r.End, r.Update, func(d []byte) []byte { return m.out.Append(d, r.Value) })
 		st.batch.left.Add(1)
 		m.c.results.Add(1)
-		m.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, ackPromise(st.batch, m.failFn))
+		m.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, st.batch.promise)
 	}
 	m.parts[q] = st
 	return st
@@ -338,7 +338,7 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 // state of those past their allowed lateness; at the end of input it tells
 // every output partition.
 func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
-	b := &ackBatch{minOff: min(off, st.tr.minOpen())}
+	b := newBatch(min(off, st.tr.minOpen()), m.failFn)
 	st.batch = b
 	st.kw.Advance(wm, st.result, nil)
 	for s := range st.tr.open {
@@ -357,7 +357,7 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 		v := appendEnd(nil, st.q)
 		for p := range m.outputs {
 			b.left.Add(1)
-			m.cl.Produce(context.Background(), &kgo.Record{Partition: int32(p), Value: v}, ackPromise(b, m.failFn))
+			m.cl.Produce(context.Background(), &kgo.Record{Partition: int32(p), Value: v}, b.promise)
 		}
 	}
 	st.batch = nil

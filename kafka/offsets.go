@@ -6,15 +6,30 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/operators"
 )
 
 // ackBatch counts the outputs caused by the input records from minOff on
 // that are not acknowledged yet. The produce callbacks decrement left; a
 // failure is kept by the stage, which then stops without committing.
 type ackBatch struct {
-	minOff int64
-	left   atomic.Int64
+	minOff  int64
+	left    atomic.Int64
+	promise func(*kgo.Record, error)
+}
+
+// newBatch returns a batch whose promise counts it down and reports the
+// first failure to fail (left then stays positive: the offsets stay
+// uncommitted). One closure serves every record of the batch.
+func newBatch(minOff int64, fail func(error)) *ackBatch {
+	b := &ackBatch{minOff: minOff}
+	b.promise = func(_ *kgo.Record, err error) {
+		if err != nil {
+			fail(err)
+			return
+		}
+		b.left.Add(-1)
+	}
+	return b
 }
 
 // tracker finds, for one consumed partition, the offset up to which every
@@ -71,18 +86,6 @@ func (t *tracker) safe() int64 {
 	return c
 }
 
-// eachWindow calls f with the start of every window holding t.
-func eachWindow(win operators.Windows, t int64, f func(start int64)) {
-	if win.IsGlobal() {
-		f(math.MinInt64)
-		return
-	}
-	size, slide := int64(win.Size()), int64(win.Slide())
-	for s := win.LastStart(t); s > t-size; s -= slide {
-		f(s)
-	}
-}
-
 // cleanupAt is the watermark at which a window's state is dropped, as in
 // operators.KeyedWindows.
 func cleanupAt(end, lateness int64) int64 {
@@ -90,16 +93,4 @@ func cleanupAt(end, lateness int64) int64 {
 		return math.MaxInt64
 	}
 	return end - 1 + lateness
-}
-
-// ackPromise returns a produce callback counting down b and reporting the
-// first failure to fail.
-func ackPromise(b *ackBatch, fail func(error)) func(*kgo.Record, error) {
-	return func(_ *kgo.Record, err error) {
-		if err != nil {
-			fail(err)
-			return // left stays positive: the offsets stay uncommitted
-		}
-		b.left.Add(-1)
-	}
 }

@@ -48,6 +48,7 @@ type Producer struct {
 	closed bool
 
 	counts   []atomic.Int64
+	records  sync.Pool // *kgo.Record, back from their promise
 	failed   atomic.Pointer[error]
 	promise  func(*kgo.Record, error)
 	mpromise func(*kgo.Record, error)
@@ -96,11 +97,10 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 	p.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			p.fail(err)
-			return
-		}
-		if int(r.Partition) < len(p.counts) {
+		} else if int(r.Partition) < len(p.counts) {
 			p.counts[r.Partition].Add(1)
 		}
+		p.records.Put(r) // the client is done with it
 	}
 	p.mpromise = func(_ *kgo.Record, err error) {
 		if err != nil {
@@ -137,11 +137,14 @@ func (p *Producer) Send(ctx context.Context, key uint64, t int64, payload []byte
 	}
 	wm := p.gen.Watermark()
 	p.gen.Observe(t)
-	// One allocation holds key and value; the kgo.Record is the other.
-	b := make([]byte, 0, 8+inputHeader+len(payload))
-	b = appendKey(b, key)
-	b = appendInput(b, wm, t, payload)
-	r := &kgo.Record{Key: b[:8:8], Value: b[8:], Timestamp: time.Unix(0, t)}
+	// Records and their buffers (key and value share one) come back from
+	// the promise: a steady stream allocates nothing here.
+	r, _ := p.records.Get().(*kgo.Record)
+	if r == nil {
+		r = new(kgo.Record)
+	}
+	b := appendInput(appendKey(r.Key[:0], key), wm, t, payload)
+	*r = kgo.Record{Key: b[:8], Value: b[8:], Timestamp: time.Unix(0, t)}
 	// Produce under the lock: the watermarks a partition's records carry
 	// must not decrease along its log.
 	p.cl.Produce(ctx, r, p.promise)

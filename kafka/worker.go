@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -221,7 +222,7 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 		b = appendPartial(b, st.p, st.fire, pa.Start, func(d []byte) []byte { return w.acc.Append(d, pa.Acc) })
 		st.batch.left.Add(1)
 		w.c.partials.Add(1)
-		w.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, ackPromise(st.batch, w.failFn))
+		w.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, st.batch.promise)
 	}
 	w.parts[p] = st
 	return st
@@ -256,7 +257,7 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 			continue
 		}
 		if st.kw.Add(KeyHash(r.Key), in.t, v) {
-			eachWindow(w.cfg.Windows, in.t, func(s int64) { st.tr.mark(s, r.Offset) })
+			w.markWindows(st, in.t, r.Offset)
 		} else {
 			late++
 		}
@@ -267,11 +268,11 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	if st.wm > st.sentWM {
 		// After the partials this watermark fired: ordered behind them on
 		// every partials partition.
-		b := &ackBatch{minOff: st.wmOff}
+		b := newBatch(st.wmOff, w.failFn)
 		v := appendPartialWatermark(nil, p, st.wm)
 		for q := range w.partials {
 			b.left.Add(1)
-			w.cl.Produce(context.Background(), &kgo.Record{Partition: int32(q), Value: v}, ackPromise(b, w.failFn))
+			w.cl.Produce(context.Background(), &kgo.Record{Partition: int32(q), Value: v}, b.promise)
 		}
 		w.c.watermarks.Add(int64(w.partials))
 		st.tr.add(b)
@@ -279,10 +280,25 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	}
 }
 
+// markWindows records that the input at off went into every window
+// holding t (a window it was late for is marked too: harmless, it only
+// holds the commit back until the next watermark).
+func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t, off int64) {
+	win := w.cfg.Windows
+	if win.IsGlobal() {
+		st.tr.mark(math.MinInt64, off)
+		return
+	}
+	size, slide := int64(win.Size()), int64(win.Slide())
+	for s := win.LastStart(t); s > t-size; s -= slide {
+		st.tr.mark(s, off)
+	}
+}
+
 // advance fires the windows the watermark wm, carried by the record at
 // off, closes.
 func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm, off int64) {
-	b := &ackBatch{minOff: off}
+	b := newBatch(off, w.failFn)
 	for s, o := range st.tr.open {
 		if w.cfg.Windows.End(s)-1 <= wm {
 			b.minOff = min(b.minOff, o)

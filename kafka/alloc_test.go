@@ -1,0 +1,36 @@
+package kafka
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+)
+
+// TestWorkerProcessAllocs: a worker's per-record path (decode, window
+// state, commit tracking) allocates nothing while no window fires.
+func TestWorkerProcessAllocs(t *testing.T) {
+	win, err := operators.Tumbling(1 << 40)
+	require.NoError(t, err)
+	w := &Worker[datasets.Record, uint64, uint64]{cfg: Config{Windows: win}, agg: operators.Count[datasets.Record](),
+		in: RecordCodec{}, acc: Uint64Codec{}, parts: map[int32]*workerPart[datasets.Record, uint64, uint64]{}}
+	recs := make([]*kgo.Record, 256)
+	for i := range recs {
+		r := datasets.Record{Key: uint64(i % 16), Time: int64(i)}
+		v := appendInput(nil, operators.NoWatermark, r.Time, RecordCodec{}.Append(nil, r))
+		recs[i] = &kgo.Record{Key: appendKey(nil, r.Key), Value: v, Offset: int64(i)}
+	}
+	w.process(0, recs)
+	st := w.parts[0]
+	require.Equal(t, int64(256), w.Stats().Records)
+	allocs := testing.AllocsPerRun(100, func() {
+		st.tr.next = 0 // process the same records again
+		w.process(0, recs)
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, 1, len(st.tr.open), "one window holds the commit back")
+	require.Equal(t, int64(0), st.tr.safe())
+}
