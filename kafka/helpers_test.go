@@ -2,9 +2,9 @@ package kafka
 
 import (
 	"context"
-	"math"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"

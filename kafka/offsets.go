@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
 )
 
 // ackBatch counts the outputs caused by the input records from minOff on

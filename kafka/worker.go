@@ -2,8 +2,8 @@ package kafka
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
