@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,13 +16,21 @@ func TestEndToEnd(t *testing.T) {
 		n = 3000
 	}
 	recs := zipfRecords(t, n, 1.2, 7)
-	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
-		t.Run("partitioner="+kind, func(t *testing.T) {
+	for _, c := range []struct {
+		kind     string
+		buffered bool
+	}{{"hash", false}, {"pkg", false}, {"pkg", true}, {"dchoices", false}, {"wchoices", false}} {
+		t.Run(fmt.Sprintf("partitioner=%s,buffered=%t", c.kind, c.buffered), func(t *testing.T) {
 			ctx := testContext(t)
 			tc := newTestCluster(t, 12, 4, 2)
 			j := startJob(t, ctx, tc.cfg, 3)
 			j.run()
-			p := produceAll(t, ctx, tc.cfg, kind, recs)
+			p, err := NewProducer(ctx, tc.cfg, ProducerConfig{Partitioner: c.kind, PartitionerOpt: PartitionerOpt{Buffered: c.buffered}, WatermarkEvery: 256})
+			require.NoError(t, err)
+			for _, r := range recs {
+				require.NoError(t, p.SendRecord(ctx, r))
+			}
+			require.NoError(t, p.Close(ctx))
 			got := readAll(t, ctx, tc.cfg)
 			j.stop(t)
 			require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)

@@ -1,0 +1,96 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/kafka"
+	"github.com/skewerhq/skewer/operators"
+)
+
+// A windowed count through Kafka: a producer splitting hot keys with
+// D-Choices over 6 partitions, two workers and a merge stage, on an
+// in-process kfake cluster.
+func ExampleNewWorker() {
+	c, err := kfake.NewCluster(kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	win, _ := operators.Tumbling(time.Second)
+	cfg := kafka.Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out",
+		InputPartitions: 6, Group: "counts", Windows: win}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	jobCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	agg := operators.Count[datasets.Record]()
+	merge, err := kafka.NewMerge(jobCtx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	done := make(chan error, 3)
+	go func() { done <- merge.Run(jobCtx) }()
+	for range 2 {
+		w, err := kafka.NewWorker(jobCtx, cfg, agg, kafka.RecordCodec{}, kafka.Uint64Codec{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		go func() { done <- w.Run(jobCtx) }()
+	}
+
+	p, err := kafka.NewProducer(ctx, cfg, kafka.ProducerConfig{Partitioner: "dchoices"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Key 1 is hot: 600 of 1000 records; one record per millisecond.
+	for i := range int64(1000) {
+		key := uint64(1)
+		if i%5 >= 3 {
+			key = uint64(2 + i%7)
+		}
+		if err := p.SendRecord(ctx, datasets.Record{Key: key, Time: i * int64(time.Millisecond)}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	if err := p.Close(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	busiest := int64(0)
+	for _, n := range p.PartitionCounts() {
+		busiest = max(busiest, n)
+	}
+	fmt.Println("records on the busiest of 6 partitions:", busiest)
+
+	r, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	counts, err := r.ReadAll(ctx, nil)
+	r.Close()
+	stop()
+	for range 3 {
+		<-done
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("key 1, window [0s, 1s):", counts[kafka.WindowKey{Key: 1, Start: 0}])
+	fmt.Println("duplicates dropped:", merge.Stats().Duplicates)
+	// Output:
+	// records on the busiest of 6 partitions: 193
+	// key 1, window [0s, 1s): 600
+	// duplicates dropped: 0
+}
