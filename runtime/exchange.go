@@ -12,6 +12,7 @@ type batch[T any] struct {
 	ev     []operators.Event[T]
 	wm     int64 // the sender's watermark after these records
 	ingest int64 // ingest time of the oldest record, ns since job start
+	sent   int64 // when it was queued, ns since job start
 	from   int32 // sender index on this edge
 	eof    bool  // the sender has ended
 }
@@ -53,6 +54,7 @@ type edge[T any] struct {
 // and one open batch per receiver.
 type outbox[T any] struct {
 	ctx    context.Context
+	job    *Job
 	e      *edge[T]
 	part   partition.Partitioner // nil: broadcast
 	from   int32
@@ -128,6 +130,9 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	}
 	o.cur[i] = nil
 	b.wm, b.from, b.eof = wm, o.from, eof
+	if o.job != nil {
+		b.sent = o.job.now()
+	}
 	o.sentWM[i] = wm
 	in := o.e.inboxes[i]
 	ch := in.ch

@@ -50,7 +50,7 @@ func (s *sourceStage) prepareInputs() {}
 func (s *sourceStage) prepareOutputs(ctx context.Context) error {
 	s.colls = make([]*collector[datasets.Record], s.cfg.parallelism)
 	for w := range s.colls {
-		c, err := newCollector(ctx, s.out, w, s.job.cfg, &s.metrics[w])
+		c, err := newCollector(ctx, s.job, s.out, w, &s.metrics[w])
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 		t0 := time.Now()
 		n := stream.Fill(buf[:want])
 		if n > 0 {
-			if !srv.charge(ctx, n) {
+			if !srv.charge(ctx, n, time.Now()) {
 				return nil
 			}
 			var wall int64

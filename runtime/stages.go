@@ -24,7 +24,7 @@ func (s *consumerStage[In, Out]) prepareOutputs(ctx context.Context) error {
 	s.hs = make([]handler[In], s.cfg.parallelism)
 	s.outs = make([][]output, s.cfg.parallelism)
 	for w := range s.hs {
-		c, err := newCollector(ctx, s.out, w, s.job.cfg, &s.metrics[w])
+		c, err := newCollector(ctx, s.job, s.out, w, &s.metrics[w])
 		if err != nil {
 			return err
 		}
