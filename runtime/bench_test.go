@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -55,16 +57,20 @@ func BenchmarkKeyedCountCOST(b *testing.B) {
 // edge, a global-window Count on each worker, a sink per worker.
 func BenchmarkKeyedCount(b *testing.B) {
 	recs := keyedCountInput()
-	for _, workers := range []int{1, 2, 4} {
+	for _, workers := range benchWorkers() {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			b.ReportAllocs()
+			sources := max(2, workers/2)
 			for b.Loop() {
-				half := len(recs) / 2
 				j, err := NewJob(BatchSize(1024), QueueBatches(16))
 				if err != nil {
 					b.Fatal(err)
 				}
-				src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs[:half]), datasets.FromRecords(recs[half:])})
+				streams := make([]datasets.Stream, sources)
+				for i := range streams {
+					streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
+				}
+				src := Source(j, "src", streams)
 				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers))
 				sums := make([]uint64, workers)
 				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
@@ -77,6 +83,49 @@ func BenchmarkKeyedCount(b *testing.B) {
 				for _, s := range sums {
 					benchSink += s
 				}
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+		})
+	}
+}
+
+// benchWorkers is 1, 2, 4 and GOMAXPROCS (16 on a 16-core machine).
+func benchWorkers() []int {
+	ws := []int{1, 2, 4}
+	if p := goruntime.GOMAXPROCS(0); !slices.Contains(ws, p) {
+		ws = append(ws, p)
+	}
+	return ws
+}
+
+// BenchmarkKeyedCountIdeal is the no-exchange ideal: each of `workers`
+// goroutines counts its own contiguous slice of the stream in its own map.
+func BenchmarkKeyedCountIdeal(b *testing.B) {
+	recs := keyedCountInput()
+	for _, workers := range benchWorkers() {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			sums := make([]uint64, workers)
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w := range workers {
+					part := recs[w*len(recs)/workers : (w+1)*len(recs)/workers]
+					wg.Go(func() {
+						m := make(map[uint64]uint64)
+						for i := range part {
+							m[part[i].Key]++
+						}
+						var s uint64
+						for _, c := range m {
+							s += c
+						}
+						sums[w] = s
+					})
+				}
+				wg.Wait()
+			}
+			for _, s := range sums {
+				benchSink += s
 			}
 			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
 		})
