@@ -46,14 +46,20 @@ type WindowStats struct {
 	Added, Late, Partials, LatePartials, Fired uint64
 }
 
+// slot is one key's accumulator, kept together so that an update touches
+// one cache line beside the map.
+type slot[Acc any] struct {
+	key    uint64
+	acc    Acc
+	marked bool // changed since the last firing
+}
+
 // pane holds the accumulators of one window, by key in insertion order.
 type pane[Acc any] struct {
 	start, end int64
 	idx        map[uint64]int32
-	keys       []uint64
-	accs       []Acc
-	marked     []bool  // marked[i]: key i changed since the last firing
-	touched    []int32 // the marked slots, in the order they changed
+	slots      []slot[Acc] // by first arrival
+	touched    []int32     // the marked slots, in the order they changed
 	dirty      bool    // holds inputs not yet emitted
 	fired      bool
 }
@@ -129,18 +135,17 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
 	i, ok := p.idx[key]
 	if !ok {
-		i = int32(len(p.accs))
+		i = int32(len(p.slots))
 		p.idx[key] = i
-		p.keys = append(p.keys, key)
-		p.accs = append(p.accs, create())
-		p.marked = append(p.marked, false)
+		p.slots = append(p.slots, slot[Acc]{key: key, acc: create()})
 	}
-	if !p.marked[i] {
-		p.marked[i] = true
+	s := &p.slots[i]
+	if !s.marked {
+		s.marked = true
 		p.touched = append(p.touched, i)
 	}
 	p.dirty = true
-	return &p.accs[i]
+	return &s.acc
 }
 
 // Add aggregates one input of the given key at time t into every window
@@ -196,7 +201,7 @@ func (k *KeyedWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
 func (k *KeyedWindows[In, Acc, Out]) Pending() int {
 	n := 0
 	for _, p := range k.panes {
-		n += len(p.keys)
+		n += len(p.slots)
 	}
 	return n
 }
@@ -245,13 +250,14 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	k.stats.Fired++
 	if k.phase == PartialPhase {
 		for _, i := range p.touched {
-			partial(Partial[Acc]{Key: p.keys[i], Start: p.start, Acc: p.accs[i]})
+			partial(Partial[Acc]{Key: p.slots[i].key, Start: p.start, Acc: p.slots[i].acc})
 		}
 		p.reset() // later inputs form a delta
 	} else {
 		for _, i := range p.touched {
-			p.marked[i] = false
-			result(Result[Out]{Key: p.keys[i], Start: p.start, End: p.end, Value: k.agg.Result(p.accs[i]), Update: p.fired})
+			s := &p.slots[i]
+			s.marked = false
+			result(Result[Out]{Key: s.key, Start: p.start, End: p.end, Value: k.agg.Result(s.acc), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
 	}
@@ -260,9 +266,7 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 
 func (p *pane[Acc]) reset() {
 	clear(p.idx)
-	p.keys = p.keys[:0]
-	clear(p.accs)
-	p.accs = p.accs[:0]
-	p.marked = p.marked[:0]
+	clear(p.slots) // drop references held by pointer accumulators
+	p.slots = p.slots[:0]
 	p.touched = p.touched[:0]
 }
