@@ -60,7 +60,7 @@ type pane[Acc any] struct {
 	idx        map[uint64]int32
 	slots      []slot[Acc] // by first arrival
 	touched    []int32     // the marked slots, in the order they changed
-	dirty      bool    // holds inputs not yet emitted
+	dirty      bool        // holds inputs not yet emitted
 	fired      bool
 }
 
