@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/sketch"
+	"github.com/stretchr/testify/require"
+)
+
+// wordRecords reads Les Misérables as a stream of word hashes, one word
+// per millisecond of event time.
+func wordRecords(t *testing.T, limit int) []datasets.Record {
+	t.Helper()
+	path, err := datasets.SharedFile("pg135-les-miserables.txt")
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	words := strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(words) > limit {
+		words = words[:limit]
+	}
+	recs := make([]datasets.Record, len(words))
+	for i, w := range words {
+		recs[i] = datasets.Record{Key: sketch.HashString(w), Time: int64(i) * int64(time.Millisecond)}
+	}
+	return recs
+}
+
+// driftRecords is Zipf(1.4) whose hot keys change at every quarter.
+func driftRecords(n int) []datasets.Record {
+	recs := zipfRecords(21, n, 1.4, 10_000, 50*time.Microsecond, time.Millisecond)
+	for i := range recs {
+		recs[i].Key = hashx.Mix64(recs[i].Key ^ uint64(4*i/n))
+	}
+	return recs
+}
+
+// TestRealAndDriftingWorkloads extends the central property to a real text
+// and to a stream whose hot keys drift.
+func TestRealAndDriftingWorkloads(t *testing.T) {
+	n := 300_000
+	if testing.Short() {
+		n = 60_000
+	}
+	tw, err := operators.Tumbling(time.Second)
+	require.NoError(t, err)
+	sw, err := operators.Sliding(20*time.Millisecond, 5*time.Millisecond)
+	require.NoError(t, err)
+	workloads := []struct {
+		name string
+		recs []datasets.Record
+		win  operators.Windows
+	}{
+		{"les-miserables", wordRecords(t, n), tw},
+		{"drift", driftRecords(n / 3), sw},
+	}
+	for _, wl := range workloads {
+		want := exactCounts(wl.recs, wl.win)
+		for _, ec := range allEdges() {
+			t.Run(fmt.Sprintf("%s,edge=%s", wl.name, ec.name), func(t *testing.T) {
+				j, err := NewJob(BatchSize(256))
+				require.NoError(t, err)
+				src := Source(j, "src", split(wl.recs, 2), OutOfOrderness(time.Millisecond))
+				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(wl.win), Via(ec.edge), Parallelism(3))
+				sink := &resultSink[uint64]{}
+				Sink(agg.Results, "sink", sink.add, Parallelism(1))
+				runJob(t, j)
+				require.Len(t, sink.got, len(want), "each (key, window) once")
+				require.Equal(t, want, countsOf(sink.got))
+			})
+		}
+	}
+}
+
+// TestFanOut: one stream feeding two stages gives each every record.
+func TestFanOut(t *testing.T) {
+	const n = 5000
+	j, err := NewJob(BatchSize(64))
+	require.NoError(t, err)
+	src := Source(j, "src", split(zipfRecords(2, n, 1.1, 50, time.Microsecond, 0), 2))
+	var a, b [2]int
+	Sink(src, "a", func(w int, _ datasets.Record) error { a[w]++; return nil })
+	Sink(src, "b", func(w int, _ datasets.Record) error { b[w]++; return nil }, Via(Hash()))
+	runJob(t, j)
+	require.Equal(t, n, a[0]+a[1])
+	require.Equal(t, n, b[0]+b[1])
+}
