@@ -25,6 +25,7 @@ const (
 // build one with NewHyperLogLog.
 type HyperLogLog struct {
 	regs   []uint8   // dense registers, len 2^p; nil while sparse
+	pad    uint64    // 1<<(p-1): caps the rank at 65-p
 	sparse sparseSet // sparse tokens, used while regs is nil
 	p      uint8
 }
@@ -37,7 +38,7 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 	if precision < HyperLogLogMinPrecision || precision > HyperLogLogMaxPrecision {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	s := &HyperLogLog{p: precision}
+	s := &HyperLogLog{p: precision, pad: 1 << (precision - 1)}
 	s.sparse.init(0)
 	return s, nil
 }
@@ -54,14 +55,37 @@ func (s *HyperLogLog) Sparse() bool { return s.regs == nil }
 // only when their token set grows (amortised, at most log2(m) times).
 func (s *HyperLogLog) AddHash(h uint64) {
 	if regs := s.regs; regs != nil {
-		p := s.p & 63
-		r := uint8(bits.LeadingZeros64(h<<p|1<<(p-1))) + 1
-		if i := h >> ((64 - p) & 63); r > regs[i] {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
 			regs[i] = r
 		}
 		return
 	}
-	s.addToken(sparseToken(h))
+	s.addSparse(h)
+}
+
+// addSparse is AddHash's sparse path, kept out of line so that AddHash
+// inlines into callers' loops.
+func (s *HyperLogLog) addSparse(h uint64) { s.addToken(sparseToken(h)) }
+
+// AddHashes adds every hash of hs: AddHash in a loop, with the sketch's
+// fields read once per call instead of once per hash.
+func (s *HyperLogLog) AddHashes(hs []uint64) {
+	for len(hs) > 0 && s.regs == nil {
+		s.addSparse(hs[0])
+		hs = hs[1:]
+	}
+	if len(hs) == 0 {
+		return
+	}
+	regs, p, pad := s.regs, s.p&63, s.pad
+	mask := uint64(len(regs) - 1)
+	for _, h := range hs {
+		r := uint8(bits.LeadingZeros64(h<<p|pad)) + 1
+		if i := h >> ((64 - p) & 63) & mask; r > regs[i] {
+			regs[i] = r
+		}
+	}
 }
 
 // Add adds a key given as bytes: AddHash(Hash(b)).
@@ -72,7 +96,7 @@ func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
-	c := &HyperLogLog{p: s.p}
+	c := &HyperLogLog{p: s.p, pad: s.pad}
 	if s.regs != nil {
 		c.regs = append([]uint8(nil), s.regs...)
 		return c
@@ -176,7 +200,7 @@ func (s *HyperLogLog) toDense() {
 // foldTo lowers the precision of s to p (< s.p), exactly.
 func (s *HyperLogLog) foldTo(p uint8) {
 	d := uint(s.p - p)
-	s.p = p
+	s.p, s.pad = p, 1<<(p-1)
 	if s.regs == nil {
 		if s.sparse.n > sparseLimit(p) {
 			s.toDense()
