@@ -88,11 +88,32 @@ func (s *HyperLogLog) AddHashes(hs []uint64) {
 	}
 }
 
-// Add adds a key given as bytes: AddHash(Hash(b)).
-func (s *HyperLogLog) Add(b []byte) { s.AddHash(Hash(b)) }
+// Add adds a key given as bytes: AddHash(Hash(b)), with AddHash's dense
+// path written out to save a call per key.
+func (s *HyperLogLog) Add(b []byte) {
+	h := Hash(b)
+	if regs := s.regs; regs != nil {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
+			regs[i] = r
+		}
+		return
+	}
+	s.addSparse(h)
+}
 
-// AddString adds a key given as a string: AddHash(HashString(str)).
-func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
+// AddString adds a key given as a string: AddHash(HashString(str)), like Add.
+func (s *HyperLogLog) AddString(str string) {
+	h := HashString(str)
+	if regs := s.regs; regs != nil {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
+			regs[i] = r
+		}
+		return
+	}
+	s.addSparse(h)
+}
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
@@ -152,16 +173,7 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 		}
 		return nil
 	}
-	d := uint(other.p - s.p)
-	for j, r := range other.regs {
-		if r == 0 {
-			continue
-		}
-		i, rr := foldRegister(uint32(j), r, d)
-		if rr > regs[i] {
-			regs[i] = rr
-		}
-	}
+	foldInto(regs, other.regs, uint(other.p-s.p))
 	return nil
 }
 
@@ -208,16 +220,35 @@ func (s *HyperLogLog) foldTo(p uint8) {
 		return
 	}
 	regs := make([]uint8, 1<<p)
-	for j, r := range s.regs {
-		if r == 0 {
-			continue
+	foldInto(regs, s.regs, d)
+	s.regs = regs
+}
+
+// foldInto max-merges the dense registers src, of a precision d above that
+// of dst, into dst. Register i of dst gathers the block src[i<<d : (i+1)<<d];
+// foldRegister gives the block's first register its rank plus d (when
+// non-zero, larger than any other register can give) and register k > 0 the
+// constant rank nlz_d(k)+1, largest for the smallest k. So the fold is the
+// first non-zero register of each block, read once.
+func foldInto(dst, src []uint8, d uint) {
+	w := 1 << d
+	for i := range dst {
+		blk := src[i*w : i*w+w]
+		var r uint8
+		if blk[0] != 0 {
+			r = blk[0] + uint8(d)
+		} else {
+			for k := 1; k < w; k++ {
+				if blk[k] != 0 {
+					_, r = foldRegister(uint32(k), blk[k], d)
+					break
+				}
+			}
 		}
-		i, rr := foldRegister(uint32(j), r, d)
-		if rr > regs[i] {
-			regs[i] = rr
+		if r > dst[i] {
+			dst[i] = r
 		}
 	}
-	s.regs = regs
 }
 
 // foldRegister maps register j with rank r > 0 at some precision p+d to the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"testing"
+	"time"
 
 	"github.com/skewerhq/skewer/internal/hashx"
 )
@@ -51,6 +52,43 @@ func BenchmarkHyperLogLogAddHash(b *testing.B) {
 		s.AddHash(hs[i&(hllBenchKeys-1)])
 	}
 	hllSink = uint64(s.regs[0])
+}
+
+// BenchmarkHyperLogLogAddHashVsFloor runs the floor loop and AddHash in
+// alternating chunks of 4096 hashes, so that both see the same machine load,
+// and reports each one's ns per hash and their ratio: the figure to quote on
+// a shared machine.
+func BenchmarkHyperLogLogAddHashVsFloor(b *testing.B) {
+	s := newHLL(b, 14)
+	s.AddHashes(hllBenchHashes)
+	regs := make([]uint8, 1<<14)
+	hs := hllBenchHashes
+	const chunk = 4096
+	var tFloor, tAdd time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		off := done & (hllBenchKeys - 1)
+		part := hs[off : off+min(chunk, b.N-done)]
+		t0 := time.Now()
+		for _, h := range part {
+			r := uint8(bits.LeadingZeros64(h<<14|1<<13)) + 1
+			if j := h >> 50; r > regs[j] {
+				regs[j] = r
+			}
+		}
+		t1 := time.Now()
+		for _, h := range part {
+			s.AddHash(h)
+		}
+		t2 := time.Now()
+		tFloor += t1.Sub(t0)
+		tAdd += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tFloor.Nanoseconds())/n, "floor-ns/hash")
+	b.ReportMetric(float64(tAdd.Nanoseconds())/n, "addhash-ns/hash")
+	b.ReportMetric(float64(tAdd)/float64(max(tFloor, 1)), "ratio")
+	hllSink = uint64(regs[0]) + uint64(s.regs[0])
 }
 
 // BenchmarkHyperLogLogAddHashes is AddHashes over batches of 1024 hashes on
