@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -328,4 +329,24 @@ func TestHyperLogLogEstimatorEdges(t *testing.T) {
 		require.GreaterOrEqual(t, ertlSigma(x), x)
 		require.LessOrEqual(t, ertlTau(x), (1-x)/3)
 	}
+}
+
+func TestHash8MatchesHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var b [8]byte
+	for i := range 100000 {
+		v := rng.Uint64()
+		if i < 1000 {
+			v = uint64(i) // small keys, ids
+		}
+		binary.LittleEndian.PutUint64(b[:], v)
+		require.Equal(t, Hash(b[:]), hash8(v), "key %#x", v)
+	}
+	s, u := newHLL(t, 10), newHLL(t, 10)
+	for i := range uint64(5000) {
+		binary.LittleEndian.PutUint64(b[:], i)
+		s.Add(b[:])
+		u.AddHash(Hash(b[:]))
+	}
+	require.Equal(t, hllRegisters(u), hllRegisters(s))
 }
