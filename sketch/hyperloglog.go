@@ -148,11 +148,14 @@ func (s *HyperLogLog) Reset() {
 // of the two precisions, folding its own registers down first if other's is
 // smaller, and the finer sketch is folded on the fly (the register at the
 // coarser precision is recomputed exactly from the finer one, as hash4j and
-// DataSketches do). other is not modified. A nil other is an
-// ErrInvalidParameter.
+// DataSketches do). other is not modified. A nil or zero-value sketch on
+// either side is an ErrInvalidParameter, and s is left unchanged.
 func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *HyperLogLog")
+	}
+	if other.p == 0 || s.p == 0 {
+		return invalidParam("other", "a zero HyperLogLog", "sketches built by NewHyperLogLog or UnmarshalBinary")
 	}
 	if other == s {
 		return nil

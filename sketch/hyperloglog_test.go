@@ -214,6 +214,9 @@ func TestHyperLogLogMergeLaws(t *testing.T) {
 func TestHyperLogLogMergeEdgeCases(t *testing.T) {
 	s := newHLL(t, 10)
 	require.ErrorIs(t, s.Merge(nil), ErrInvalidParameter)
+	require.ErrorIs(t, s.Merge(&HyperLogLog{}), ErrInvalidParameter)
+	require.ErrorIs(t, (&HyperLogLog{}).Merge(s), ErrInvalidParameter)
+	require.Equal(t, uint8(10), s.Precision())
 	for _, h := range hashesFrom(9, 500) {
 		s.AddHash(h)
 	}
