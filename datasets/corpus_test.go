@@ -31,6 +31,9 @@ func TestLoadWordsPublishedFigures(t *testing.T) {
 	require.Equal(t, "the", name)
 	require.Equal(t, sketch.HashString("the"), top.Key)
 	require.Equal(t, "7.09%", share(tr.P1()))
+	second := tr.Top(2)[1]
+	require.Equal(t, sketch.HashString("of"), second.Key)
+	require.Equal(t, "3.44%", share(float64(second.Count)/float64(tr.N())))
 	require.Equal(t, uint64(23029), DistinctKeys(c.Stream()).GetCardinality())
 }
 
@@ -48,6 +51,9 @@ func TestLoadItemsPublishedFigures(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "39", name)
 	require.Equal(t, "5.58%", share(tr.P1()))
+	second := tr.Top(2)[1]
+	require.Equal(t, sketch.HashString("48"), second.Key)
+	require.Equal(t, "4.64%", share(float64(second.Count)/float64(tr.N())))
 }
 
 func TestLoadFreqTablePublishedFigures(t *testing.T) {
