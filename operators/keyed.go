@@ -46,20 +46,11 @@ type WindowStats struct {
 	Added, Late, Partials, LatePartials, Fired uint64
 }
 
-// slot is one key's accumulator, kept together so that an update touches
-// one cache line beside the map.
-type slot[Acc any] struct {
-	key    uint64
-	acc    Acc
-	marked bool // changed since the last firing
-}
-
 // pane holds the accumulators of one window, by key in insertion order.
 type pane[Acc any] struct {
 	start, end int64
-	idx        map[uint64]int32
-	slots      []slot[Acc] // by first arrival
-	touched    []int32     // the marked slots, in the order they changed
+	tab        table[Acc]
+	touched    []uint64 // the marked keys, in the order they changed
 	dirty      bool        // holds inputs not yet emitted
 	fired      bool
 }
@@ -123,7 +114,7 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 			p = k.free[n-1]
 			k.free = k.free[:n-1]
 		} else {
-			p = &pane[Acc]{idx: make(map[uint64]int32)}
+			p = &pane[Acc]{}
 		}
 		p.start, p.end, p.fired, p.dirty = start, k.win.End(start), false, false
 		k.panes[start] = p
@@ -133,19 +124,13 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 }
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
-	i, ok := p.idx[key]
-	if !ok {
-		i = int32(len(p.slots))
-		p.idx[key] = i
-		p.slots = append(p.slots, slot[Acc]{key: key, acc: create()})
-	}
-	s := &p.slots[i]
-	if !s.marked {
-		s.marked = true
-		p.touched = append(p.touched, i)
+	e := p.tab.upsert(key, create)
+	if !e.marked {
+		e.marked = true
+		p.touched = append(p.touched, key)
 	}
 	p.dirty = true
-	return &s.acc
+	return &e.acc
 }
 
 // Add aggregates one input of the given key at time t into every window
@@ -201,7 +186,7 @@ func (k *KeyedWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
 func (k *KeyedWindows[In, Acc, Out]) Pending() int {
 	n := 0
 	for _, p := range k.panes {
-		n += len(p.slots)
+		n += p.tab.n
 	}
 	return n
 }
@@ -249,15 +234,15 @@ func (k *KeyedWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
 	k.stats.Fired++
 	if k.phase == PartialPhase {
-		for _, i := range p.touched {
-			partial(Partial[Acc]{Key: p.slots[i].key, Start: p.start, Acc: p.slots[i].acc})
+		for _, key := range p.touched {
+			partial(Partial[Acc]{Key: key, Start: p.start, Acc: p.tab.find(key).acc})
 		}
 		p.reset() // later inputs form a delta
 	} else {
-		for _, i := range p.touched {
-			s := &p.slots[i]
-			s.marked = false
-			result(Result[Out]{Key: s.key, Start: p.start, End: p.end, Value: k.agg.Result(s.acc), Update: p.fired})
+		for _, key := range p.touched {
+			e := p.tab.find(key)
+			e.marked = false
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
 	}
@@ -265,8 +250,6 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 }
 
 func (p *pane[Acc]) reset() {
-	clear(p.idx)
-	clear(p.slots) // drop references held by pointer accumulators
-	p.slots = p.slots[:0]
+	p.tab.reset() // also drops references held by pointer accumulators
 	p.touched = p.touched[:0]
 }

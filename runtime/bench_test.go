@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func keyedCountInput() []datasets.Record {
 func BenchmarkKeyedCountCOST(b *testing.B) {
 	recs := keyedCountInput()
 	b.ReportAllocs()
-	b.ResetTimer()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		m := make(map[uint64]uint64)
 		for i := range recs {
@@ -51,6 +52,7 @@ func BenchmarkKeyedCountCOST(b *testing.B) {
 		benchSink += s
 	}
 	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+	reportCPU(b, cpu0, len(recs))
 }
 
 // BenchmarkKeyedCount runs the same count on the runtime: two sources, hash
@@ -61,6 +63,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			b.ReportAllocs()
 			sources := max(2, workers/2)
+			cpu0 := cpuTime()
 			for b.Loop() {
 				j, err := NewJob(BatchSize(1024), QueueBatches(16))
 				if err != nil {
@@ -85,6 +88,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, len(recs))
 		})
 	}
 }
@@ -106,6 +110,7 @@ func BenchmarkKeyedCountIdeal(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			b.ReportAllocs()
 			sums := make([]uint64, workers)
+			cpu0 := cpuTime()
 			for b.Loop() {
 				var wg sync.WaitGroup
 				for w := range workers {
@@ -128,6 +133,22 @@ func BenchmarkKeyedCountIdeal(b *testing.B) {
 				benchSink += s
 			}
 			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, len(recs))
 		})
 	}
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports CPU nanoseconds per record since start: on a shared
+// machine it shows the work a run costs, which wall time hides.
+func reportCPU(b *testing.B, start time.Duration, records int) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(records)/float64(b.N), "cpu-ns/rec")
 }
