@@ -51,7 +51,7 @@ type pane[Acc any] struct {
 	start, end int64
 	tab        table[Acc]
 	touched    []uint64 // the marked keys, in the order they changed
-	dirty      bool        // holds inputs not yet emitted
+	dirty      bool     // holds inputs not yet emitted
 	fired      bool
 }
 
