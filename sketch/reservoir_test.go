@@ -87,10 +87,22 @@ func cmrSubsetP(t *testing.T, trials int, probs map[uint64]float64, draw func(tr
 	if len(probs) == 1 {
 		return 1 // a certain outcome; impossible ones were rejected above
 	}
+	// Cells expected to hold fewer than 5 samples are pooled into one, as
+	// the chi-square approximation asks.
 	var obs, exp []float64
+	var poolObs, poolExp float64
 	for m, p := range probs {
+		if e := p * float64(trials); e < 5 {
+			poolObs += seen[m]
+			poolExp += e
+			continue
+		}
 		obs = append(obs, seen[m])
 		exp = append(exp, p*float64(trials))
+	}
+	if poolExp > 0 {
+		obs = append(obs, poolObs)
+		exp = append(exp, poolExp)
 	}
 	return cmrChiSquareP(obs, exp)
 }
