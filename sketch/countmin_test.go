@@ -151,7 +151,7 @@ func TestCountMinNeverUndercountsAndConservativeNeverWorse(t *testing.T) {
 func TestCountMinErrorBound(t *testing.T) {
 	trials := 400
 	if testing.Short() {
-		trials = 100
+		trials = 60
 	}
 	for _, cons := range []bool{false, true} {
 		for _, shape := range []struct{ w, d int }{{32, 2}, {64, 3}} {

@@ -192,7 +192,11 @@ func TestReservoirUniformSubsets(t *testing.T) {
 // uniform k-sample is uniform on the N items, so its index binned into 20
 // bins is multinomial.
 func TestReservoirLongStream(t *testing.T) {
-	for _, c := range []struct{ n, k int }{{2000, 2}, {20000, 20}, {5000, 50}} {
+	cases := []struct{ n, k int }{{2000, 2}, {20000, 20}}
+	if !testing.Short() {
+		cases = append(cases, struct{ n, k int }{5000, 50}, struct{ n, k int }{100000, 100})
+	}
+	for _, c := range cases {
 		t.Run(fmt.Sprintf("n=%d,k=%d", c.n, c.k), func(t *testing.T) {
 			items := cmrRange(0, c.n)
 			probs := make([]float64, c.n)
@@ -298,10 +302,14 @@ func cmrMergedSample(t *testing.T, rng *rand.Rand, k, n1, n2, n3 int) []int {
 }
 
 func TestReservoirMerge(t *testing.T) {
-	for _, c := range []struct{ k, n1, n2, n3 int }{
+	cases := []struct{ k, n1, n2, n3 int }{
 		{3, 5, 4, 0}, {3, 2, 5, 0}, {3, 1, 1, 0}, {3, 0, 6, 0}, {3, 6, 0, 0},
-		{3, 5, 4, 4}, {2, 1, 1, 9}, {4, 4, 4, 0},
-	} {
+		{2, 4, 3, 3}, {2, 1, 1, 9}, {4, 4, 4, 0},
+	}
+	if !testing.Short() {
+		cases = append(cases, struct{ k, n1, n2, n3 int }{3, 5, 4, 4})
+	}
+	for _, c := range cases {
 		t.Run(fmt.Sprintf("k=%d,n=%d+%d,then+%d", c.k, c.n1, c.n2, c.n3), func(t *testing.T) {
 			n := c.n1 + c.n2 + c.n3
 			probs := cmrUniformSubsets(n, c.k)
