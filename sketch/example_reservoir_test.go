@@ -35,8 +35,8 @@ func ExampleReservoir() {
 	slices.Sort(s)
 	fmt.Println(r.N(), s)
 	// Output:
-	// 1000 [27 225 312 558 741]
-	// 3000 [558 741 1214 1675 2873]
+	// 1000 [154 186 560 565 657]
+	// 3000 [657 1757 2294 2616 2952]
 }
 
 func ExampleWeightedReservoir() {
@@ -57,6 +57,6 @@ func ExampleWeightedReservoir() {
 	fmt.Println(s, r.TotalWeight())
 	fmt.Println(r.AddWeighted("g", -1))
 	// Output:
-	// [e f] 32
+	// [c f] 32
 	// sketch: invalid parameter: weight = -1, want a positive finite number
 }

@@ -61,7 +61,7 @@ func (r *WeightedReservoir[T]) AddWeighted(v T, w float64) error {
 	r.n++
 	r.weight += w
 	if len(r.heap) < r.k {
-		r.heap = append(r.heap, weightedEntry[T]{math.Log(uniformOpen(r.rng)) / w, v})
+		r.heap = append(r.heap, weightedEntry[T]{logUniform(r.rng) / w, v})
 		r.up(len(r.heap) - 1)
 		if len(r.heap) == r.k {
 			r.drawJump()
@@ -91,7 +91,7 @@ func (r *WeightedReservoir[T]) drawJump() {
 		r.jump = math.Inf(1)
 		return
 	}
-	r.jump = math.Log(uniformOpen(r.rng)) / lt
+	r.jump = logUniform(r.rng) / lt
 }
 
 func (r *WeightedReservoir[T]) up(i int) {
