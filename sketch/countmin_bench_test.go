@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -128,7 +129,7 @@ func BenchmarkCountMinEstimateHash(b *testing.B) {
 func BenchmarkCountMinAddString(b *testing.B) {
 	keys := make([]string, 1<<12)
 	for i := range keys {
-		keys[i] = "key-" + itoa(i)
+		keys[i] = "key-" + strconv.Itoa(i)
 	}
 	b.ReportAllocs()
 	cm, err := NewCountMin(0.001, 0.01)

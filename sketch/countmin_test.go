@@ -171,7 +171,7 @@ func TestCountMinErrorBound(t *testing.T) {
 					for _, h := range stream {
 						cm.AddHash(h, 1)
 					}
-					limit := float64(truthSum(truth)) * eps
+					limit := float64(cmTruthSum(truth)) * eps
 					fails := 0
 					keys := 0
 					for _, h := range hashes {
@@ -200,7 +200,7 @@ func TestCountMinErrorBound(t *testing.T) {
 	}
 }
 
-func truthSum(m map[uint64]uint64) uint64 {
+func cmTruthSum(m map[uint64]uint64) uint64 {
 	var s uint64
 	for _, v := range m {
 		s += v
@@ -263,7 +263,7 @@ func TestCountMinRowIndependence(t *testing.T) {
 	seeds := [depth]uint64{0x1234567, 0x89abcdef, 0xfedcba98, 0x7654321}
 	ristretto := func(h uint64, row int) int { return int((h ^ seeds[row]) & (width - 1)) }
 	linear := func(h uint64, row int) int {
-		h2 := rowStep(h)
+		h2 := cmRowStep(h)
 		return int((h + uint64(row)*h2) & (width - 1))
 	}
 	// Pairs colliding everywhere, given a row-0 collision: Binomial(pairs,

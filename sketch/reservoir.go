@@ -45,13 +45,13 @@ func NewReservoir[T any](k int, rng *rand.Rand) (*Reservoir[T], error) {
 	return &Reservoir[T]{k: k, rng: rng, items: make([]T, 0, k), next: 1}, nil
 }
 
-// uniformOpen returns a uniform float64 in (0, 1], so that its log is finite.
-func uniformOpen(rng *rand.Rand) float64 { return 1 - rng.Float64() }
+// resUniformOpen returns a uniform float64 in (0, 1], so that its log is finite.
+func resUniformOpen(rng *rand.Rand) float64 { return 1 - rng.Float64() }
 
-// logUniform returns log U for U uniform on (0, 1]: minus a standard
+// resLogUniform returns log U for U uniform on (0, 1]: minus a standard
 // exponential, drawn by the ziggurat in about one 64-bit draw and without
 // calling math.Log.
-func logUniform(rng *rand.Rand) float64 { return -rng.ExpFloat64() }
+func resLogUniform(rng *rand.Rand) float64 { return -rng.ExpFloat64() }
 
 // Add offers v to the reservoir. It does not allocate, and an item that
 // does not enter costs an increment and a comparison.
@@ -71,12 +71,12 @@ func (r *Reservoir[T]) enter(v T) {
 			return
 		}
 		// Full: W is the largest of k uniform keys, U^(1/k).
-		r.logW = logUniform(r.rng) / float64(r.k)
+		r.logW = resLogUniform(r.rng) / float64(r.k)
 		r.schedule()
 		return
 	}
 	r.items[r.rng.IntN(r.k)] = v
-	r.logW += logUniform(r.rng) / float64(r.k)
+	r.logW += resLogUniform(r.rng) / float64(r.k)
 	r.schedule()
 }
 
@@ -104,7 +104,7 @@ func (r *Reservoir[T]) schedule() {
 		r.next = math.MaxUint64
 		return
 	}
-	gap := math.Floor(logUniform(r.rng)/den) + 1 // W = 1 gives den = -Inf, gap 1
+	gap := math.Floor(resLogUniform(r.rng)/den) + 1 // W = 1 gives den = -Inf, gap 1
 	if !(gap < 1<<63) {
 		r.next = math.MaxUint64
 		return
@@ -174,9 +174,9 @@ func (r *Reservoir[T]) Merge(other *Reservoir[T]) error {
 			case i == top:
 				lk = s.logW
 			case top >= 0:
-				lk = s.logW + logUniform(r.rng)
+				lk = s.logW + resLogUniform(r.rng)
 			default:
-				lk = logUniform(r.rng)
+				lk = resLogUniform(r.rng)
 			}
 			all = append(all, keyed{lk, v})
 		}

@@ -61,7 +61,7 @@ func (r *WeightedReservoir[T]) AddWeighted(v T, w float64) error {
 	r.n++
 	r.weight += w
 	if len(r.heap) < r.k {
-		r.heap = append(r.heap, weightedEntry[T]{logUniform(r.rng) / w, v})
+		r.heap = append(r.heap, weightedEntry[T]{resLogUniform(r.rng) / w, v})
 		r.up(len(r.heap) - 1)
 		if len(r.heap) == r.k {
 			r.drawJump()
@@ -76,7 +76,7 @@ func (r *WeightedReservoir[T]) AddWeighted(v T, w float64) error {
 	// u^(1/w) with u uniform on (T^w, 1), whose log is
 	// log1p(expm1(w·log T)·V)/w for V uniform on (0, 1].
 	lt := r.heap[0].logKey
-	lk := math.Log1p(math.Expm1(w*lt)*uniformOpen(r.rng)) / w
+	lk := math.Log1p(math.Expm1(w*lt)*resUniformOpen(r.rng)) / w
 	r.heap[0] = weightedEntry[T]{lk, v}
 	r.down(0)
 	r.drawJump()
@@ -91,7 +91,7 @@ func (r *WeightedReservoir[T]) drawJump() {
 		r.jump = math.Inf(1)
 		return
 	}
-	r.jump = logUniform(r.rng) / lt
+	r.jump = resLogUniform(r.rng) / lt
 }
 
 func (r *WeightedReservoir[T]) up(i int) {
