@@ -6,6 +6,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/sketch"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,6 +50,52 @@ func TestDistinctCountPerWindow(t *testing.T) {
 				return
 			}
 			require.Equal(t, ref, got)
+		})
+	}
+}
+
+// TestFrequencyPerWindow: a Count-Min sketch per window, split over the
+// workers by every edge and merged: plain Count-Min merges are exact, so
+// every estimate equals hash's and never undercounts.
+func TestFrequencyPerWindow(t *testing.T) {
+	recs := zipfRecords(13, 30_000, 1.3, 50_000, 50*time.Microsecond, 0)
+	agg, err := operators.Frequency(1024, 4, func(r datasets.Record) uint64 { return r.Key })
+	require.NoError(t, err)
+	tw, err := operators.Tumbling(500 * time.Millisecond)
+	require.NoError(t, err)
+	exact := map[int64]map[uint64]uint64{}
+	for _, r := range recs {
+		s := tw.LastStart(r.Time)
+		if exact[s] == nil {
+			exact[s] = map[uint64]uint64{}
+		}
+		exact[s][r.Key]++
+	}
+	var ref map[int64]map[uint64]uint64
+	for _, ec := range allEdges() {
+		t.Run("edge="+ec.name, func(t *testing.T) {
+			j, err := NewJob(BatchSize(128))
+			require.NoError(t, err)
+			src := KeyBy(Source(j, "src", split(recs, 2)), func(datasets.Record) uint64 { return 0 })
+			res := WindowAggregate(src, "freq", agg, Window(tw), Via(ec.edge), Parallelism(3))
+			var got []operators.Result[*sketch.CountMin]
+			Sink(res.Results, "sink", func(_ int, r operators.Result[*sketch.CountMin]) error { got = append(got, r); return nil }, Parallelism(1))
+			runJob(t, j)
+			require.Len(t, got, len(exact))
+			est := map[int64]map[uint64]uint64{}
+			for _, r := range got {
+				est[r.Start] = map[uint64]uint64{}
+				for key, n := range exact[r.Start] {
+					e := r.Value.EstimateHash(key)
+					require.GreaterOrEqual(t, e, n, "Count-Min never undercounts")
+					est[r.Start][key] = e
+				}
+			}
+			if ref == nil {
+				ref = est
+				return
+			}
+			require.Equal(t, ref, est)
 		})
 	}
 }
