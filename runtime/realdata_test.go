@@ -153,3 +153,15 @@ func TestLateAtMostSourceLate(t *testing.T) {
 		})
 	}
 }
+
+// TestBroadcast: every receiving worker gets every record.
+func TestBroadcast(t *testing.T) {
+	const n = 3000
+	j, err := NewJob(BatchSize(64))
+	require.NoError(t, err)
+	src := Source(j, "src", split(zipfRecords(3, n, 1.1, 50, time.Microsecond, 0), 2))
+	var got [3]int
+	Sink(src, "all", func(w int, _ datasets.Record) error { got[w]++; return nil }, Via(Broadcast()), Parallelism(3))
+	runJob(t, j)
+	require.Equal(t, [3]int{n, n, n}, got)
+}
