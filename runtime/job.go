@@ -100,7 +100,9 @@ func (j *Job) addStage(r runner) {
 // error of user code (a *WorkerError naming the stage and worker), or the
 // context's error if ctx ends first. At the end of input every stage drains
 // and every window fires. Run returns only when all of the job's goroutines
-// have. A job runs once.
+// have; user code (a stream's Fill, a map or sink function) must therefore
+// return: cancellation is seen between batches and in blocked sends. A job
+// runs once.
 func (j *Job) Run(ctx context.Context) error {
 	if j.err != nil {
 		return j.err
