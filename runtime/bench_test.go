@@ -55,14 +55,14 @@ func BenchmarkKeyedCountCOST(b *testing.B) {
 	reportCPU(b, cpu0, len(recs))
 }
 
-// BenchmarkKeyedCount runs the same count on the runtime: two sources, hash
+// BenchmarkKeyedCount runs the same count on the runtime: four sources, hash
 // edge, a global-window Count on each worker, a sink per worker.
 func BenchmarkKeyedCount(b *testing.B) {
 	recs := keyedCountInput()
 	for _, workers := range benchWorkers() {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			b.ReportAllocs()
-			sources := max(2, workers/2)
+			sources := max(4, workers/2)
 			cpu0 := cpuTime()
 			for b.Loop() {
 				j, err := NewJob(BatchSize(1024), QueueBatches(16))
