@@ -15,15 +15,21 @@ var (
 	skewRecs []datasets.Record
 )
 
-// skewInput is the service-time figure's stream: Zipf(1.5) over 10^6 keys
-// (the hottest key carries 1/zeta(1.5) = 38% of the records).
+// skewInput is the service-time figure's stream: the datasets Zipf(1.5)
+// generator over 10^6 keys (the hottest key carries 1/zeta(1.5) = 38% of
+// the records).
 func skewInput() []datasets.Record {
 	skewOnce.Do(func() {
 		n := 200_000
 		if testing.Short() {
 			n = 8_000
 		}
-		skewRecs = zipfRecords(15, n, 1.5, 1_000_000, 0, 0)
+		z, err := datasets.NewZipf(1_000_000, 1.5, int64(n), 15)
+		if err != nil {
+			panic(err)
+		}
+		skewRecs = make([]datasets.Record, n)
+		z.Fill(skewRecs)
 	})
 	return skewRecs
 }
