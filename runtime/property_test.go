@@ -57,6 +57,13 @@ func TestWindowedCountMatchesExact(t *testing.T) {
 						sink := &resultSink[uint64]{}
 						Sink(agg.Results, "sink", sink.add)
 						runJob(t, j)
+						lastStart := map[uint64]int64{}
+						for _, r := range sink.got { // arrival order
+							if s, ok := lastStart[r.Key]; ok {
+								require.Less(t, s, r.Start, "a key's windows arrive in order")
+							}
+							lastStart[r.Key] = r.Start
+						}
 						got := sink.sorted()
 						seen := make(map[winKey]bool, len(got))
 						for _, r := range got {
