@@ -46,8 +46,10 @@ const ssNil int32 = -1
 // maxSpaceSavingCapacity bounds the capacity: links are int32.
 const maxSpaceSavingCapacity = 1 << 28
 
-// ssPrealloc bounds the slots a constructor allocates up front; a larger
-// summary grows to its capacity as keys arrive.
+// ssPrealloc bounds the counter slots a constructor allocates up front; a
+// larger summary grows to its capacity as keys arrive. Bucket slots start at
+// an eighth of that, since skewed streams share counts among many counters,
+// and grow (at most log₂ capacity times) when more distinct counts are live.
 const ssPrealloc = 1 << 16
 
 type ssCounter[K comparable] struct {
@@ -78,7 +80,7 @@ func newSpaceSaving[K comparable](capacity, prealloc int) *SpaceSaving[K] {
 		capacity: capacity,
 		index:    make(map[K]int32, prealloc),
 		ctr:      make([]ssCounter[K], 0, prealloc),
-		bkt:      make([]ssBucket, 0, prealloc),
+		bkt:      make([]ssBucket, 0, min(prealloc, 16+prealloc/8)),
 		free:     ssNil,
 		min:      ssNil,
 		max:      ssNil,

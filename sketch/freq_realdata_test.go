@@ -1,0 +1,157 @@
+package sketch_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/sketch"
+)
+
+// The real streams of ../shared/datasets, read with a minimal tokeniser that
+// follows the data README (the datasets package's loaders can replace it).
+
+// freqWords returns the words of the Les Misérables text: lower-cased, split
+// on anything but [a-z0-9'].
+func freqWords(t *testing.T) []string {
+	t.Helper()
+	p, err := datasets.SharedFile("pg135-les-miserables.txt")
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var words []string
+	start := -1
+	for i := 0; i <= len(b); i++ {
+		word := false
+		if i < len(b) {
+			c := b[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+				b[i] = c
+			}
+			word = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '\''
+		}
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			words = append(words, string(b[start:i]))
+			start = -1
+		}
+	}
+	return words
+}
+
+// freqRetailItems returns the item ids of retail.dat in file order.
+func freqRetailItems(t *testing.T) []uint64 {
+	t.Helper()
+	p, err := datasets.SharedFile("retail.dat")
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var items []uint64
+	for _, f := range bytes.Fields(b) {
+		v, err := strconv.ParseUint(string(f), 10, 64)
+		require.NoError(t, err)
+		items = append(items, v)
+	}
+	return items
+}
+
+// freqCheckStream checks the README's figures for a stream.
+func freqCheckStream[K comparable](t *testing.T, keys []K, n, distinct int, top K, share float64) *freqExact[K] {
+	t.Helper()
+	truth := newFreqExact[K]()
+	for _, k := range keys {
+		truth.add(k, 1)
+	}
+	require.Equal(t, n, len(keys), "N")
+	require.Len(t, truth.order, distinct, "distinct keys")
+	best := truth.order[0]
+	for _, k := range truth.order {
+		if truth.count[k] > truth.count[best] {
+			best = k
+		}
+	}
+	require.Equal(t, top, best)
+	require.InDelta(t, share, float64(truth.count[best])/float64(n), 0.00005)
+	return truth
+}
+
+func TestFreqRealStreams(t *testing.T) {
+	words := freqWords(t)
+	freqCheckStream(t, words, 579_482, 23_029, "the", 0.0709)
+	items := freqRetailItems(t)
+	freqCheckStream(t, items, 908_576, 16_470, 39, 0.0558)
+	hashed := make([]uint64, len(words))
+	for i, w := range words {
+		hashed[i] = sketch.HashString(w)
+	}
+
+	t.Run("SpaceSaving/words", func(t *testing.T) { freqRealSpaceSaving(t, words) })
+	t.Run("SpaceSaving/wordHashes", func(t *testing.T) { freqRealSpaceSaving(t, hashed) })
+	t.Run("SpaceSaving/retail", func(t *testing.T) { freqRealSpaceSaving(t, items) })
+	t.Run("Lossy/words", func(t *testing.T) { freqRealLossy(t, words) })
+	t.Run("Lossy/retail", func(t *testing.T) { freqRealLossy(t, items) })
+	t.Run("SpaceSaving/mergedHalves", func(t *testing.T) {
+		// The two halves of the book, summarised apart and merged.
+		for _, capacity := range []int{20, 300} {
+			a, err := sketch.NewSpaceSaving[string](capacity)
+			require.NoError(t, err)
+			b, err := sketch.NewSpaceSaving[string](capacity)
+			require.NoError(t, err)
+			truth := newFreqExact[string]()
+			for i, w := range words {
+				if i < len(words)/2 {
+					a.Add(w)
+				} else {
+					b.Add(w)
+				}
+				truth.add(w, 1)
+			}
+			require.NoError(t, b.Merge(a))
+			checkSpaceSaving(t, b, truth)
+		}
+	})
+}
+
+func freqRealSpaceSaving[K comparable](t *testing.T, keys []K) {
+	for _, capacity := range []int{10, 100, 1000} {
+		t.Run(fmt.Sprint("capacity=", capacity), func(t *testing.T) {
+			s, err := sketch.NewSpaceSaving[K](capacity)
+			require.NoError(t, err)
+			truth := newFreqExact[K]()
+			for i, k := range keys {
+				s.Add(k)
+				truth.add(k, 1)
+				if (i+1)%(len(keys)/3) == 0 {
+					checkSpaceSaving(t, s, truth)
+				}
+			}
+			checkSpaceSaving(t, s, truth)
+		})
+	}
+}
+
+func freqRealLossy[K comparable](t *testing.T, keys []K) {
+	for _, eps := range []float64{0.01, 0.001, 0.0001} {
+		t.Run(fmt.Sprint("epsilon=", eps), func(t *testing.T) {
+			l, err := sketch.NewLossyCounting[K](eps)
+			require.NoError(t, err)
+			truth := newFreqExact[K]()
+			for i, k := range keys {
+				l.Add(k)
+				truth.add(k, 1)
+				if (i+1)%(len(keys)/3) == 0 {
+					checkLossy(t, l, truth, true)
+				}
+			}
+			checkLossy(t, l, truth, true)
+		})
+	}
+}
