@@ -38,7 +38,7 @@ func freqSampleLossy[K comparable](key func(uint64) K) *LossyCounting[K] {
 }
 
 func freqU64Key(x uint64) uint64 { return HashUint64(x) }
-func freqStrKey(x uint64) string  { return fmt.Sprintf("key-%d", x) }
+func freqStrKey(x uint64) string { return fmt.Sprintf("key-%d", x) }
 
 func TestFreqEncodingGolden(t *testing.T) {
 	cases := map[string]func() ([]byte, error){
