@@ -54,6 +54,9 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 			sum += bk.count
 			cp = i
 		}
+		if bk.tail != cp {
+			return fmt.Errorf("bucket %d has tail %d, list ends at %d", b, bk.tail, cp)
+		}
 		prev = b
 	}
 	if prev != s.max {

@@ -61,7 +61,7 @@ type ssCounter[K comparable] struct {
 
 type ssBucket struct {
 	count      uint64
-	head       int32 // first counter with this count
+	head, tail int32 // first and last counters with this count
 	prev, next int32 // neighbouring buckets, in increasing count
 }
 
@@ -175,8 +175,9 @@ func (s *SpaceSaving[K]) Reset() {
 }
 
 // insert gives a key that is not monitored a counter of weight w: a fresh
-// one while there is room, otherwise the first counter of the smallest
-// bucket, whose count becomes the key's error.
+// one while there is room, otherwise the counter that has held the smallest
+// count longest (the first of the smallest bucket), whose count becomes the
+// key's error.
 func (s *SpaceSaving[K]) insert(key K, w uint64) {
 	if len(s.ctr) < s.capacity {
 		i := int32(len(s.ctr))
@@ -247,7 +248,7 @@ func (s *SpaceSaving[K]) bump(i int32, w uint64) {
 
 // newBucket returns an unlinked, empty bucket of the given count.
 func (s *SpaceSaving[K]) newBucket(count uint64) int32 {
-	nb := ssBucket{count: count, head: ssNil, prev: ssNil, next: ssNil}
+	nb := ssBucket{count: count, head: ssNil, tail: ssNil, prev: ssNil, next: ssNil}
 	if b := s.free; b != ssNil {
 		s.free = s.bkt[b].next
 		s.bkt[b] = nb
@@ -299,16 +300,21 @@ func (s *SpaceSaving[K]) detach(i int32) {
 	}
 	if c.next != ssNil {
 		s.ctr[c.next].prev = c.prev
+	} else {
+		s.bkt[c.bucket].tail = c.prev
 	}
 }
 
-// attach puts counter i first in bucket b's list.
+// attach puts counter i last in bucket b's list, so that each bucket lists
+// its counters in the order they reached its count.
 func (s *SpaceSaving[K]) attach(i, b int32) {
-	h := s.bkt[b].head
+	bk := &s.bkt[b]
 	c := &s.ctr[i]
-	c.bucket, c.prev, c.next = b, ssNil, h
-	if h != ssNil {
-		s.ctr[h].prev = i
+	c.bucket, c.prev, c.next = b, bk.tail, ssNil
+	if bk.tail != ssNil {
+		s.ctr[bk.tail].next = i
+	} else {
+		bk.head = i
 	}
-	s.bkt[b].head = i
+	bk.tail = i
 }

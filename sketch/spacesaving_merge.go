@@ -87,13 +87,11 @@ func (s *SpaceSaving[K]) rebuild(cs []Counter[K], n uint64) {
 		}
 		b := s.newBucket(cs[lo].Count)
 		s.linkAfter(b, s.max)
-		base := int32(len(s.ctr))
 		for _, c := range cs[lo:hi] {
-			s.index[c.Key] = int32(len(s.ctr))
+			i := int32(len(s.ctr))
+			s.index[c.Key] = i
 			s.ctr = append(s.ctr, ssCounter[K]{key: c.Key, err: c.Err})
-		}
-		for j := int32(hi-lo) - 1; j >= 0; j-- { // attach prepends
-			s.attach(base+j, b)
+			s.attach(i, b)
 		}
 		lo = hi
 	}
