@@ -155,6 +155,93 @@ func BenchmarkSpaceSavingAdd(b *testing.B) {
 	})
 }
 
+// freqPaired runs the contenders over the same chunks of the stream in
+// turn, so that all of them see the same machine load, and reports each
+// one's ns/key and its time relative to the first ("<name>/<first>").
+func freqPaired(b *testing.B, keys []uint64, names []string, feed []func([]uint64)) {
+	const chunk = 4096
+	spent := make([]time.Duration, len(feed))
+	b.ReportAllocs()
+	pos := 0
+	for b.Loop() {
+		end := min(pos+chunk, len(keys))
+		for j, f := range feed {
+			t0 := time.Now()
+			f(keys[pos:end])
+			spent[j] += time.Since(t0)
+		}
+		if pos = end; pos == len(keys) {
+			pos = 0
+		}
+	}
+	n := float64(b.N) * chunk
+	for j, name := range names {
+		b.ReportMetric(float64(spent[j].Nanoseconds())/n, name+"-ns/key")
+		if j > 0 {
+			b.ReportMetric(float64(spent[j])/float64(spent[0]), name+"/"+names[0])
+		}
+	}
+}
+
+// BenchmarkSpaceSavingLayouts compares, in one run, the stream summary with
+// the min-heap layout on full summaries; one op is a chunk of 4096 adds
+// given to each.
+func BenchmarkSpaceSavingLayouts(b *testing.B) {
+	keys := freqBenchStream()
+	for _, capacity := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint("capacity=", capacity), func(b *testing.B) {
+			s := freqSpaceSavingPass(keys, capacity)
+			h := newFreqHeapSS(capacity)
+			for _, k := range keys {
+				h.add(k)
+			}
+			freqPaired(b, keys, []string{"summary", "minheap"}, []func([]uint64){
+				func(ks []uint64) {
+					for _, k := range ks {
+						s.Add(k)
+					}
+				},
+				func(ks []uint64) {
+					for _, k := range ks {
+						h.add(k)
+					}
+				},
+			})
+		})
+	}
+}
+
+// BenchmarkLossyCountingVsExactMap is the same pairing for Lossy Counting
+// (warm summary) against incrementing a warm exact map.
+func BenchmarkLossyCountingVsExactMap(b *testing.B) {
+	keys := freqBenchStream()
+	for _, eps := range []float64{0.001, 0.0001} {
+		b.Run(fmt.Sprint("epsilon=", eps), func(b *testing.B) {
+			l, err := sketch.NewLossyCounting[uint64](eps)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, k := range keys {
+				l.Add(k)
+			}
+			m := freqExactPass(keys)
+			freqPaired(b, keys, []string{"map", "lossy"}, []func([]uint64){
+				func(ks []uint64) {
+					for _, k := range ks {
+						m[k]++
+					}
+				},
+				func(ks []uint64) {
+					for _, k := range ks {
+						l.Add(k)
+					}
+				},
+			})
+			b.ReportMetric(float64(l.Len()), "entries")
+		})
+	}
+}
+
 func BenchmarkSpaceSavingMerge(b *testing.B) {
 	keys := freqBenchStream()
 	half := len(keys) / 2
