@@ -219,8 +219,8 @@ func TestFreqDecodeRejects(t *testing.T) {
 	}
 	t.Run("everyTruncation", func(t *testing.T) {
 		for _, b := range [][]byte{
-			must(freqSampleSpaceSaving(freqStrKey).MarshalBinary()),
-			must(freqSampleLossy(freqStrKey).MarshalBinary()),
+			freqMust(freqSampleSpaceSaving(freqStrKey).MarshalBinary()),
+			freqMust(freqSampleLossy(freqStrKey).MarshalBinary()),
 		} {
 			for n := range len(b) {
 				require.Error(t, new(SpaceSaving[string]).UnmarshalBinary(b[:n]))
@@ -235,7 +235,7 @@ func TestFreqDecodeRejects(t *testing.T) {
 	})
 }
 
-func must(b []byte, err error) []byte {
+func freqMust(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)
 	}
@@ -243,8 +243,8 @@ func must(b []byte, err error) []byte {
 }
 
 func FuzzSpaceSavingUnmarshalBinary(f *testing.F) {
-	f.Add(must(freqSampleSpaceSaving(freqU64Key).MarshalBinary()))
-	f.Add(must(freqSampleSpaceSaving(freqStrKey).MarshalBinary()))
+	f.Add(freqMust(freqSampleSpaceSaving(freqU64Key).MarshalBinary()))
+	f.Add(freqMust(freqSampleSpaceSaving(freqStrKey).MarshalBinary()))
 	f.Add(freqCraftedSS(3, 5, [3]uint64{1, 2, 0}, [3]uint64{2, 3, 0}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		freqFuzzDecodeSS(t, b, freqU64Key)
@@ -254,14 +254,14 @@ func FuzzSpaceSavingUnmarshalBinary(f *testing.F) {
 
 func freqFuzzDecodeSS[K comparable](t *testing.T, b []byte, key func(uint64) K) {
 	s := freqSampleSpaceSaving(key)
-	before := must(s.MarshalBinary())
+	before := freqMust(s.MarshalBinary())
 	if err := s.UnmarshalBinary(b); err != nil {
-		require.Equal(t, before, must(s.MarshalBinary()), "receiver unchanged on error")
+		require.Equal(t, before, freqMust(s.MarshalBinary()), "receiver unchanged on error")
 		return
 	}
 	require.NoError(t, CheckSpaceSavingStructure(s))
 	again := new(SpaceSaving[K])
-	require.NoError(t, again.UnmarshalBinary(must(s.MarshalBinary())))
+	require.NoError(t, again.UnmarshalBinary(freqMust(s.MarshalBinary())))
 	require.Equal(t, s.Top(s.Len()), again.Top(again.Len()))
 	// Whatever was decoded keeps its invariants under updates and merges.
 	for x := range uint64(50) {
@@ -275,8 +275,8 @@ func freqFuzzDecodeSS[K comparable](t *testing.T, b []byte, key func(uint64) K) 
 }
 
 func FuzzLossyUnmarshalBinary(f *testing.F) {
-	f.Add(must(freqSampleLossy(freqU64Key).MarshalBinary()))
-	f.Add(must(freqSampleLossy(freqStrKey).MarshalBinary()))
+	f.Add(freqMust(freqSampleLossy(freqU64Key).MarshalBinary()))
+	f.Add(freqMust(freqSampleLossy(freqStrKey).MarshalBinary()))
 	f.Add(freqCraftedLossy(0.25, 5, [3]uint64{1, 2, 0}, [3]uint64{2, 1, 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		freqFuzzDecodeLossy(t, b, freqU64Key)
@@ -286,15 +286,15 @@ func FuzzLossyUnmarshalBinary(f *testing.F) {
 
 func freqFuzzDecodeLossy[K comparable](t *testing.T, b []byte, key func(uint64) K) {
 	l := freqSampleLossy(key)
-	before := must(l.MarshalBinary())
+	before := freqMust(l.MarshalBinary())
 	if err := l.UnmarshalBinary(b); err != nil {
-		require.Equal(t, before, must(l.MarshalBinary()), "receiver unchanged on error")
+		require.Equal(t, before, freqMust(l.MarshalBinary()), "receiver unchanged on error")
 		return
 	}
 	require.NoError(t, CheckLossyStructure(l))
 	again := new(LossyCounting[K])
-	require.NoError(t, again.UnmarshalBinary(must(l.MarshalBinary())))
-	require.Equal(t, must(l.MarshalBinary()), must(again.MarshalBinary()))
+	require.NoError(t, again.UnmarshalBinary(freqMust(l.MarshalBinary())))
+	require.Equal(t, freqMust(l.MarshalBinary()), freqMust(again.MarshalBinary()))
 	for x := range uint64(50) {
 		l.AddN(key(x%7), x%3)
 	}
