@@ -144,15 +144,26 @@ func (s *SpaceSaving[K]) Top(k int) []Counter[K] {
 	if k <= 0 || len(s.ctr) == 0 {
 		return nil
 	}
+	return s.AppendTop(make([]Counter[K], 0, min(k, len(s.ctr))), k)
+}
+
+// AppendTop appends what Top(k) returns to dst and returns the extended
+// slice. With room for Len() more counters in dst it does not allocate
+// (ties at the k-th count are gathered before the cut), for callers such as
+// hot-key detectors that read the top keys often.
+func (s *SpaceSaving[K]) AppendTop(dst []Counter[K], k int) []Counter[K] {
+	if k <= 0 {
+		return dst
+	}
 	k = min(k, len(s.ctr))
-	out := make([]Counter[K], 0, k)
-	for b := s.max; b != ssNil && len(out) < k; b = s.bkt[b].prev {
+	start := len(dst)
+	for b := s.max; b != ssNil && len(dst)-start < k; b = s.bkt[b].prev {
 		for i := s.bkt[b].head; i != ssNil; i = s.ctr[i].next {
-			out = append(out, Counter[K]{Key: s.ctr[i].key, Count: s.bkt[b].count, Err: s.ctr[i].err})
+			dst = append(dst, Counter[K]{Key: s.ctr[i].key, Count: s.bkt[b].count, Err: s.ctr[i].err})
 		}
 	}
-	sortCounters(out)
-	return out[:k:k]
+	sortCounters(dst[start:])
+	return dst[:start+k]
 }
 
 // N returns the total weight added (and merged) so far.
