@@ -202,6 +202,7 @@ func TestFreqDecodeRejects(t *testing.T) {
 		"deltaFuture": freqCraftedLossy(0.25, 5, [3]uint64{1, 1, 2}),
 		"survivor":    freqCraftedLossy(0.25, 8, [3]uint64{1, 1, 1}),
 		"sumAboveN":   freqCraftedLossy(0.25, 3, [3]uint64{1, 2, 0}, [3]uint64{2, 2, 0}),
+		"lateWeight":  freqCraftedLossy(0.25, 9, [3]uint64{1, 2, 2}),
 		"duplicate":   freqCraftedLossy(0.25, 4, [3]uint64{1, 2, 0}, [3]uint64{1, 2, 0}),
 		"countsHuge":  appendUvarint(appendUvarint(appendF64(appendU8(appendHeader(nil, kindLossyCounting, 1), 1), 0.1), 1<<40), 1<<30),
 		"truncated":   freqCraftedLossy(0.25, 4, [3]uint64{1, 4, 0})[:20],

@@ -93,7 +93,7 @@ func CheckLossyStructure[K comparable](l *LossyCounting[K]) error {
 		if j, ok := l.index[e.key]; !ok || int(j) != i {
 			return fmt.Errorf("entry %d: index says %d, %v", i, j, ok)
 		}
-		if e.f == 0 || e.delta > l.bucket || (e.delta < l.bucket && e.f+e.delta <= l.bucket) {
+		if e.f == 0 || e.delta > l.bucket || e.f > l.n-e.delta*l.width || (e.delta < l.bucket && e.f+e.delta <= l.bucket) {
 			return fmt.Errorf("entry %d: f %d delta %d at bucket %d", i, e.f, e.delta, l.bucket)
 		}
 	}
