@@ -321,11 +321,11 @@ func BenchmarkLossyCountingAdd(b *testing.B) {
 
 // freqHeapSS is the alternative Space-Saving layout the stream summary was
 // measured against: a binary min-heap of counter slots with a key -> slot
-// map (slots never move, so sifting touches no map). Increment is a
-// sift-down, eviction replaces the root.
+// index (slots never move, so sifting touches no index), the same index
+// Space-Saving uses. Increment is a sift-down, eviction replaces the root.
 type freqHeapSS struct {
 	n      uint64
-	slot   map[uint64]int32
+	slot   sketch.U64Index
 	keys   []uint64 // per slot
 	counts []uint64 // per slot
 	errs   []uint64 // per slot
@@ -335,19 +335,19 @@ type freqHeapSS struct {
 }
 
 func newFreqHeapSS(capacity int) *freqHeapSS {
-	return &freqHeapSS{slot: make(map[uint64]int32, capacity), cap: capacity}
+	return &freqHeapSS{slot: sketch.NewU64Index(capacity), cap: capacity}
 }
 
 func (h *freqHeapSS) add(k uint64) {
 	h.n++
-	if s, ok := h.slot[k]; ok {
+	if s, ok := h.slot.Get(k); ok {
 		h.counts[s]++
 		h.down(int(h.where[s]))
 		return
 	}
 	if len(h.keys) < h.cap {
 		s := int32(len(h.keys))
-		h.slot[k] = s
+		h.slot.Put(k, s)
 		h.keys = append(h.keys, k)
 		h.counts = append(h.counts, 1)
 		h.errs = append(h.errs, 0)
@@ -357,8 +357,8 @@ func (h *freqHeapSS) add(k uint64) {
 		return
 	}
 	s := h.heap[0]
-	delete(h.slot, h.keys[s])
-	h.slot[k] = s
+	h.slot.Del(h.keys[s])
+	h.slot.Put(k, s)
 	h.keys[s], h.errs[s] = k, h.counts[s]
 	h.counts[s]++
 	h.down(0)

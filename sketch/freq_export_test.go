@@ -13,8 +13,8 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 	if len(s.ctr) > s.capacity {
 		return fmt.Errorf("%d counters exceed capacity %d", len(s.ctr), s.capacity)
 	}
-	if len(s.index) != len(s.ctr) {
-		return fmt.Errorf("index holds %d keys for %d counters", len(s.index), len(s.ctr))
+	if s.index.len() != len(s.ctr) {
+		return fmt.Errorf("index holds %d keys for %d counters", s.index.len(), len(s.ctr))
 	}
 	seen := 0
 	buckets := 0
@@ -45,7 +45,7 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 			if c.bucket != b || c.prev != cp {
 				return fmt.Errorf("counter %d: bucket %d prev %d, want %d and %d", i, c.bucket, c.prev, b, cp)
 			}
-			if j, ok := s.index[c.key]; !ok || j != i {
+			if j, ok := s.index.get(c.key); !ok || j != i {
 				return fmt.Errorf("counter %d: index says %d, %v", i, j, ok)
 			}
 			if c.err >= bk.count {
@@ -102,3 +102,12 @@ func CheckLossyStructure[K comparable](l *LossyCounting[K]) error {
 
 // LossyWidth returns the bucket width w = ⌈1/ε⌉.
 func LossyWidth[K comparable](l *LossyCounting[K]) uint64 { return l.width }
+
+// U64Index exposes Space-Saving's uint64 key index to the layout benchmark,
+// so that the min-heap it is compared with uses the same index.
+type U64Index struct{ x *ssU64Index }
+
+func NewU64Index(prealloc int) U64Index       { return U64Index{newSSU64Index(prealloc)} }
+func (u U64Index) Get(k uint64) (int32, bool) { return u.x.get(k) }
+func (u U64Index) Put(k uint64, v int32)      { u.x.put(k, v) }
+func (u U64Index) Del(k uint64)               { u.x.del(k) }
