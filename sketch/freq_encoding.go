@@ -180,7 +180,7 @@ func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 		if d.err != nil {
 			return d.err
 		}
-		if _, dup := t.index[key]; dup {
+		if _, dup := t.index.get(key); dup {
 			return corrupt("entry %d repeats a key", i)
 		}
 		// f arrived after the insertion at N ≥ Δ·w, and entries older than
@@ -190,7 +190,7 @@ func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 				i, f, delta, n, t.width, sum)
 		}
 		sum += f
-		t.index[key] = int32(i)
+		t.index.put(key, int32(i))
 		t.ent = append(t.ent, lcEntry[K]{key: key, f: f, delta: delta})
 	}
 	if err := d.finish(); err != nil {

@@ -83,14 +83,14 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 
 // CheckLossyStructure checks the index and the entries' invariants.
 func CheckLossyStructure[K comparable](l *LossyCounting[K]) error {
-	if len(l.index) != len(l.ent) {
-		return fmt.Errorf("index holds %d keys for %d entries", len(l.index), len(l.ent))
+	if l.index.len() != len(l.ent) {
+		return fmt.Errorf("index holds %d keys for %d entries", l.index.len(), len(l.ent))
 	}
 	if l.bucket != l.n/l.width {
 		return fmt.Errorf("bucket %d, want N/w = %d", l.bucket, l.n/l.width)
 	}
 	for i, e := range l.ent {
-		if j, ok := l.index[e.key]; !ok || int(j) != i {
+		if j, ok := l.index.get(e.key); !ok || int(j) != i {
 			return fmt.Errorf("entry %d: index says %d, %v", i, j, ok)
 		}
 		if e.f == 0 || e.delta > l.bucket || e.f > l.n-e.delta*l.width || (e.delta < l.bucket && e.f+e.delta <= l.bucket) {
@@ -105,9 +105,9 @@ func LossyWidth[K comparable](l *LossyCounting[K]) uint64 { return l.width }
 
 // U64Index exposes Space-Saving's uint64 key index to the layout benchmark,
 // so that the min-heap it is compared with uses the same index.
-type U64Index struct{ x *ssU64Index }
+type U64Index struct{ x *freqU64Index }
 
-func NewU64Index(prealloc int) U64Index       { return U64Index{newSSU64Index(prealloc)} }
+func NewU64Index(prealloc int) U64Index       { return U64Index{newFreqU64Index(prealloc)} }
 func (u U64Index) Get(k uint64) (int32, bool) { return u.x.get(k) }
 func (u U64Index) Put(k uint64, v int32)      { u.x.put(k, v) }
 func (u U64Index) Del(k uint64)               { u.x.del(k) }

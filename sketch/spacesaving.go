@@ -36,7 +36,7 @@ import (
 type SpaceSaving[K comparable] struct {
 	capacity int
 	n        uint64
-	index    ssIndex[K] // key -> counter slot
+	index    freqIndex[K] // key -> counter slot
 	ctr      []ssCounter[K]
 	bkt      []ssBucket
 	free     int32 // first free bucket slot, chained through next
@@ -81,7 +81,7 @@ func NewSpaceSaving[K comparable](capacity int) (*SpaceSaving[K], error) {
 func newSpaceSaving[K comparable](capacity, prealloc int) *SpaceSaving[K] {
 	return &SpaceSaving[K]{
 		capacity: capacity,
-		index:    newSSIndex[K](prealloc),
+		index:    newFreqIndex[K](prealloc),
 		ctr:      make([]ssCounter[K], 0, prealloc),
 		bkt:      make([]ssBucket, 0, min(prealloc, 16+prealloc/8)),
 		free:     ssNil,

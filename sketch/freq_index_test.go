@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSSU64IndexMatchesMap drives the open-addressing index and a map with
-// the same puts and deletes, over keys that share their low or high bits,
-// and checks every key after every step of each round.
-func TestSSU64IndexMatchesMap(t *testing.T) {
+// TestFreqU64IndexMatchesMap drives the open-addressing index and a map with
+// the same puts, deletes and in-place updates, over keys that share their
+// low or high bits, and checks every key at many steps.
+func TestFreqU64IndexMatchesMap(t *testing.T) {
 	for _, keySet := range []string{"random", "low", "high"} {
 		t.Run(keySet, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(9, uint64(len(keySet))))
@@ -25,11 +25,14 @@ func TestSSU64IndexMatchesMap(t *testing.T) {
 				}
 				return r.Uint64()%300*0x9e3779b97f4a7c15 + 1
 			}
-			x := newSSU64Index(0)
+			x := newFreqU64Index(0)
 			model := map[uint64]int32{}
 			for step := range 20_000 {
 				k := key()
-				if _, ok := model[k]; ok {
+				if _, ok := model[k]; ok && step%3 == 0 {
+					x.set(k, int32(-step))
+					model[k] = int32(-step)
+				} else if ok {
 					x.del(k)
 					delete(model, k)
 				} else {
@@ -56,12 +59,12 @@ func TestSSU64IndexMatchesMap(t *testing.T) {
 	}
 }
 
-func TestSSIndexKinds(t *testing.T) {
-	_, ok := newSSIndex[uint64](4).(*ssU64Index)
+func TestFreqIndexKinds(t *testing.T) {
+	_, ok := newFreqIndex[uint64](4).(*freqU64Index)
 	require.True(t, ok, "uint64 keys get the open-addressing table")
-	_, ok = newSSIndex[string](4).(ssMapIndex[string])
+	_, ok = newFreqIndex[string](4).(freqMapIndex[string])
 	require.True(t, ok)
 	type id uint64
-	_, ok = newSSIndex[id](4).(ssMapIndex[id])
+	_, ok = newFreqIndex[id](4).(freqMapIndex[id])
 	require.True(t, ok, "named integer types use the map")
 }
