@@ -1,9 +1,7 @@
 package sketch_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 
@@ -13,54 +11,41 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// The real streams of ../shared/datasets, read with a minimal tokeniser that
-// follows the data README (the datasets package's loaders can replace it).
+// The real streams of ../shared/datasets, read with the datasets package's
+// loaders and turned back into their original keys (words as strings, item
+// ids as integers) so the summaries also run on non-hash keys.
 
-// freqWords returns the words of the Les Misérables text: lower-cased, split
-// on anything but [a-z0-9'].
+// corpusNames loads a corpus and returns its keys' original texts in order.
+func corpusNames(t *testing.T, file string, load func(string) (*datasets.Corpus, error)) []string {
+	t.Helper()
+	p, err := datasets.SharedFile(file)
+	require.NoError(t, err)
+	c, err := load(p)
+	require.NoError(t, err)
+	names := make([]string, c.Len())
+	for i, r := range c.Records() {
+		name, ok := c.KeyName(r.Key)
+		require.True(t, ok, "record %d has no name", i)
+		names[i] = name
+	}
+	return names
+}
+
+// freqWords returns the words of the Les Misérables text.
 func freqWords(t *testing.T) []string {
 	t.Helper()
-	p, err := datasets.SharedFile("pg135-les-miserables.txt")
-	require.NoError(t, err)
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	var words []string
-	start := -1
-	for i := 0; i <= len(b); i++ {
-		word := false
-		if i < len(b) {
-			c := b[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-				b[i] = c
-			}
-			word = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '\''
-		}
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			words = append(words, string(b[start:i]))
-			start = -1
-		}
-	}
-	return words
+	return corpusNames(t, "pg135-les-miserables.txt", datasets.LoadWords)
 }
 
 // freqRetailItems returns the item ids of retail.dat in file order.
 func freqRetailItems(t *testing.T) []uint64 {
 	t.Helper()
-	p, err := datasets.SharedFile("retail.dat")
-	require.NoError(t, err)
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	var items []uint64
-	for _, f := range bytes.Fields(b) {
-		v, err := strconv.ParseUint(string(f), 10, 64)
-		if err != nil {
-			require.NoError(t, err, "item %q", f)
-		}
-		items = append(items, v)
+	names := corpusNames(t, "retail.dat", datasets.LoadItems)
+	items := make([]uint64, len(names))
+	for i, n := range names {
+		v, err := strconv.ParseUint(n, 10, 64)
+		require.NoError(t, err, "item %q", n)
+		items[i] = v
 	}
 	return items
 }
