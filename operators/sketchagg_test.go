@@ -45,3 +45,25 @@ func TestDistinctCountTwoPhaseExact(t *testing.T) {
 	_, err = DistinctCount[uint64](0, func(v uint64) uint64 { return v })
 	require.Error(t, err)
 }
+
+func TestSketchAggregateParameters(t *testing.T) {
+	id := func(v uint64) uint64 { return v }
+	_, err := TopK(0, 1, id)
+	require.Error(t, err)
+	_, err = TopK(10, 11, id)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = TopK[uint64](10, 3, nil)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = Frequency(0, 4, id)
+	require.Error(t, err)
+	_, err = Frequency[uint64](64, 4, nil)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = DistinctCount[uint64](12, nil)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	f, err := Frequency(64, 4, id)
+	require.NoError(t, err)
+	acc := f.Add(f.Create(), 7)
+	out := f.Result(acc)
+	f.Add(acc, 7)
+	require.Equal(t, uint64(1), out.EstimateHash(7), "the result is a copy")
+}
