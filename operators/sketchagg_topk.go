@@ -33,4 +33,3 @@ func TopK[In any](capacity, k int, item func(In) uint64) (Aggregate[In, *sketch.
 		Result: func(acc *sketch.SpaceSaving[uint64]) []sketch.Counter[uint64] { return acc.Top(k) },
 	}, nil
 }
-
