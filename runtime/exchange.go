@@ -98,9 +98,6 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 	if b == nil {
 		b = o.open(i)
 	}
-	if len(b.ev) == 0 {
-		b.ingest = *o.ingest
-	}
 	b.ev = append(b.ev, ev)
 	if len(b.ev) == o.size {
 		o.send(i, wm, false)
@@ -119,6 +116,7 @@ func (o *outbox[T]) open(i int) *batch[T] {
 		}
 	}
 	b.ev, b.eof = b.ev[:0], false
+	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b
 	return b
 }
@@ -177,6 +175,10 @@ type collector[T any] struct {
 
 func (c *collector[T]) emit(ev operators.Event[T]) {
 	c.count++
+	if len(c.outs) == 1 {
+		c.outs[0].put(ev, c.wm)
+		return
+	}
 	for _, o := range c.outs {
 		o.put(ev, c.wm)
 	}

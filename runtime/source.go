@@ -126,17 +126,28 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 				wall = time.Now().UnixNano()
 			}
 			out.setIngest(now)
-			for i := range buf[:n] {
-				r := buf[i]
-				if rate > 0 {
-					out.setIngest(int64(float64(emitted+i) / rate * 1e9))
+			switch {
+			case rate > 0 || s.cfg.procTime:
+				for i := range buf[:n] {
+					r := buf[i]
+					if rate > 0 {
+						out.setIngest(int64(float64(emitted+i) / rate * 1e9))
+					}
+					t := r.Time
+					if s.cfg.procTime {
+						t = wall
+					}
+					gen.Observe(t)
+					out.emit(operators.Event[datasets.Record]{Time: t, Value: r})
 				}
-				t := r.Time
-				if s.cfg.procTime {
-					t = wall
+			default: // the common case, kept tight
+				maxT := buf[0].Time
+				for i := range buf[:n] {
+					r := &buf[i]
+					maxT = max(maxT, r.Time)
+					out.emit(operators.Event[datasets.Record]{Time: r.Time, Value: *r})
 				}
-				gen.Observe(t)
-				out.emit(operators.Event[datasets.Record]{Time: t, Value: r})
+				gen.Observe(maxT)
 			}
 			emitted += n
 			out.setWatermark(gen.Watermark())
