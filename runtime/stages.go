@@ -93,7 +93,8 @@ func stageCfg(opts []StageOpt) stageConfig {
 	return c
 }
 
-// Map adds a stage applying f to every record (default edge Forward).
+// Map adds a stage applying f to every record (default edge Forward). The
+// output has no key: KeyBy it before a partitioned edge or an aggregation.
 func Map[In, Out any](s *Stream[In], name string, f func(In) Out, opts ...StageOpt) *Stream[Out] {
 	if f == nil {
 		s.job.fail(invalidParam(name+" f", "nil", "a function"))
@@ -151,7 +152,8 @@ func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In]) error {
 
 func (h *flatMapHandler[In, Out]) advance(int64) {}
 
-// FlatMap adds a stage calling f for every record with an emit function.
+// FlatMap adds a stage calling f for every record with an emit function;
+// like Map, its output has no key.
 func FlatMap[In, Out any](s *Stream[In], name string, f func(in In, emit func(Out)), opts ...StageOpt) *Stream[Out] {
 	if f == nil {
 		s.job.fail(invalidParam(name+" f", "nil", "a function"))
