@@ -72,3 +72,48 @@ func TestSimulatorBadConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestMetricsAgainstModel(t *testing.T) {
+	for _, n := range []int{1, 3, 64, 65, 130} {
+		mt, err := NewMetrics(n)
+		require.NoError(t, err)
+		sets := map[uint64]map[int]bool{}
+		card := make([]int, n)
+		period := map[[2]uint64]bool{}
+		var partials []uint64
+		for i := range 5000 {
+			k := uint64(i*7919) % 613
+			w := (i * 31) % n
+			if i%3 == 0 {
+				w = int(k) % n
+			}
+			mt.Observe(k, w)
+			if sets[k] == nil {
+				sets[k] = map[int]bool{}
+			}
+			if !sets[k][w] {
+				card[w]++
+			}
+			sets[k][w] = true
+			period[[2]uint64{k, uint64(w)}] = true
+			if i%1000 == 999 {
+				mt.ClosePeriod()
+				partials = append(partials, uint64(len(period)))
+				period = map[[2]uint64]bool{}
+			}
+		}
+		var sum int
+		for _, s := range sets {
+			sum += len(s)
+		}
+		snap := mt.Snapshot()
+		require.InDelta(t, float64(sum)/float64(len(sets)), snap.Replication, 1e-12, "n=%d", n)
+		require.Equal(t, partials, mt.Partials())
+		cu := make([]uint64, n)
+		for i, c := range card {
+			cu[i] = uint64(c)
+		}
+		require.InDelta(t, LoadStats(cu).Imbalance, snap.CardinalityImbalance, 1e-12)
+		require.Equal(t, len(sets), snap.Distinct)
+	}
+}
