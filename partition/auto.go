@@ -65,7 +65,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery}
+	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n}
 	a.wc = &HeadAll{load: load, det: det}
 	a.choice = make([]Choice, 0, 64)
 	a.choice = append(a.choice, Choice{At: 0, Kind: modePKG})
@@ -178,6 +178,7 @@ func (a *Auto) decide() {
 	}
 	if mode != a.mode {
 		a.mode = mode
+		a.dc.resetMin() // other modes wrote the shared loads
 		if len(a.choice) < cap(a.choice) {
 			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)})
 		} else {

@@ -29,8 +29,9 @@ import (
 // The default variant (kind "dchoices") draws d DISTINCT candidates, a start
 // and a stride coprime to n from the key's hash, so c(d) = d/n exactly. The
 // paper's variant (kind "dchoices-paper") draws d candidates from d hashes
-// (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide: c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one
-// sequence per key, so raising d only adds workers.
+// (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide:
+// c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one sequence per
+// key, so raising d only adds workers.
 type DChoices struct {
 	load    []uint64
 	det     HotKeyDetector
@@ -41,6 +42,36 @@ type DChoices struct {
 	every   int
 	since   int
 	total   uint64
+	// minLoad is the smallest load and atMin how many workers have it;
+	// both are kept exact at O(1) amortised per tuple (a rescan only when
+	// the last worker leaves the minimum, once per level). A candidate at
+	// minLoad is a least loaded one, so the scan of the d candidates stops
+	// there: the same choice as a full scan, found sooner.
+	minLoad uint64
+	atMin   int
+}
+
+// resetMin recomputes minLoad and atMin (after others wrote the loads).
+func (p *DChoices) resetMin() {
+	p.minLoad, p.atMin = p.load[0], 0
+	for _, x := range p.load {
+		if x < p.minLoad {
+			p.minLoad, p.atMin = x, 1
+		} else if x == p.minLoad {
+			p.atMin++
+		}
+	}
+}
+
+// bump counts one tuple on worker w.
+func (p *DChoices) bump(w int) {
+	l := p.load[w]
+	p.load[w] = l + 1
+	if l == p.minLoad {
+		if p.atMin--; p.atMin <= 0 {
+			p.resetMin()
+		}
+	}
 }
 
 func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
@@ -50,7 +81,7 @@ func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
 	}
 	return &DChoices{
 		load: make([]uint64, n), det: det, eps: c.epsilon, d: min(2, n), paper: paper,
-		strides: coprimes(n), every: c.resolveEvery,
+		strides: coprimes(n), every: c.resolveEvery, atMin: n,
 	}, nil
 }
 
@@ -120,7 +151,7 @@ func (p *DChoices) place(key uint64, head bool) int {
 	if !head {
 		a, b := pkgChoices(key, n)
 		w := leastOfTwo(p.load, a, b)
-		p.load[w]++
+		p.bump(w)
 		return w
 	}
 	var w int
@@ -129,7 +160,7 @@ func (p *DChoices) place(key uint64, head bool) int {
 	} else {
 		w = p.leastDistinct(key)
 	}
-	p.load[w]++
+	p.bump(w)
 	return w
 }
 
@@ -150,13 +181,14 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 func (p *DChoices) leastDistinct(key uint64) int {
 	n := len(p.load)
 	c, stride := p.distinctStart(key)
-	best := c
-	for i := 1; i < p.d; i++ {
+	load := p.load
+	best, bl := c, load[c]
+	for i := 1; i < p.d && bl > p.minLoad; i++ {
 		if c += stride; c >= n {
 			c -= n
 		}
-		if p.load[c] < p.load[best] {
-			best = c
+		if l := load[c]; l < bl {
+			best, bl = c, l
 		}
 	}
 	return best
@@ -164,13 +196,15 @@ func (p *DChoices) leastDistinct(key uint64) int {
 
 func (p *DChoices) leastHashed(key uint64) int {
 	n := len(p.load)
+	load := p.load
 	h2 := secondHash(key)
 	best := hashx.Reduce(key, n)
+	bl := load[best]
 	g := key
-	for i := 1; i < p.d; i++ {
+	for i := 1; i < p.d && bl > p.minLoad; i++ {
 		g += h2
-		if c := hashx.Reduce(hashx.Mix64(g), n); p.load[c] < p.load[best] {
-			best = c
+		if c := hashx.Reduce(hashx.Mix64(g), n); load[c] < bl {
+			best, bl = c, load[c]
 		}
 	}
 	return best

@@ -8,7 +8,38 @@ type HeadAll struct {
 	load       []uint64
 	det        HotKeyDetector
 	roundRobin bool
-	next       int
+	next       int // rr-head: next worker; wchoices: scan position
+	minLoad    uint64
+}
+
+// leastLoaded returns a worker with the smallest load. Loads only grow, so
+// the minimum only grows: the scan resumes where it stopped, looking for a
+// worker still at the known minimum, and recomputes the minimum only after
+// a full fruitless cycle. While workers are level this costs O(1) per call
+// amortised instead of n.
+func (p *HeadAll) leastLoaded() int {
+	n := len(p.load)
+	for range n {
+		w := p.next
+		if p.next++; p.next == n {
+			p.next = 0
+		}
+		if p.load[w] <= p.minLoad {
+			return w
+		}
+	}
+	w := 0
+	for i, l := range p.load {
+		if l < p.load[w] {
+			w = i
+		}
+	}
+	p.minLoad = p.load[w]
+	p.next = w + 1
+	if p.next == n {
+		p.next = 0
+	}
+	return w
 }
 
 func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
@@ -38,11 +69,7 @@ func (p *HeadAll) place(key uint64, head bool) int {
 			p.next = 0
 		}
 	default:
-		for i, l := range p.load {
-			if l < p.load[w] {
-				w = i
-			}
-		}
+		w = p.leastLoaded()
 	}
 	p.load[w]++
 	return w
