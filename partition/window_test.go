@@ -9,8 +9,9 @@ import (
 )
 
 // driftKeys: a uniform background over 10^4 keys plus one hot key at rate
-// p; the hot key is hotA for the first half and hotB for the second.
-func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
+// p; the hot key is hotA for the first half and hotB for the second, when
+// hotA cools to rate cool.
+func driftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	keys := make([]uint64, m)
 	for i := range keys {
@@ -19,6 +20,8 @@ func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
 			keys[i] = hotA
 		case rng.Float64() < p && i >= m/2:
 			keys[i] = hotB
+		case rng.Float64() < cool && i >= m/2:
+			keys[i] = hotA
 		default:
 			keys[i] = 1000 + rng.Uint64N(10_000)
 		}
@@ -36,7 +39,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			keys := driftKeys(m, 0.1, hotA, hotB, seed)
+			keys := driftKeys(m, 0.1, theta/10, hotA, hotB, seed)
 			det, err := mk(theta, window)
 			require.NoError(t, err)
 			lastHeadA, firstHeadB := -1, -1
@@ -51,7 +54,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 				if head {
 					require.Greater(t, p, 0.0)
 				}
-				if k >= 1000 && i > 2*window {
+				if k >= 1000 && i > 2*window || k == hotB && i < m/2 {
 					// background keys have rate 0.9/10^4 << theta
 					require.False(t, head, "background key %d head at %d", k, i)
 				}
