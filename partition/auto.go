@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 // Auto measures the stream and routes with the cheapest partitioner that
@@ -19,7 +20,9 @@ import (
 //   - a uniform reservoir sample of the window (Algorithm R, default 4096
 //     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
 //     fitted by least squares (gonum) to the sample's log rank-frequency;
-//   - the hot-key detector's head statistics, which D-Choices also uses.
+//   - the hot-key detector's head statistics, which D-Choices also uses;
+//   - a HyperLogLog (2^12 registers) of the keys this source has seen,
+//     reported with each choice (Choice.Distinct).
 //
 // All modes share one load vector, so a switch keeps the balance already
 // reached. Choices lists the decisions. Route does not allocate: the sample
@@ -41,6 +44,7 @@ type Auto struct {
 	ranks   []float64
 	choice  []Choice
 	scratch []float64
+	hll     *sketch.HyperLogLog
 }
 
 // Auto's modes.
@@ -57,8 +61,12 @@ func newAuto(n int, c *config) (*Auto, error) {
 	if err != nil {
 		return nil, err
 	}
+	hll, err := sketch.NewHyperLogLog(12)
+	if err != nil {
+		return nil, err
+	}
 	load := make([]uint64, n)
-	a := &Auto{
+	a := &Auto{hll: hll,
 		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
 		window: c.autoWindow, sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
@@ -75,6 +83,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 // Route implements Partitioner.
 func (a *Auto) Route(key uint64) int {
 	head, _ := a.det.Observe(key)
+	a.hll.AddHash(key)
 	a.total++
 	if len(a.sample) < cap(a.sample) {
 		a.sample = append(a.sample, key)
@@ -180,9 +189,9 @@ func (a *Auto) decide() {
 		a.mode = mode
 		a.dc.resetMin() // other modes wrote the shared loads
 		if len(a.choice) < cap(a.choice) {
-			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)})
+			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()})
 		} else {
-			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)}
+			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()}
 		}
 	}
 }

@@ -59,11 +59,12 @@ func TestSimulatorBadConfig(t *testing.T) {
 	require.NoError(t, err)
 	s := datasets.FromKeys([]uint64{1})
 	for name, cfg := range map[string]Config{
-		"Stream":      {Factory: f, Sources: 1, Workers: 1},
-		"Factory":     {Stream: s, Sources: 1, Workers: 1},
-		"Sources":     {Stream: s, Factory: f, Workers: 1},
-		"workers":     {Stream: s, Factory: f, Sources: 1},
-		"SampleEvery": {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
+		"Stream":       {Factory: f, Sources: 1, Workers: 1},
+		"Factory":      {Stream: s, Sources: 1, Workers: 1},
+		"Sources":      {Stream: s, Factory: f, Workers: 1},
+		"workers":      {Stream: s, Factory: f, Sources: 1},
+		"SampleEvery":  {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
+		"HLLPrecision": {Stream: s, Factory: f, Sources: 1, Workers: 1, HLLPrecision: 30},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Run(cfg)
@@ -115,5 +116,20 @@ func TestMetricsAgainstModel(t *testing.T) {
 		}
 		require.InDelta(t, LoadStats(cu).Imbalance, snap.CardinalityImbalance, 1e-12)
 		require.Equal(t, len(sets), snap.Distinct)
+	}
+}
+
+func TestReplicationEstimate(t *testing.T) {
+	keys, _ := exactZipf(400_000, 100_000, 1.0, 14)
+	for _, kind := range []string{"hash", "pkg", "shuffle"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			f, err := NewFactory(kind)
+			require.NoError(t, err)
+			res, err := Run(Config{Stream: datasets.FromKeys(keys), Factory: f, Sources: 3, Workers: 20, HLLPrecision: 14})
+			require.NoError(t, err)
+			// Each of the n+1 estimates has relative sd 1.04/128 = 0.8%;
+			// the ratio of sums is within 3% with overwhelming probability.
+			require.InEpsilon(t, res.Replication, res.ReplicationHLL, 0.03)
+		})
 	}
 }
