@@ -73,8 +73,9 @@ func newAuto(n int, c *config) (*Auto, error) {
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n}
-	a.wc = &HeadAll{load: load, det: det}
+	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie}
+	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
+	a.wc.next = a.wc.startOffset()
 	a.choice = make([]Choice, 0, 64)
 	a.choice = append(a.choice, Choice{At: 0, Kind: modePKG})
 	return a, nil
@@ -100,7 +101,7 @@ func (a *Auto) Route(key uint64) int {
 		return w
 	case modePKG:
 		x, y := pkgChoices(key, a.n)
-		w := leastOfTwo(a.load, x, y)
+		w := leastOfTwo(a.load, x, y, key, a.dc.tie)
 		a.load[w]++
 		return w
 	case modeW:

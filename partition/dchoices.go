@@ -49,6 +49,9 @@ type DChoices struct {
 	// there: the same choice as a full scan, found sooner.
 	minLoad uint64
 	atMin   int
+	// tie: see config.tie. Head keys start their candidate scan at
+	// offset tie mod d, so ties go to different candidates per instance.
+	tie uint64
 }
 
 // resetMin recomputes minLoad and atMin (after others wrote the loads).
@@ -81,7 +84,7 @@ func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
 	}
 	return &DChoices{
 		load: make([]uint64, n), det: det, eps: c.epsilon, d: min(2, n), paper: paper,
-		strides: coprimes(n), every: c.resolveEvery, atMin: n,
+		strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
 	}, nil
 }
 
@@ -150,7 +153,7 @@ func (p *DChoices) place(key uint64, head bool) int {
 	n := len(p.load)
 	if !head {
 		a, b := pkgChoices(key, n)
-		w := leastOfTwo(p.load, a, b)
+		w := leastOfTwo(p.load, a, b, key, p.tie)
 		p.bump(w)
 		return w
 	}
@@ -180,11 +183,19 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 
 func (p *DChoices) leastDistinct(key uint64) int {
 	n := len(p.load)
-	c, stride := p.distinctStart(key)
+	start, stride := p.distinctStart(key)
 	load := p.load
+	o := 0
+	if p.tie != 0 {
+		o = int((hashx.Mix64(key^p.tie) >> 1) % uint64(p.d))
+	}
+	// Scan candidates o, o+1, ..., d-1, 0, ..., o-1 of the sequence.
+	c := (start + o*stride) % n
 	best, bl := c, load[c]
 	for i := 1; i < p.d && bl > p.minLoad; i++ {
-		if c += stride; c >= n {
+		if o+i == p.d {
+			c = start
+		} else if c += stride; c >= n {
 			c -= n
 		}
 		if l := load[c]; l < bl {

@@ -13,11 +13,16 @@ func pkgChoices(key uint64, n int) (int, int) {
 	return hashx.Reduce(key, n), hashx.Reduce(key+secondHash(key), n)
 }
 
-// leastOfTwo returns the candidate with the smaller load, a on ties.
-func leastOfTwo(load []uint64, a, b int) int {
+// leastOfTwo returns the candidate with the smaller load. Ties go to a
+// when tie is 0 (a factory's first instance); otherwise a bit of the key
+// mixed with tie decides, so that instances break ties independently.
+func leastOfTwo(load []uint64, a, b int, key, tie uint64) int {
 	la, lb := load[a], load[b]
 	w := a
 	if lb < la { // compiled to a conditional move: the outcome is random
+		w = b
+	}
+	if la == lb && tie != 0 && hashx.Mix64(key^tie)&1 == 1 {
 		w = b
 	}
 	return w
@@ -30,6 +35,7 @@ func leastOfTwo(load []uint64, a, b int) int {
 // stage combines at most two partials per key.
 type PKG struct {
 	load []uint64
+	tie  uint64
 }
 
 // NewPKG returns partial key grouping over n workers.
@@ -43,7 +49,7 @@ func NewPKG(workers int) (*PKG, error) {
 // Route implements Partitioner.
 func (p *PKG) Route(key uint64) int {
 	a, b := pkgChoices(key, len(p.load))
-	w := leastOfTwo(p.load, a, b)
+	w := leastOfTwo(p.load, a, b, key, p.tie)
 	p.load[w]++
 	return w
 }
