@@ -73,7 +73,8 @@ func newAuto(n int, c *config) (*Auto, error) {
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie}
+	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
+		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64)}
 	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
 	a.wc.next = a.wc.startOffset()
 	a.choice = make([]Choice, 0, 64)
@@ -83,7 +84,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 
 // Route implements Partitioner.
 func (a *Auto) Route(key uint64) int {
-	head, _ := a.det.Observe(key)
+	head, pr := a.det.Observe(key)
 	a.hll.AddHash(key)
 	a.total++
 	if len(a.sample) < cap(a.sample) {
@@ -107,7 +108,7 @@ func (a *Auto) Route(key uint64) int {
 	case modeW:
 		return a.wc.place(key, head)
 	default:
-		return a.dc.place(key, head)
+		return a.dc.place(key, head, pr)
 	}
 }
 

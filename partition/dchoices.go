@@ -16,7 +16,9 @@ import (
 //	p1    + bTail*c(d)^2 <= (1+eps) * c(d)   (the top key's workers are not overloaded)
 //	bHead + bTail*U^2    <= (1+eps) * U      (the head's workers are not overloaded)
 //
-// hold, or d = n, where c(d) is the fraction of the n workers one head key
+// hold, or d = n (then, for the distinct variant, raised further until the
+// realized candidate sets satisfy the same conditions; see
+// dchoices_realized.go), where c(d) is the fraction of the n workers one head key
 // reaches, U = 1 - (1-c(d))^h the fraction the h head keys reach together,
 // bHead the head's total probability and bTail = 1 - bHead the tail's: a
 // tail key has both PKG choices inside a set covering a fraction x of the
@@ -49,9 +51,15 @@ type DChoices struct {
 	// there: the same choice as a full scan, found sooner.
 	minLoad uint64
 	atMin   int
+	sum     uint64 // total load
+	// overflows counts head tuples sent beyond the first d candidates.
+	overflows uint64
 	// tie: see config.tie. Head keys start their candidate scan at
 	// offset tie mod d, so ties go to different candidates per instance.
 	tie uint64
+	// heads and cover serve the realized-coverage check (distinct variant).
+	heads *headTable
+	cover []uint64
 }
 
 // resetMin recomputes minLoad and atMin (after others wrote the loads).
@@ -68,6 +76,7 @@ func (p *DChoices) resetMin() {
 
 // bump counts one tuple on worker w.
 func (p *DChoices) bump(w int) {
+	p.sum++
 	l := p.load[w]
 	p.load[w] = l + 1
 	if l == p.minLoad {
@@ -85,6 +94,7 @@ func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
 	return &DChoices{
 		load: make([]uint64, n), det: det, eps: c.epsilon, d: min(2, n), paper: paper,
 		strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
+		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64),
 	}, nil
 }
 
@@ -137,12 +147,13 @@ func SolveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) i
 
 // Route implements Partitioner.
 func (p *DChoices) Route(key uint64) int {
-	head, _ := p.det.Observe(key)
-	return p.place(key, head)
+	head, pr := p.det.Observe(key)
+	return p.place(key, head, pr)
 }
 
-// place routes a key whose head status is known and counts it.
-func (p *DChoices) place(key uint64, head bool) int {
+// place routes a key whose head status and probability are known and
+// counts it.
+func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	// Re-solve d at tuples 1, 2, 4, ... and then every `every` tuples, so
 	// the start of a stream is not routed with a stale d.
 	p.total++
@@ -161,6 +172,7 @@ func (p *DChoices) place(key uint64, head bool) int {
 	if p.paper {
 		w = p.leastHashed(key)
 	} else {
+		p.heads.put(key, pr)
 		w = p.leastDistinct(key)
 	}
 	p.bump(w)
@@ -168,11 +180,13 @@ func (p *DChoices) place(key uint64, head bool) int {
 }
 
 func (p *DChoices) resolve() {
-	cov := distinctCoverage
+	st := p.det.Stats()
 	if p.paper {
-		cov = hashedCoverage
+		p.d = SolveD(st, len(p.load), p.eps, hashedCoverage)
+		return
 	}
-	p.d = SolveD(p.det.Stats(), len(p.load), p.eps, cov)
+	d := SolveD(st, len(p.load), p.eps, distinctCoverage)
+	p.d = p.solveRealized(d, p.heads.sorted(), max(0, 1-st.Mass))
 }
 
 // distinctStart returns the start and stride of a key's distinct sequence.
@@ -200,6 +214,24 @@ func (p *DChoices) leastDistinct(key uint64) int {
 		}
 		if l := load[c]; l < bl {
 			best, bl = c, l
+		}
+	}
+	if bl*uint64(n) <= p.sum+p.sum/4096+uint64(n) {
+		return best
+	}
+	// Every one of the d candidates is above the mean load by more than
+	// mean/4096 + 1 tuple: the solved d was too small for how this stream's
+	// head keys' candidates overlap. Continue along the key's sequence
+	// (candidates d, d+1, ...) to the first worker at or below the mean;
+	// one exists, since the sequence visits every worker.
+	p.overflows++
+	c = (start + (p.d-1)*stride) % n
+	for i := p.d; i < n; i++ {
+		if c += stride; c >= n {
+			c -= n
+		}
+		if load[c]*uint64(n) <= p.sum {
+			return c
 		}
 	}
 	return best
@@ -243,6 +275,10 @@ func (p *DChoices) HeadCandidates(dst []int, key uint64) []int {
 	}
 	return dst
 }
+
+// Overflows is the number of head tuples routed beyond their first d
+// candidates because all d were above the mean load.
+func (p *DChoices) Overflows() uint64 { return p.overflows }
 
 // D returns the number of choices head keys currently get.
 func (p *DChoices) D() int { return p.d }
