@@ -121,3 +121,18 @@ func (p *DChoices) solveRealized(d0 int, keys []headSlot, tail float64) int {
 	}
 	return hi
 }
+
+// each visits the keys in the table.
+func (t *headTable) each(visit func(key uint64)) {
+	for i := range t.slots {
+		if t.slots[i].used {
+			visit(t.slots[i].key)
+		}
+	}
+}
+
+// clear empties the table.
+func (t *headTable) clear() {
+	clear(t.slots)
+	t.n = 0
+}
