@@ -30,6 +30,7 @@ var (
 	gridPlot  = flag.String("grid.plot", "", "write the lambda-vs-s plot there (.png or .svg)")
 	gridReal  = flag.Bool("grid.real", true, "also run pg135 and retail")
 	gridZipf  = flag.Bool("grid.zipf", true, "run the exact-frequency Zipf streams")
+	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts) or countmin")
 )
 
 type gridRow struct {
@@ -175,7 +176,14 @@ func TestGrid(t *testing.T) {
 			for j := range jobs {
 				onces[j.def].Do(func() { streams[j.def] = defs[j.def]() })
 				sd := &streams[j.def]
-				f, err := NewFactory(j.kind, WithDetector(OracleDetectorFactory(sd.probs)))
+				det := OracleDetectorFactory(sd.probs)
+				switch *gridDet {
+				case "exact":
+					det = WindowedExactDetectorFactory
+				case "countmin":
+					det = CountMinDetectorFactory
+				}
+				f, err := NewFactory(j.kind, WithDetector(det))
 				require.NoError(t, err)
 				res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
 				require.NoError(t, err)
