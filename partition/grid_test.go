@@ -30,7 +30,7 @@ var (
 	gridPlot  = flag.String("grid.plot", "", "write the lambda-vs-s plot there (.png or .svg)")
 	gridReal  = flag.Bool("grid.real", true, "also run pg135 and retail")
 	gridZipf  = flag.Bool("grid.zipf", true, "run the exact-frequency Zipf streams")
-	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts) or countmin")
+	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts), countmin, spacesaving or lossy")
 )
 
 type gridRow struct {
@@ -182,6 +182,10 @@ func TestGrid(t *testing.T) {
 					det = WindowedExactDetectorFactory
 				case "countmin":
 					det = CountMinDetectorFactory
+				case "spacesaving":
+					det = SpaceSavingDetectorFactory
+				case "lossy":
+					det = LossyCountingDetectorFactory
 				}
 				f, err := NewFactory(j.kind, WithDetector(det))
 				require.NoError(t, err)
