@@ -14,8 +14,8 @@ import (
 // Auto measures the stream and routes with the cheapest partitioner that
 // balances it: hash while no key is hot enough to unbalance key grouping,
 // PKG while p1 <= 2/n, D-Choices beyond (W-Choices when D-Choices would
-// need every worker anyway). It decides every window of tuples (default
-// 65536) from
+// need every worker anyway). It decides once its first sample is full
+// (default 4096 tuples), then every window of tuples (default 65536), from
 //
 //   - a uniform reservoir sample of the window (Algorithm R, default 4096
 //     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
@@ -45,6 +45,7 @@ type Auto struct {
 	choice  []Choice
 	scratch []float64
 	hll     *sketch.HyperLogLog
+	first   bool // no decision yet
 }
 
 // Auto's modes.
@@ -66,7 +67,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 		return nil, err
 	}
 	load := make([]uint64, n)
-	a := &Auto{hll: hll,
+	a := &Auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
 		window: c.autoWindow, sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
@@ -92,7 +93,10 @@ func (a *Auto) Route(key uint64) int {
 	} else if j := a.rng.IntN(a.seen + 1); j < len(a.sample) {
 		a.sample[j] = key
 	}
-	if a.seen++; a.seen == a.window {
+	// The first decision comes as soon as the sample is full, the later
+	// ones every window.
+	if a.seen++; a.seen == a.window || (a.first && a.seen == cap(a.sample)) {
+		a.first = false
 		a.decide()
 	}
 	switch a.mode {
