@@ -49,9 +49,9 @@ func ExampleRun() {
 	}
 	// Output:
 	// hash     lambda=3.547 replication=1.00
-	// pkg      lambda=3.500 replication=1.15
-	// dchoices lambda=0.000 replication=1.16
-	// wchoices lambda=0.000 replication=1.17
+	// pkg      lambda=1.500 replication=1.21
+	// dchoices lambda=0.000 replication=1.23
+	// wchoices lambda=0.000 replication=1.23
 }
 
 func ExampleKinds() {

@@ -6,11 +6,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
 )
 
 // driftKeys: a uniform background over 10^4 keys plus one hot key at rate
-// p; the hot key is hotA for the first half and hotB for the second.
-func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
+// p; the hot key is hotA for the first half and hotB for the second, when
+// hotA cools to rate cool.
+func driftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	keys := make([]uint64, m)
 	for i := range keys {
@@ -19,6 +22,8 @@ func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
 			keys[i] = hotA
 		case rng.Float64() < p && i >= m/2:
 			keys[i] = hotB
+		case rng.Float64() < cool && i >= m/2:
+			keys[i] = hotA
 		default:
 			keys[i] = 1000 + rng.Uint64N(10_000)
 		}
@@ -36,7 +41,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			keys := driftKeys(m, 0.1, hotA, hotB, seed)
+			keys := driftKeys(m, 0.1, theta/10, hotA, hotB, seed)
 			det, err := mk(theta, window)
 			require.NoError(t, err)
 			lastHeadA, firstHeadB := -1, -1
@@ -51,7 +56,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 				if head {
 					require.Greater(t, p, 0.0)
 				}
-				if k >= 1000 && i > 2*window {
+				if k >= 1000 && i > 2*window || k == hotB && i < m/2 {
 					// background keys have rate 0.9/10^4 << theta
 					require.False(t, head, "background key %d head at %d", k, i)
 				}
@@ -164,5 +169,48 @@ func TestWindowedExactDetectorGuarantee(t *testing.T) {
 			require.NoError(t, err)
 			checkDetectorGuarantee(t, det, 4096, 0.01, 0, keys)
 		})
+	}
+}
+
+// TestDetectorOnDatasetsDrift runs the windowed detector on datasets'
+// drifting Zipf stream (the hot set redrawn every Period records): after
+// each drift, the epoch's top key (p ~ 0.17 at s = 1.1 over 10^4 keys)
+// must be head within 2W tuples of its first appearance, and the previous
+// epoch's top key, now a tail key, released within 2W.
+func TestDetectorOnDatasetsDrift(t *testing.T) {
+	const theta, window, period, epochs = 0.01, 4096, 50_000, 4
+	d, err := datasets.NewDrift(datasets.DriftConfig{K: 10_000, S: 1.1, N: period * epochs, Period: period, Mode: datasets.DriftRedraw, Seed: 21})
+	require.NoError(t, err)
+	recs := make([]datasets.Record, period*epochs)
+	require.Equal(t, len(recs), d.Fill(recs))
+	det, err := NewWindowedExactDetector(theta, window)
+	require.NoError(t, err)
+	for e := int64(1); e < epochs; e++ {
+		rankNow, _ := d.RankAt(d.KeyAt(1, e-1), e)
+		require.Greater(t, rankNow, uint64(100), "the previous top key must have cooled (rank %d)", rankNow)
+	}
+	firstHead := map[int64]int{}
+	lastPrevHead := map[int64]int{}
+	for i, r := range recs {
+		head, _ := det.Observe(r.Key)
+		e := int64(i / period)
+		if e == 0 || !head {
+			continue
+		}
+		off := i - int(e)*period
+		if r.Key == d.KeyAt(1, e) {
+			if _, ok := firstHead[e]; !ok {
+				firstHead[e] = off
+			}
+		}
+		if r.Key == d.KeyAt(1, e-1) {
+			lastPrevHead[e] = off
+		}
+	}
+	for e := int64(1); e < epochs; e++ {
+		f, ok := firstHead[e]
+		require.True(t, ok, "epoch %d: new top key never head", e)
+		require.LessOrEqual(t, f, 2*window, "epoch %d", e)
+		require.LessOrEqual(t, lastPrevHead[e], 2*window, "epoch %d: old top key not released", e)
 	}
 }

@@ -108,7 +108,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	}
 	latePort := &port[In]{}
 	mkLate := func(ctx context.Context, st *stageBase, w int) (*collector[In], error) {
-		return newCollector(ctx, latePort, w, j.cfg, &st.metrics[w])
+		return newCollector(ctx, j, latePort, w, &st.metrics[w])
 	}
 	res := &Aggregated[In, Out]{TwoPhase: split}
 	if !split {

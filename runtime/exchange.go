@@ -12,6 +12,7 @@ type batch[T any] struct {
 	ev     []operators.Event[T]
 	wm     int64 // the sender's watermark after these records
 	ingest int64 // ingest time of the oldest record, ns since job start
+	sent   int64 // when it was queued, ns since job start
 	from   int32 // sender index on this edge
 	eof    bool  // the sender has ended
 }
@@ -53,6 +54,7 @@ type edge[T any] struct {
 // and one open batch per receiver.
 type outbox[T any] struct {
 	ctx    context.Context
+	job    *Job
 	e      *edge[T]
 	part   partition.Partitioner // nil: broadcast
 	from   int32
@@ -96,9 +98,6 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 	if b == nil {
 		b = o.open(i)
 	}
-	if len(b.ev) == 0 {
-		b.ingest = *o.ingest
-	}
 	b.ev = append(b.ev, ev)
 	if len(b.ev) == o.size {
 		o.send(i, wm, false)
@@ -117,6 +116,7 @@ func (o *outbox[T]) open(i int) *batch[T] {
 		}
 	}
 	b.ev, b.eof = b.ev[:0], false
+	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b
 	return b
 }
@@ -128,6 +128,9 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	}
 	o.cur[i] = nil
 	b.wm, b.from, b.eof = wm, o.from, eof
+	if o.job != nil {
+		b.sent = o.job.now()
+	}
 	o.sentWM[i] = wm
 	in := o.e.inboxes[i]
 	ch := in.ch
@@ -172,6 +175,10 @@ type collector[T any] struct {
 
 func (c *collector[T]) emit(ev operators.Event[T]) {
 	c.count++
+	if len(c.outs) == 1 {
+		c.outs[0].put(ev, c.wm)
+		return
+	}
 	for _, o := range c.outs {
 		o.put(ev, c.wm)
 	}
