@@ -157,7 +157,7 @@ func TestMergeKilled(t *testing.T) {
 	first.Kill()
 	second, err := NewMerge(j.ctx, cfg, operators.Count[datasets.Record](), Uint64Codec{}, Uint64Codec{})
 	require.NoError(t, err)
-	j.g.go_("second merge", func() error { return second.Run(j.ctx) })
+	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	for _, r := range recs[n/2:] {
 		require.NoError(t, p.SendRecord(ctx, r))
 	}

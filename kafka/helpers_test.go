@@ -69,7 +69,7 @@ type group struct {
 	errs []error
 }
 
-func (g *group) go_(name string, f func() error) {
+func (g *group) spawn(name string, f func() error) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -114,9 +114,9 @@ func startJob(t *testing.T, ctx context.Context, cfg Config, workers int, extra 
 
 func (j *job) run() {
 	ctx := j.ctx
-	j.g.go_("merge", func() error { return j.merge.Run(ctx) })
+	j.g.spawn("merge", func() error { return j.merge.Run(ctx) })
 	for i, w := range j.workers {
-		j.g.go_(fmt.Sprint("worker ", i), func() error { return w.Run(ctx) })
+		j.g.spawn(fmt.Sprint("worker ", i), func() error { return w.Run(ctx) })
 	}
 }
 

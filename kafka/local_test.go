@@ -74,11 +74,11 @@ func TestSameAggregateLocally(t *testing.T) {
 	m, err := NewMerge(jctx, cfg, meanOfTime, meanCodec{}, Float64Codec{})
 	require.NoError(t, err)
 	var g group
-	g.go_("merge", func() error { return m.Run(jctx) })
+	g.spawn("merge", func() error { return m.Run(jctx) })
 	for range 3 {
 		w, err := NewWorker(jctx, cfg, meanOfTime, RecordCodec{}, meanCodec{})
 		require.NoError(t, err)
-		g.go_("worker", func() error { return w.Run(jctx) })
+		g.spawn("worker", func() error { return w.Run(jctx) })
 	}
 	produceAll(t, ctx, cfg, "pkg", recs)
 	rr, err := NewResultReader(ctx, cfg, Float64Codec{})

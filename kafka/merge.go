@@ -23,12 +23,13 @@ type MergeStats struct {
 	Partials, Duplicates, Corrupt int64
 	// Results is the final results produced; Commits and CommitErrors as
 	// for WorkerStats; Resumed the partials partitions taken over with the
-	// input watermarks committed by a previous owner.
-	Results, Commits, CommitErrors, Resumed int64
+	// input watermarks committed by a previous owner; FetchErrors as for
+	// WorkerStats.
+	Results, Commits, CommitErrors, Resumed, FetchErrors int64
 }
 
 type mergeCounters struct {
-	partials, duplicates, corrupt, results, commits, commitErrors, resumed atomic.Int64
+	partials, duplicates, corrupt, results, commits, commitErrors, resumed, fetchErrors atomic.Int64
 }
 
 // ident is a partial's identity within its window.
@@ -146,7 +147,8 @@ func (m *Merge[Acc, Out]) err() error {
 func (m *Merge[Acc, Out]) Stats() MergeStats {
 	c := &m.c
 	return MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
-		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Resumed: c.resumed.Load()}
+		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Resumed: c.resumed.Load(),
+		FetchErrors: c.fetchErrors.Load()}
 }
 
 // fetched restores the input watermarks committed with the offsets.
@@ -196,6 +198,7 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return m.shutdown()
 		}
+		fetches.EachError(func(string, int32, error) { m.c.fetchErrors.Add(1) })
 		m.mu.Lock()
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if len(fp.Records) > 0 {

@@ -24,12 +24,13 @@ type WorkerStats struct {
 	// Partials and Watermarks are the records produced to the partials
 	// topic; Commits the offset commits that succeeded, CommitErrors those
 	// refused (a rebalance moved the partition: harmless, the new owner
-	// replays).
-	Partials, Watermarks, Commits, CommitErrors int64
+	// replays); FetchErrors the errors polls returned (franz-go retries
+	// what can be retried).
+	Partials, Watermarks, Commits, CommitErrors, FetchErrors int64
 }
 
 type workerCounters struct {
-	records, late, corrupt, partials, watermarks, commits, commitErrors atomic.Int64
+	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors atomic.Int64
 }
 
 // Worker is one consumer-group member of the partial stage: it reads the
@@ -138,7 +139,8 @@ func (w *Worker[In, Acc, Out]) err() error {
 func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 	c := &w.c
 	return WorkerStats{Records: c.records.Load(), Late: c.late.Load(), Corrupt: c.corrupt.Load(),
-		Partials: c.partials.Load(), Watermarks: c.watermarks.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load()}
+		Partials: c.partials.Load(), Watermarks: c.watermarks.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(),
+		FetchErrors: c.fetchErrors.Load()}
 }
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
@@ -155,6 +157,7 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return w.shutdown()
 		}
+		fetches.EachError(func(string, int32, error) { w.c.fetchErrors.Add(1) })
 		w.mu.Lock()
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if len(fp.Records) > 0 {
