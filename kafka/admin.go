@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -96,12 +97,17 @@ func CreateTopic(ctx context.Context, cl *kgo.Client, topic string, partitions i
 			return fmt.Errorf("%w: create topic %q: %w", ErrTopic, topic, err)
 		}
 	}
-	// The metadata may lag the creation: wait until it shows the topic.
-	for {
-		if _, err := checkPartitions(ctx, cl, topic, "CreateTopic", partitions); err == nil {
+	// The metadata may lag the creation: ask again until it shows the
+	// topic, backing off.
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := checkPartitions(ctx, cl, topic, "CreateTopic", partitions)
+		if err == nil {
 			return nil
-		} else if ctx.Err() != nil {
+		}
+		select {
+		case <-ctx.Done():
 			return err
+		case <-time.After(wait):
 		}
 	}
 }
