@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"sync"
 	"testing"
 	"time"
@@ -123,10 +125,10 @@ func TestInjectedFaults(t *testing.T) {
 	t.Logf("merge %+v", st)
 }
 
-// TestMergeKilled crashes the merge stage after it committed and produced
-// results, and starts another: it resumes from the committed offsets with
-// the committed input watermarks, so every result it produces, repeats
-// included, has the exact value.
+// TestMergeKilled crashes the merge stage mid-stream, after it committed
+// once and then merged more partials, and starts another: it resumes from
+// the committed offsets with the committed input watermarks, so every
+// result it produces, repeats included, has the exact value.
 func TestMergeKilled(t *testing.T) {
 	n := int64(6000)
 	if testing.Short() {
@@ -138,11 +140,16 @@ func TestMergeKilled(t *testing.T) {
 	cfg := tc.cfg
 	cfg.AllowedLateness = 50 * time.Millisecond // windows stay open after they fire
 	j := startJob(t, ctx, cfg, 3)
-	trigger := make(chan struct{})
-	var once sync.Once
+	committed, kill := make(chan struct{}), make(chan struct{})
+	var once1, once2 sync.Once
+	var killAfter atomic.Int64
+	killAfter.Store(math.MaxInt64)
 	j.merge.afterPoll = func() {
 		if j.merge.c.commits.Load() > 0 && j.merge.c.results.Load() > 200 {
-			once.Do(func() { close(trigger) })
+			once1.Do(func() { close(committed) })
+		}
+		if j.merge.c.partials.Load() > killAfter.Load() {
+			once2.Do(func() { close(kill) })
 		}
 	}
 	j.run()
@@ -152,16 +159,26 @@ func TestMergeKilled(t *testing.T) {
 		require.NoError(t, p.SendRecord(ctx, r))
 	}
 	require.NoError(t, p.Flush(ctx))
-	<-trigger
+	<-committed
+	// Kill once it merged 50 partials of the second half.
+	killAfter.Store(j.merge.c.partials.Load() + 50)
+	sent := make(chan error, 1)
+	go func() {
+		for _, r := range recs[n/2:] {
+			if err := p.SendRecord(ctx, r); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- p.Close(ctx)
+	}()
+	<-kill
 	first := j.merge
 	first.Kill()
 	second, err := NewMerge(j.ctx, cfg, operators.Count[datasets.Record](), Uint64Codec{}, Uint64Codec{})
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
-	for _, r := range recs[n/2:] {
-		require.NoError(t, p.SendRecord(ctx, r))
-	}
-	require.NoError(t, p.Close(ctx))
+	require.NoError(t, <-sent)
 
 	want := exactCounts(cfg.Windows, recs)
 	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
