@@ -3,8 +3,8 @@ package kafka
 import (
 	"context"
 	"math"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
