@@ -95,8 +95,10 @@ func TestWorkerKilled(t *testing.T) {
 // TestInjectedFaults fails produce requests after the broker appended them
 // (NOT_ENOUGH_REPLICAS_AFTER_APPEND: the client retries, and with
 // idempotent writes off the retry lands twice) and fetch requests
-// (NOT_LEADER_FOR_PARTITION), on every topic. Final counts stay exact and
-// the duplicated partials are dropped and counted.
+// (NOT_LEADER_FOR_PARTITION) on every topic. Produce requests to the
+// partials topic fail until the merge stage has dropped a duplicated
+// partial (a request may carry only watermarks, so a fixed count could
+// miss the partials). Final counts stay exact.
 func TestInjectedFaults(t *testing.T) {
 	n := int64(6000)
 	if testing.Short() {
@@ -107,22 +109,45 @@ func TestInjectedFaults(t *testing.T) {
 	tc := newTestCluster(t, 12, 4, 2)
 	var handles []*kfake.FaultHandle
 	for _, topic := range []string{"in", "partials", "out"} {
-		handles = append(handles,
-			tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicasAfterAppend, Count: 4}),
-			tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: topic, Err: kerr.NotLeaderForPartition, Count: 4}))
+		handles = append(handles, tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: topic, Err: kerr.NotLeaderForPartition, Count: 4}))
+		if topic != "partials" {
+			handles = append(handles, tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotEnoughReplicasAfterAppend, Count: 4}))
+		}
 	}
-	j := startJob(t, ctx, tc.cfg, 3, kgo.DisableIdempotentWrite())
+	partials := tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "partials", Err: kerr.NotEnoughReplicasAfterAppend, Count: -1})
+	// Quick retries and metadata refreshes keep the test short.
+	cfg := tc.cfg
+	cfg.ClientOpts = []kgo.Opt{kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }), kgo.MetadataMinAge(10 * time.Millisecond)}
+	j := startJob(t, ctx, cfg, 3, kgo.DisableIdempotentWrite())
+	dup := make(chan struct{})
+	var once sync.Once
+	j.merge.afterPoll = func() {
+		if j.merge.c.duplicates.Load() > 0 {
+			once.Do(func() { close(dup) })
+		}
+	}
+	removed := make(chan struct{})
+	go func() {
+		defer close(removed)
+		select {
+		case <-dup:
+		case <-ctx.Done():
+		}
+		partials.Remove()
+	}()
 	j.run()
-	produceAll(t, ctx, tc.cfg, "pkg", recs)
-	got := readAll(t, ctx, tc.cfg)
+	produceAll(t, ctx, cfg, "pkg", recs)
+	got := readAll(t, ctx, cfg)
 	j.stop(t)
-	require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
+	<-removed
+	require.Equal(t, exactCounts(cfg.Windows, recs), got)
 	for i, h := range handles {
 		require.Equal(t, 4, h.Hits(), "fault %d fired", i)
 	}
+	require.Positive(t, partials.Hits())
 	st := j.merge.Stats()
 	require.Positive(t, st.Duplicates, "retried partials landed twice")
-	t.Logf("merge %+v", st)
+	t.Logf("partials produce faults %d; merge %+v", partials.Hits(), st)
 }
 
 // TestMergeKilled crashes the merge stage mid-stream, after it committed
@@ -170,7 +195,7 @@ func TestMergeKilled(t *testing.T) {
 				return
 			}
 		}
-		sent <- p.Close(ctx)
+		sent <- p.Flush(ctx)
 	}()
 	<-kill
 	first := j.merge
@@ -179,6 +204,8 @@ func TestMergeKilled(t *testing.T) {
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	require.NoError(t, <-sent)
+	// The end of input only now: the second merge stage has work left.
+	require.NoError(t, p.Close(ctx))
 
 	want := exactCounts(cfg.Windows, recs)
 	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})

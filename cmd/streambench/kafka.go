@@ -18,10 +18,11 @@ import (
 
 	"github.com/skewerhq/skewer/bench"
 	"github.com/skewerhq/skewer/kafka"
+	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
-// The kafka subcommand is flags and output over kafka.RunBench; the logic
-// lives in package kafka.
+// The kafka subcommand is flags and output over kafkabench.RunBench; the logic
+// lives in package kafka/kafkabench.
 func init() {
 	register(&command{name: "kafka", summary: "a windowed count through Kafka (in-process kfake, or -brokers), per partitioner", run: kafkaCmd})
 }
@@ -65,7 +66,7 @@ With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created.`)
 	if st, stop := parse(fs, args); stop {
 		return st
 	}
-	cfg := kafka.BenchConfig{TopicPrefix: prefix, Partitions: partitions, PartialsPartitions: partials, Workers: workers,
+	cfg := kafkabench.BenchConfig{TopicPrefix: prefix, Partitions: partitions, PartialsPartitions: partials, Workers: workers,
 		Records: records, Keys: keys, ZipfS: zipfS, Seed: o.seed, Window: window}
 	if brokers != "" {
 		cfg.Brokers = strings.Split(brokers, ",")
@@ -76,7 +77,7 @@ With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created.`)
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
 	defer cancelT()
 	report, clear := o.progress(e)
-	rows, err := kafka.RunBench(ctx, cfg, report)
+	rows, err := kafkabench.RunBench(ctx, cfg, report)
 	clear()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "streambench kafka: %v\n", err)
@@ -103,8 +104,8 @@ With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created.`)
 	return exitOK
 }
 
-// kafkaRow shows a kafka.BenchRow as a bench.Row.
-type kafkaRow kafka.BenchRow
+// kafkaRow shows a kafkabench.BenchRow as a bench.Row.
+type kafkaRow kafkabench.BenchRow
 
 func (r kafkaRow) Cells() []bench.Cell {
 	per := make([]string, len(r.PerPartition))

@@ -1,11 +1,25 @@
-package kafka
+package kafkabench
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/skewerhq/skewer/kafka"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	// A bound so that a hung test fails instead of blocking.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 func TestRunBench(t *testing.T) {
 	ctx := testContext(t)
@@ -25,9 +39,9 @@ func TestRunBench(t *testing.T) {
 	}
 	require.Less(t, rows[1].Imbalance, rows[0].Imbalance, "D-Choices balances better than hash")
 	_, err = RunBench(ctx, BenchConfig{Partitioners: []string{"nope"}}, nil)
-	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
 	_, err = RunBench(ctx, BenchConfig{Workers: -1}, nil)
-	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
 }
 
 // BenchmarkPipeline runs the whole Kafka pipeline on kfake (one

@@ -1,4 +1,8 @@
-package kafka
+// Package kafkabench is the logic of `streambench kafka`: a windowed count
+// of a Zipf stream through package kafka, once per partitioner, on an
+// in-process kfake cluster or a real one. It is a package of its own so
+// that users of package kafka do not compile the fake cluster.
+package kafkabench
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 )
@@ -149,7 +154,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 	if err != nil {
 		return BenchRow{}, err
 	}
-	cfg := Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
+	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
 		Input: "in", Partials: "partials", Output: "out", Group: "skewer-bench"}
 	if len(bc.Brokers) == 0 {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(bc.Partitions), "in"),
@@ -162,12 +167,12 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 	} else {
 		id := fmt.Sprintf("%s-%s-%d", bc.TopicPrefix, kind, time.Now().UnixNano())
 		cfg.Input, cfg.Partials, cfg.Output, cfg.Group = id+"-in", id+"-partials", id+"-out", id
-		cl, err := newClient(cfg.Brokers, cfg.ClientOpts)
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)...)
 		if err != nil {
-			return BenchRow{}, err
+			return BenchRow{}, fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)
 		}
 		for t, n := range map[string]int{cfg.Input: bc.Partitions, cfg.Partials: bc.PartialsPartitions, cfg.Output: bc.PartialsPartitions} {
-			if err := CreateTopic(ctx, cl, t, n); err != nil {
+			if err := kafka.CreateTopic(ctx, cl, t, n); err != nil {
 				cl.Close()
 				return BenchRow{}, err
 			}
@@ -177,7 +182,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 	agg := operators.Count[datasets.Record]()
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	merge, err := NewMerge(jctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
+	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
 	if err != nil {
 		return BenchRow{}, err
 	}
@@ -185,7 +190,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 	go func() { errs <- merge.Run(jctx) }()
 	running := 1
 	for range bc.Workers {
-		w, err := NewWorker(jctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+		w, err := kafka.NewWorker(jctx, cfg, agg, kafka.RecordCodec{}, kafka.Uint64Codec{})
 		if err != nil {
 			cancel()
 			for range running {
@@ -216,18 +221,18 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 }
 
 // benchStream sends the stream, reads the results and measures.
-func benchStream(ctx context.Context, cfg Config, kind string, keys []datasets.Record) (BenchRow, error) {
+func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []datasets.Record) (BenchRow, error) {
 	row := BenchRow{Partitioner: kind, Records: int64(len(keys))}
-	reader, err := NewResultReader(ctx, cfg, Uint64Codec{})
+	reader, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
 	if err != nil {
 		return row, err
 	}
 	defer reader.Close()
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind})
+	p, err := kafka.NewProducer(ctx, cfg, kafka.ProducerConfig{Partitioner: kind})
 	if err != nil {
 		return row, err
 	}
-	want := make(map[WindowKey]uint64)
+	want := make(map[kafka.WindowKey]uint64)
 	start := time.Now()
 	sendErr := make(chan error, 1)
 	var eof time.Time // when the end of input was sent; read after sendErr
@@ -235,7 +240,7 @@ func benchStream(ctx context.Context, cfg Config, kind string, keys []datasets.R
 		var err error
 		for _, r := range keys {
 			r.Time = time.Now().UnixNano()
-			want[WindowKey{r.Key, cfg.Windows.LastStart(r.Time)}]++
+			want[kafka.WindowKey{Key: r.Key, Start: cfg.Windows.LastStart(r.Time)}]++
 			if err = p.SendRecord(ctx, r); err != nil {
 				break
 			}
@@ -285,4 +290,8 @@ func benchStream(ctx context.Context, cfg Config, kind string, keys []datasets.R
 		row.LatencyP50, row.LatencyP99, row.LatencyMax = lat[n/2], lat[min(n-1, n*99/100)], lat[n-1]
 	}
 	return row, nil
+}
+
+func invalidParam(name string, value any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", kafka.ErrInvalidParameter, name, value, want)
 }
