@@ -18,9 +18,9 @@ type WindowKey struct {
 
 // ResultReader reads the output topic of a job from its start.
 type ResultReader[Out any] struct {
-	cl       *kgo.Client
-	out      Codec[Out]
-	partials int
+	cl                *kgo.Client
+	out               Codec[Out]
+	partials, outputs int
 }
 
 // NewResultReader connects a reader of cfg.Output; out decodes the values.
@@ -37,31 +37,34 @@ func NewResultReader[Out any](ctx context.Context, cfg Config, out Codec[Out]) (
 		return nil, err
 	}
 	n, err := checkPartitions(ctx, cl, cfg.Partials, "", 0)
+	var o int
 	if err == nil {
-		_, err = checkPartitions(ctx, cl, cfg.Output, "", 0)
+		o, err = checkPartitions(ctx, cl, cfg.Output, "", 0)
 	}
 	if err != nil {
 		cl.Close()
 		return nil, err
 	}
-	return &ResultReader[Out]{cl: cl, out: out, partials: n}, nil
+	return &ResultReader[Out]{cl: cl, out: out, partials: n, outputs: o}, nil
 }
 
 // Close closes the reader's client.
 func (r *ResultReader[Out]) Close() { r.cl.Close() }
 
-// ReadAll reads results until every partials partition has sent its end of
-// input, calling each (when not nil) with every result and the time the
+// ReadAll reads results until every partials partition's end of input has
+// been read on every output partition (each merge partition writes its end
+// behind its results on each), calling each (when not nil) with every result and the time the
 // merge stage produced it, and returns the last value of every key's
 // window (a late firing updates it; a repeat after a merge restart has the
 // same value).
 func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Result[Out], time.Time)) (map[WindowKey]Out, error) {
 	final := make(map[WindowKey]Out)
-	ended := make(map[int32]bool, r.partials)
-	for len(ended) < r.partials {
+	type end struct{ out, from int32 }
+	ended := make(map[end]bool, r.partials*r.outputs)
+	for len(ended) < r.partials*r.outputs {
 		fetches := r.cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return final, fmt.Errorf("kafka: reading results (%d of %d partials partitions ended): %w", len(ended), r.partials, err)
+			return final, fmt.Errorf("kafka: reading results (%d of %d ends read): %w", len(ended), r.partials*r.outputs, err)
 		}
 		var err error
 		fetches.EachRecord(func(rec *kgo.Record) {
@@ -73,7 +76,11 @@ func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Res
 				return
 			}
 			if rr.kind == kindEnd {
-				ended[rr.from] = true
+				if int(rr.from) >= r.partials {
+					err = corrupt("end from partials partition %d of %d", rr.from, r.partials)
+					return
+				}
+				ended[end{rec.Partition, rr.from}] = true
 				return
 			}
 			var v Out
