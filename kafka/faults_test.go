@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -37,18 +36,7 @@ func TestWorkerKilled(t *testing.T) {
 			cfg.CommitInterval = time.Hour
 			// The group is stable once the three workers hold input
 			// partitions: no rebalance (and so no commit) follows.
-			var mu sync.Mutex
-			holders := map[*kgo.Client]bool{}
-			stable := make(chan struct{})
-			onAssigned := kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) {
-				mu.Lock()
-				defer mu.Unlock()
-				if len(a["in"]) > 0 && !holders[cl] {
-					if holders[cl] = true; len(holders) == 3 {
-						close(stable)
-					}
-				}
-			})
+			onAssigned, stable := stableGroup(3)
 			j := startJob(t, ctx, cfg, 3, onAssigned)
 			trigger := make(chan *countWorker, 1)
 			var once sync.Once

@@ -167,3 +167,21 @@ func eachWindow(win operators.Windows, t int64, f func(start int64)) {
 		f(s)
 	}
 }
+
+// stableGroup returns a client option that closes the channel once n
+// distinct workers hold input partitions: the group is then stable, and no
+// rebalance (so no replay) follows while they all run.
+func stableGroup(n int) (kgo.Opt, <-chan struct{}) {
+	var mu sync.Mutex
+	holders := map[*kgo.Client]bool{}
+	stable := make(chan struct{})
+	return kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(a["in"]) > 0 && !holders[cl] {
+			if holders[cl] = true; len(holders) == n {
+				close(stable)
+			}
+		}
+	}), stable
+}

@@ -60,8 +60,12 @@ func TestOutOfOrderAndLate(t *testing.T) {
 	require.Positive(t, late)
 	require.Positive(t, revisions, "some records land after their window fired, within the lateness")
 
-	j := startJob(t, ctx, cfg, 3)
+	// A stable group: no partition is replayed, so the workers count each
+	// late record once.
+	onAssigned, stable := stableGroup(3)
+	j := startJob(t, ctx, cfg, 3, onAssigned)
 	j.run()
+	<-stable
 	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "dchoices", OutOfOrderness: bound, WatermarkEvery: 128})
 	require.NoError(t, err)
 	for _, r := range recs {

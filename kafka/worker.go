@@ -17,9 +17,10 @@ import (
 
 // WorkerStats counts what a worker did.
 type WorkerStats struct {
-	// Records is the data records processed (replays included), Late those
-	// past their windows' allowed lateness (counted, not aggregated),
-	// Corrupt the records that did not decode (counted and skipped).
+	// Records is the records processed, Late those past their windows'
+	// allowed lateness (counted, not aggregated), Corrupt those that did
+	// not decode (counted and skipped); all three count a record again when
+	// a rebalance or restart replays it.
 	Records, Late, Corrupt int64
 	// Partials and Watermarks are the records produced to the partials
 	// topic; Commits the offset commits that succeeded, CommitErrors those
