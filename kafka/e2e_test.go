@@ -23,8 +23,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Run(fmt.Sprintf("partitioner=%s,buffered=%t", c.kind, c.buffered), func(t *testing.T) {
 			ctx := testContext(t)
 			tc := newTestCluster(t, 12, 4, 2)
-			j := startJob(t, ctx, tc.cfg, 3)
+			// A stable group first: with no rebalance, nothing is replayed.
+			onAssigned, stable := stableGroup(3)
+			j := startJob(t, ctx, tc.cfg, 3, onAssigned)
 			j.run()
+			<-stable
 			p, err := NewProducer(ctx, tc.cfg, ProducerConfig{Partitioner: c.kind, PartitionerOpt: PartitionerOpt{Buffered: c.buffered}, WatermarkEvery: 256})
 			require.NoError(t, err)
 			for _, r := range recs {
