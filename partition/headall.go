@@ -1,0 +1,99 @@
+package partition
+
+import "github.com/skewerhq/skewer/internal/hashx"
+
+// HeadAll routes tail keys as PKG does and spreads head keys over all n
+// workers: to the least loaded (W-Choices, Nasir et al. ICDE 2016, kind
+// "wchoices") or round-robin (kind "rr-head"). Head keys may then reach
+// every worker, so the merge stage combines up to n partials per head key.
+type HeadAll struct {
+	load       []uint64
+	det        HotKeyDetector
+	roundRobin bool
+	next       int // rr-head: next worker; wchoices: scan position
+	minLoad    uint64
+	tie        uint64
+}
+
+// leastLoaded returns a worker with the smallest load. Loads only grow, so
+// the minimum only grows: the scan resumes where it stopped, looking for a
+// worker still at the known minimum, and recomputes the minimum only after
+// a full fruitless cycle. While workers are level this costs O(1) per call
+// amortised instead of n.
+func (p *HeadAll) leastLoaded() int {
+	n := len(p.load)
+	for range n {
+		w := p.next
+		if p.next++; p.next == n {
+			p.next = 0
+		}
+		if p.load[w] <= p.minLoad {
+			return w
+		}
+	}
+	w := 0
+	for i, l := range p.load {
+		if l < p.load[w] {
+			w = i
+		}
+	}
+	p.minLoad = p.load[w]
+	p.next = w + 1
+	if p.next == n {
+		p.next = 0
+	}
+	return w
+}
+
+func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
+	det, err := c.newDetector(n)
+	if err != nil {
+		return nil, err
+	}
+	p := &HeadAll{load: make([]uint64, n), det: det, roundRobin: rr, tie: c.tie}
+	p.next = p.startOffset()
+	return p, nil
+}
+
+// startOffset is where the round-robin or the scan starts: 0 for a
+// factory's first instance, elsewhere for the others.
+func (p *HeadAll) startOffset() int {
+	if p.tie == 0 {
+		return 0
+	}
+	return hashx.Reduce(p.tie, len(p.load))
+}
+
+// Route implements Partitioner.
+func (p *HeadAll) Route(key uint64) int {
+	head, _ := p.det.Observe(key)
+	return p.place(key, head)
+}
+
+// place routes a key whose head status is known and counts it.
+func (p *HeadAll) place(key uint64, head bool) int {
+	var w int
+	switch {
+	case !head:
+		a, b := pkgChoices(key, len(p.load))
+		w = leastOfTwo(p.load, a, b, key, p.tie)
+	case p.roundRobin:
+		w = p.next
+		if p.next++; p.next == len(p.load) {
+			p.next = 0
+		}
+	default:
+		w = p.leastLoaded()
+	}
+	p.load[w]++
+	return w
+}
+
+// Workers implements Partitioner.
+func (p *HeadAll) Workers() int { return len(p.load) }
+
+// SplitsKeys implements Splitter.
+func (*HeadAll) SplitsKeys() bool { return true }
+
+// Detector returns the instance's hot-key detector.
+func (p *HeadAll) Detector() HotKeyDetector { return p.det }
