@@ -39,7 +39,8 @@
 // fires and forgets it (later late inputs form deltas), and FinalPhase merges
 // Partials with Aggregate.Merge and emits each (key, window) once when its
 // watermark passes, then once more per late update (Result.Update). Firings
-// come in window order; keys within a window in first-arrival order. Adding
+// come in window order; keys within a window in a deterministic order (table
+// order on a first firing, order of change on a late update). Adding
 // an input to an existing key allocates nothing.
 //
 // Nothing in this package is safe for concurrent use.

@@ -50,7 +50,7 @@ type WindowStats struct {
 type pane[Acc any] struct {
 	start, end int64
 	tab        table[Acc]
-	touched    []uint64 // the marked keys, in the order they changed
+	touched    []uint64 // after the first firing: the marked keys, in the order they changed
 	dirty      bool     // holds inputs not yet emitted
 	fired      bool
 }
@@ -62,8 +62,9 @@ type pane[Acc any] struct {
 // [start, end) fires once the watermark reaches end-1; its state is kept
 // until the watermark reaches end-1+lateness, and an input arriving later
 // than that is late: counted, returned as such by Add, never aggregated.
-// Firings are emitted in window order, keys within a window in the order
-// they first arrived. Not safe for concurrent use.
+// Firings are emitted in window order; keys within a window in a
+// deterministic order (table order on a first firing, order of change on a
+// late update). Not safe for concurrent use.
 type KeyedWindows[In, Acc, Out any] struct {
 	agg      Aggregate[In, Acc, Out]
 	win      Windows
@@ -125,7 +126,7 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
 	e := p.tab.upsert(key, create)
-	if !e.marked {
+	if p.fired && !e.marked { // after the first firing, track what changes
 		e.marked = true
 		p.touched = append(p.touched, key)
 	}
@@ -234,10 +235,20 @@ func (k *KeyedWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
 	k.stats.Fired++
 	if k.phase == PartialPhase {
-		for _, key := range p.touched {
-			partial(Partial[Acc]{Key: key, Start: p.start, Acc: p.tab.find(key).acc})
+		// The table holds only what arrived since the last firing.
+		for i := range p.tab.ents {
+			if e := &p.tab.ents[i]; e.used {
+				partial(Partial[Acc]{Key: e.key, Start: p.start, Acc: e.acc})
+			}
 		}
 		p.reset() // later inputs form a delta
+	} else if !p.fired {
+		// First firing: every key, in table order (one sequential pass).
+		for i := range p.tab.ents {
+			if e := &p.tab.ents[i]; e.used {
+				result(Result[Out]{Key: e.key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc)})
+			}
+		}
 	} else {
 		for _, key := range p.touched {
 			e := p.tab.find(key)

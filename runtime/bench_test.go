@@ -93,9 +93,9 @@ func BenchmarkKeyedCount(b *testing.B) {
 	}
 }
 
-// benchWorkers is 1, 2, 4 and GOMAXPROCS (16 on a 16-core machine).
+// benchWorkers is 1, 2, 4, 8 and GOMAXPROCS (16 on a 16-core machine).
 func benchWorkers() []int {
-	ws := []int{1, 2, 4}
+	ws := []int{1, 2, 4, 8}
 	if p := goruntime.GOMAXPROCS(0); !slices.Contains(ws, p) {
 		ws = append(ws, p)
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// A windowed word count whose edge splits keys: the hot word "the" is
-// counted on several workers and merged, with no change to the count.
+// A windowed word count behind partial key grouping (PKG), which splits
+// keys: the hot word "the" is counted on two workers and merged, with no
+// change to the count.
 func Example_windowedWordCount() {
 	lines := []string{ // one line per second of event time
 		"the quick brown fox", "the lazy dog", "the fox and the dog", "a dog",
@@ -42,8 +43,12 @@ func Example_windowedWordCount() {
 	if err != nil {
 		panic(err)
 	}
+	pkg, err := runtime.Kind("pkg") // partial key grouping: two choices per key
+	if err != nil {
+		panic(err)
+	}
 	counts := runtime.WindowAggregate(words, "count", operators.Count[datasets.Record](),
-		runtime.Window(window), runtime.Via(runtime.Shuffle()), runtime.Parallelism(3))
+		runtime.Window(window), runtime.Via(pkg), runtime.Parallelism(3))
 	var mu sync.Mutex
 	var out []operators.Result[uint64]
 	runtime.Sink(counts.Results, "collect", func(_ int, r operators.Result[uint64]) error {

@@ -20,6 +20,9 @@ func allEdges() []edgeCase {
 		{"hash", Hash()},
 		{"shuffle", Shuffle()},
 		{"forward", Forward()},
+		{"pkg", kindEdge("pkg")},
+		{"dchoices", kindEdge("dchoices")},
+		{"wchoices", kindEdge("wchoices")},
 	}
 }
 

@@ -35,7 +35,8 @@ func skewInput() []datasets.Record {
 }
 
 // skewEdges are the edges the service-time figure compares; hash first.
-var skewEdges = []edgeCase{{"hash", Hash()}, {"shuffle", Shuffle()}}
+var skewEdges = []edgeCase{{"hash", Hash()}, {"pkg", kindEdge("pkg")}, {"dchoices", kindEdge("dchoices")},
+	{"wchoices", kindEdge("wchoices")}, {"shuffle", Shuffle()}}
 
 // runKeyedCount counts recs over workers behind e, each worker charging
 // cost per record, and returns the wall time.
