@@ -224,7 +224,7 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 
 func (m *Merge[Acc, Out]) shutdown() error {
 	m.closing.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := m.cl.Flush(ctx)
 	if err == nil {

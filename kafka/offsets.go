@@ -3,6 +3,7 @@ package kafka
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -93,3 +94,7 @@ func cleanupAt(end, lateness int64) int64 {
 	}
 	return end - 1 + lateness
 }
+
+// shutdownTimeout bounds the flush and commit a stage does when its Run
+// context ends.
+const shutdownTimeout = 10 * time.Second

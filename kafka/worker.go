@@ -145,7 +145,8 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 }
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
-// cover and leaves the group; it returns nil then. It returns early with
+// cover (within shutdownTimeout, 10 s) and leaves the group; it returns nil
+// then. It returns early with
 // the first produce failure (nothing more is committed) or after Kill.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	last := time.Now()
@@ -185,7 +186,7 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 // shutdown flushes, commits and closes after ctx ended.
 func (w *Worker[In, Acc, Out]) shutdown() error {
 	w.closing.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := w.cl.Flush(ctx)
 	if err == nil {
