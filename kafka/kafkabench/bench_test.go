@@ -2,10 +2,14 @@ package kafkabench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
 	"github.com/skewerhq/skewer/kafka"
@@ -42,6 +46,34 @@ func TestRunBench(t *testing.T) {
 	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
 	_, err = RunBench(ctx, BenchConfig{Workers: -1}, nil)
 	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
+}
+
+// TestRunBenchBrokers takes the -brokers path against a kfake cluster
+// started apart: the topics are created, named after the partitioner.
+func TestRunBenchBrokers(t *testing.T) {
+	ctx := testContext(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	defer c.Close()
+	rows, err := RunBench(ctx, BenchConfig{Brokers: c.ListenAddrs(), TopicPrefix: "t", Records: 2000, Keys: 500, Seed: 2,
+		Partitioners: []string{"pkg"}, Partitions: 6, PartialsPartitions: 2, Workers: 2}, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.True(t, rows[0].Exact)
+	require.Len(t, rows[0].PerPartition, 6)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	require.NoError(t, err)
+	defer cl.Close()
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	require.NoError(t, err)
+	var names []string
+	for _, tp := range resp.Topics {
+		names = append(names, *tp.Topic)
+	}
+	require.Len(t, names, 3)
+	for _, n := range names {
+		require.True(t, strings.HasPrefix(n, "t-pkg-"), n)
+	}
 }
 
 // BenchmarkPipeline runs the whole Kafka pipeline on kfake (one
