@@ -68,6 +68,7 @@ type Merge[Acc, Out any] struct {
 	c         mergeCounters
 	failFn    func(error)
 	afterPoll func() // test hook, called without the lock after each poll
+	recs      recordPool
 }
 
 type mergePart[Acc, Out any] struct {
@@ -267,13 +268,14 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 		m.c.resumed.Add(1)
 		kw.Advance(minOf(st.wms), nil, nil) // no state yet: fires nothing
 	}
-	st.result = func(r operators.Result[Out]) {
-		b := make([]byte, 0, 8+resultHeader+16)
-		b = appendKey(b, r.Key)
-		b = appendResult(b, r.Start, r.End, r.Update, func(d []byte) []byte { return m.out.Append(d, r.Value) })
+	st.result = func(res operators.Result[Out]) {
+		r := m.recs.get()
+		b := appendResultHeader(appendKey(r.Key[:0], res.Key), res.Start, res.End, res.Update)
+		b = m.out.Append(b, res.Value)
+		*r = kgo.Record{Key: b[:8], Value: b[8:]}
 		st.batch.left.Add(1)
 		m.c.results.Add(1)
-		m.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, st.batch.promise)
+		m.cl.Produce(context.Background(), r, st.batch.promise)
 	}
 	m.parts[q] = st
 	return st
@@ -341,7 +343,7 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 // state of those past their allowed lateness; at the end of input it tells
 // every output partition.
 func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
-	b := newBatch(min(off, st.tr.minOpen()), m.failFn)
+	b := newBatch(min(off, st.tr.minOpen()), m.failFn, &m.recs)
 	st.batch = b
 	st.kw.Advance(wm, st.result, nil)
 	for s := range st.tr.open {

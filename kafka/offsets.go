@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,19 +18,43 @@ type ackBatch struct {
 	promise func(*kgo.Record, error)
 }
 
-// newBatch returns a batch whose promise counts it down and reports the
-// first failure to fail (left then stays positive: the offsets stay
-// uncommitted). One closure serves every record of the batch.
-func newBatch(minOff int64, fail func(error)) *ackBatch {
+// newBatch returns a batch whose promise counts it down, reports the first
+// failure to fail (left then stays positive: the offsets stay
+// uncommitted) and hands keyed records back to pool (when not nil). One
+// closure serves every record of the batch.
+func newBatch(minOff int64, fail func(error), pool *recordPool) *ackBatch {
 	b := &ackBatch{minOff: minOff}
-	b.promise = func(_ *kgo.Record, err error) {
+	b.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			fail(err)
-			return
+		} else {
+			b.left.Add(-1)
 		}
-		b.left.Add(-1)
+		if pool != nil {
+			pool.put(r)
+		}
 	}
 	return b
+}
+
+// recordPool recycles the keyed records (partials, results) a stage
+// produces, with their buffers: the client is done with a record once its
+// promise has run. Keyless records (watermarks, ends) share one value and
+// are not recycled.
+type recordPool struct{ p sync.Pool }
+
+func (rp *recordPool) get() *kgo.Record {
+	r, _ := rp.p.Get().(*kgo.Record)
+	if r == nil {
+		r = new(kgo.Record)
+	}
+	return r
+}
+
+func (rp *recordPool) put(r *kgo.Record) {
+	if len(r.Key) > 0 {
+		rp.p.Put(r)
+	}
 }
 
 // tracker finds, for one consumed partition, the offset up to which every

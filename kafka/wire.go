@@ -121,11 +121,15 @@ type partialRecord struct {
 }
 
 func appendPartial(dst []byte, src int32, fire, start int64, acc func([]byte) []byte) []byte {
+	return acc(appendPartialHeader(dst, src, fire, start))
+}
+
+// appendPartialHeader appends a partial up to its accumulator.
+func appendPartialHeader(dst []byte, src int32, fire, start int64) []byte {
 	dst = appendHeader(dst, kindPartial)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(src))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(fire))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(start))
-	return acc(dst)
+	return binary.BigEndian.AppendUint64(dst, uint64(start))
 }
 
 func appendPartialWatermark(dst []byte, src int32, wm int64) []byte {
@@ -173,6 +177,11 @@ type resultRecord struct {
 }
 
 func appendResult(dst []byte, start, end int64, update bool, out func([]byte) []byte) []byte {
+	return out(appendResultHeader(dst, start, end, update))
+}
+
+// appendResultHeader appends a result up to its value.
+func appendResultHeader(dst []byte, start, end int64, update bool) []byte {
 	dst = appendHeader(dst, kindResult)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(start))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(end))
@@ -180,7 +189,7 @@ func appendResult(dst []byte, start, end int64, update bool, out func([]byte) []
 	if update {
 		u = 1
 	}
-	return out(append(dst, u))
+	return append(dst, u)
 }
 
 func appendEnd(dst []byte, from int32) []byte {

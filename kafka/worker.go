@@ -60,6 +60,7 @@ type Worker[In, Acc, Out any] struct {
 	c               workerCounters
 	afterPoll       func() // test hook, called without the lock after each poll
 	failFn          func(error)
+	recs            recordPool
 }
 
 type workerPart[In, Acc, Out any] struct {
@@ -222,12 +223,13 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 	}
 	st = &workerPart[In, Acc, Out]{p: p, kw: kw, wm: operators.NoWatermark, sentWM: operators.NoWatermark, tr: newTracker()}
 	st.emit = func(pa operators.Partial[Acc]) {
-		b := make([]byte, 0, 8+partialHeader+16)
-		b = appendKey(b, pa.Key)
-		b = appendPartial(b, st.p, st.fire, pa.Start, func(d []byte) []byte { return w.acc.Append(d, pa.Acc) })
+		r := w.recs.get()
+		b := appendPartialHeader(appendKey(r.Key[:0], pa.Key), st.p, st.fire, pa.Start)
+		b = w.acc.Append(b, pa.Acc)
+		*r = kgo.Record{Key: b[:8], Value: b[8:]}
 		st.batch.left.Add(1)
 		w.c.partials.Add(1)
-		w.cl.Produce(context.Background(), &kgo.Record{Key: b[:8:8], Value: b[8:]}, st.batch.promise)
+		w.cl.Produce(context.Background(), r, st.batch.promise)
 	}
 	w.parts[p] = st
 	return st
@@ -273,7 +275,7 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	if st.wm > st.sentWM {
 		// After the partials this watermark fired: ordered behind them on
 		// every partials partition.
-		b := newBatch(st.wmOff, w.failFn)
+		b := newBatch(st.wmOff, w.failFn, nil)
 		v := appendPartialWatermark(nil, p, st.wm)
 		for q := range w.partials {
 			b.left.Add(1)
@@ -303,7 +305,7 @@ func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t, off 
 // advance fires the windows the watermark wm, carried by the record at
 // off, closes.
 func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm, off int64) {
-	b := newBatch(off, w.failFn)
+	b := newBatch(off, w.failFn, &w.recs)
 	for s, o := range st.tr.open {
 		if w.cfg.Windows.End(s)-1 <= wm {
 			b.minOff = min(b.minOff, o)
