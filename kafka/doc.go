@@ -47,7 +47,13 @@
 // write an input topic: a partition's watermark is the largest its records
 // carry.
 //
-// Producer, Worker, Merge and ResultReader are safe for concurrent use as
-// documented on each (Run is called once). Record encodings start with a
-// version byte (wire.go); decoders reject other versions with ErrVersion.
+// Memory: a worker holds, per input partition, the accumulators of its open
+// windows (as operators.KeyedWindows does); the merge stage holds those of
+// its open windows plus the identity (24 bytes) of every partial merged
+// into them, dropped with the window.
+//
+// Concurrency: a Producer is safe for concurrent use. Run a Worker or a
+// Merge once; Stats and Kill may be called from any goroutine. A
+// ResultReader serves one goroutine. Record encodings start with a version
+// byte (wire.go); decoders reject other versions with ErrVersion.
 package kafka
