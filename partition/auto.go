@@ -105,8 +105,7 @@ func (a *Auto) Route(key uint64) int {
 		a.load[w]++
 		return w
 	case modePKG:
-		x, y := pkgChoices(key, a.n)
-		w := leastOfTwo(a.load, x, y, key, a.dc.tie)
+		w := pkgPick(a.load, key, a.dc.tie)
 		a.load[w]++
 		return w
 	case modeW:

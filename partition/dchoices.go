@@ -161,10 +161,8 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 		p.since = 0
 		p.resolve()
 	}
-	n := len(p.load)
 	if !head {
-		a, b := pkgChoices(key, n)
-		w := leastOfTwo(p.load, a, b, key, p.tie)
+		w := pkgPick(p.load, key, p.tie)
 		p.bump(w)
 		return w
 	}
