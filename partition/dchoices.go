@@ -204,11 +204,13 @@ func (p *DChoices) leastDistinct(key uint64) int {
 	// Scan candidates o, o+1, ..., d-1, 0, ..., o-1 of the sequence.
 	c := (start + o*stride) % n
 	best, bl := c, load[c]
+	// wrap keeps the walk branch-free: whether c+stride passes n is a coin
+	// flip per step, and the jump it compiled to was mispredicted about
+	// every other candidate.
 	for i := 1; i < p.d && bl > p.minLoad; i++ {
+		c = wrap(c+stride, n)
 		if o+i == p.d {
 			c = start
-		} else if c += stride; c >= n {
-			c -= n
 		}
 		if l := load[c]; l < bl {
 			best, bl = c, l
@@ -225,9 +227,7 @@ func (p *DChoices) leastDistinct(key uint64) int {
 	p.overflows++
 	c = (start + (p.d-1)*stride) % n
 	for i := p.d; i < n; i++ {
-		if c += stride; c >= n {
-			c -= n
-		}
+		c = wrap(c+stride, n)
 		if load[c]*uint64(n) <= p.sum {
 			return c
 		}
