@@ -60,6 +60,8 @@ type DChoices struct {
 	// heads and cover serve the realized-coverage check (distinct variant).
 	heads *headTable
 	cover []uint64
+	// scanOnly disables the per-key cursors (tests compare against it).
+	scanOnly bool
 }
 
 // resetMin recomputes minLoad and atMin (after others wrote the loads).
@@ -213,7 +215,7 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 func (p *DChoices) leastDistinct(key uint64, pr float64) int {
 	start, stride := p.distinctStart(key)
 	var best int
-	if h := p.heads.put(key, pr); h != nil {
+	if h := p.heads.put(key, pr); h != nil && !p.scanOnly {
 		best = p.cursorLeast(h, key, start, stride)
 	} else {
 		best = p.scanLeast(p.offset(key), start, stride)
@@ -320,6 +322,9 @@ func (p *DChoices) checkOverflow(best, start, stride int) int {
 // smallest load, with the same per-key cursor as leastDistinct (offset 0).
 func (p *DChoices) leastHashed(key uint64, pr float64) int {
 	h := p.heads.put(key, pr)
+	if p.scanOnly {
+		h = nil
+	}
 	if h != nil && h.init && int(h.d) == p.d {
 		n, load := len(p.load), p.load
 		h2 := secondHash(key)
