@@ -163,6 +163,30 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidParameter)
 }
 
+// TestRouteDoesNotAllocateAcrossSwaps routes with the default windowed
+// Space-Saving detector through several window swaps (after a warm-up
+// that lets the summaries reach their capacity): a swap reuses the
+// detector's buffers, so Route stays allocation-free.
+func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
+	keys, _ := exactZipf(100_000, 20_000, 1.1, 4)
+	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := New(kind, 16)
+			require.NoError(t, err)
+			w := DefaultWindow(1.0 / 80)
+			i := 0
+			for ; i < 4*w; i++ {
+				p.Route(keys[i%len(keys)])
+			}
+			allocs := testing.AllocsPerRun(3*w, func() {
+				p.Route(keys[i%len(keys)])
+				i++
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
+
 func TestRouteDoesNotAllocate(t *testing.T) {
 	keys, probs := exactZipf(50_000, 5_000, 1.2, 2)
 	for _, kind := range Kinds() {
