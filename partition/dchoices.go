@@ -81,10 +81,10 @@ func (p *DChoices) bump(w int) {
 	p.sum++
 	l := p.load[w]
 	p.load[w] = l + 1
-	if l == p.minLoad {
-		if p.atMin--; p.atMin <= 0 {
-			p.resetMin()
-		}
+	// Whether w was at the minimum is a coin flip while the loads are
+	// level: counted without a jump, so only the rare rescan branches.
+	if p.atMin -= int(b2u(l == p.minLoad)); p.atMin <= 0 {
+		p.resetMin()
 	}
 }
 

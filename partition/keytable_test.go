@@ -36,3 +36,28 @@ func TestKeyTableMatchesMap(t *testing.T) {
 		})
 	}
 }
+
+// TestPKGRouteMatchesPick checks PKG.Route's hand-inlined choice against
+// pkgPick (used by D-Choices, W-Choices and Auto) on a skewed stream, for a
+// first instance (tie 0) and a later one, and that the pick is one of
+// pkgChoices' two candidates.
+func TestPKGRouteMatchesPick(t *testing.T) {
+	keys, _ := exactZipf(50_000, 5_000, 1.0, 5)
+	for _, n := range []int{1, 2, 7, 100} {
+		for _, tie := range []uint64{0, 0x9e3779b97f4a7c15} {
+			t.Run(fmt.Sprintf("n=%d/tie=%#x", n, tie), func(t *testing.T) {
+				p, err := NewPKG(n)
+				require.NoError(t, err)
+				p.tie = tie
+				load := make([]uint64, n)
+				for i, k := range keys {
+					want := pkgPick(load, k, tie)
+					a, b := pkgChoices(k, n)
+					require.True(t, want == a || want == b)
+					load[want]++
+					require.Equal(t, want, p.Route(k), "tuple %d", i)
+				}
+			})
+		}
+	}
+}

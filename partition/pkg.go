@@ -83,9 +83,18 @@ func NewPKG(workers int) (*PKG, error) {
 
 // Route implements Partitioner.
 func (p *PKG) Route(key uint64) int {
-	w := pkgPick(p.load, key, p.tie)
-	p.load[w]++
-	return w
+	// pkgPick's body, inlined by hand (the compiler will not: too large),
+	// saves a call on PKG's whole cost.
+	load := p.load
+	n := len(load)
+	a := hashx.Reduce(key, n)
+	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
+	la, lb := load[a], load[b]
+	if (lb-la)>>63|b2u(la == lb)&((key*p.tie)>>63) != 0 {
+		a = b
+	}
+	load[a]++
+	return a
 }
 
 // Workers implements Partitioner.
