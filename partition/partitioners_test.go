@@ -131,6 +131,38 @@ func TestSolveD(t *testing.T) {
 	}
 }
 
+// TestWithSourcesScalesWindows checks that WithSources divides the default
+// detector's window (down to its floor) and Auto's decision window, and
+// leaves an explicit detector alone.
+func TestWithSourcesScalesWindows(t *testing.T) {
+	window := func(t *testing.T, p Partitioner) int {
+		t.Helper()
+		w, ok := p.(interface{ Detector() HotKeyDetector }).Detector().(*WindowedDetector)
+		require.True(t, ok)
+		return w.Window()
+	}
+	theta := 1.0 / 500
+	for _, tc := range []struct {
+		sources, want int
+	}{{1, DefaultWindow(theta)}, {5, DefaultWindow(theta) / 5}, {1000, minSourceWindow}} {
+		t.Run(fmt.Sprintf("sources=%d", tc.sources), func(t *testing.T) {
+			p, err := New("dchoices", 100, WithSources(tc.sources))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, window(t, p))
+		})
+	}
+	t.Run("explicit detector", func(t *testing.T) {
+		p, err := New("wchoices", 100, WithSources(5), WithDetector(SpaceSavingDetectorFactory))
+		require.NoError(t, err)
+		require.Equal(t, DefaultWindow(theta), window(t, p))
+	})
+	t.Run("auto", func(t *testing.T) {
+		p, err := New("auto", 100, WithSources(8))
+		require.NoError(t, err)
+		require.Equal(t, (1<<16)/8, p.(*Auto).window)
+	})
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -148,6 +180,7 @@ func TestBadInput(t *testing.T) {
 		{"epsilon", "dchoices", 3, []Option{WithEpsilon(2)}, "epsilon"},
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
 		{"nil option", "hash", 3, []Option{nil}, "option"},
+		{"sources", "dchoices", 3, []Option{WithSources(0)}, "sources"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.kind, tc.n, tc.opts...)
