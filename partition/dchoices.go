@@ -272,7 +272,10 @@ func (p *DChoices) scanFrom(o, j0, start, stride int) (int, int) {
 // cursorLeast is scanLeast with the key's cursor (see leastDistinct).
 func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 	n, load := len(p.load), p.load
-	if h.init && int(h.d) == p.d {
+	// Every load is >= minLoad: when minLoad has passed the key's bound, no
+	// candidate is at it, and the walk is skipped (a light head key whose
+	// candidates other tuples raised since its last one).
+	if h.init && int(h.d) == p.d && p.minLoad <= h.min {
 		o, j, c := int(h.o), int(h.j), int(h.at)
 		for ; j < p.d; j++ {
 			if j > int(h.j) {
@@ -325,7 +328,7 @@ func (p *DChoices) leastHashed(key uint64, pr float64) int {
 	if p.scanOnly {
 		h = nil
 	}
-	if h != nil && h.init && int(h.d) == p.d {
+	if h != nil && h.init && int(h.d) == p.d && p.minLoad <= h.min {
 		n, load := len(p.load), p.load
 		h2 := secondHash(key)
 		c := int(h.at)
