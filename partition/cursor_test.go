@@ -13,14 +13,14 @@ import (
 // exact shortcut, so every tuple must go to the same worker, for a
 // factory's first instance (scan offset 0) and for a later one.
 func TestCursorMatchesScan(t *testing.T) {
-	m, k := 200_000, 20_000
+	m, k, ns := 200_000, 20_000, []int{5, 10, 100}
 	if testing.Short() {
-		m, k = 60_000, 6_000
+		m, k, ns = 20_000, 3_000, []int{5, 100}
 	}
 	for _, kind := range []string{"dchoices", "dchoices-paper"} {
 		for _, s := range []float64{0.8, 1.4, 2.0} {
 			keys, probs := exactZipf(m, k, s, 3)
-			for _, n := range []int{5, 10, 100} {
+			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
 					f, err := NewFactory(kind, WithDetector(OracleDetectorFactory(probs)))
 					require.NoError(t, err)

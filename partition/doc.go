@@ -72,7 +72,9 @@
 // decision window) by S, so they react within the same stretch of the
 // stream as one source would. Memory per source: 8n bytes of loads plus the
 // detector (default: 2 * ceil(4/theta) Space-Saving counters, about 270 KB
-// at n = 100 as measured; Count-Min 1.1 MB).
+// at n = 100 as measured; Count-Min 1.1 MB); D-Choices adds its head table
+// (2048 slots of 48 bytes, 96 KB: the realized-coverage keys and the
+// per-key cursors).
 //
 // # Measuring
 //
