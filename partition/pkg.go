@@ -39,10 +39,8 @@ func pkgPick(load []uint64, key, tie uint64) int {
 	less := (lb - la) >> 63 // 1 when lb < la
 	// On a tie the top bit of key*tie decides: 0 when tie is 0, a bit
 	// that differs between instances otherwise (one multiplication).
-	if less|b2u(la == lb)&((key*tie)>>63) != 0 { // a conditional move
-		a = b
-	}
-	return a
+	flip := less | b2u(la == lb)&((key*tie)>>63)
+	return a ^ (a^b)&-int(flip)
 }
 
 // wrap returns x mod n for x in [0, 2n), without a branch: x >= n is a
@@ -90,9 +88,8 @@ func (p *PKG) Route(key uint64) int {
 	a := hashx.Reduce(key, n)
 	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
 	la, lb := load[a], load[b]
-	if (lb-la)>>63|b2u(la == lb)&((key*p.tie)>>63) != 0 {
-		a = b
-	}
+	flip := (lb-la)>>63 | b2u(la == lb)&((key*p.tie)>>63)
+	a ^= (a ^ b) & -int(flip) // a mask, not "if flip != 0": that became a jump here
 	load[a]++
 	return a
 }
