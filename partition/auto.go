@@ -69,7 +69,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 	load := make([]uint64, n)
 	a := &Auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
-		window: max(c.autoSample, c.autoWindow/c.sources), sample: make([]uint64, 0, c.autoSample),
+		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),

@@ -123,6 +123,15 @@ func (c *config) thetaFor(n int) float64 {
 	return 1 / (5 * float64(n))
 }
 
+// autoWindowFor is Auto's decision window: WithAutoWindow's, divided by
+// the sources of WithSources (at least the sample) when there are several.
+func (c *config) autoWindowFor() int {
+	if c.sources <= 1 {
+		return c.autoWindow
+	}
+	return max(c.autoSample, c.autoWindow/c.sources)
+}
+
 // minSourceWindow is the smallest window WithSources shrinks the default
 // detector's to.
 const minSourceWindow = 1024

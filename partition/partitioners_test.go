@@ -160,6 +160,12 @@ func TestWithSourcesScalesWindows(t *testing.T) {
 		p, err := New("auto", 100, WithSources(8))
 		require.NoError(t, err)
 		require.Equal(t, (1<<16)/8, p.(*Auto).window)
+		p, err = New("auto", 100, WithAutoWindow(100, 4096))
+		require.NoError(t, err)
+		require.Equal(t, 100, p.(*Auto).window, "one source: the window as given")
+		p, err = New("auto", 100, WithAutoWindow(1<<16, 4096), WithSources(100))
+		require.NoError(t, err)
+		require.Equal(t, 4096, p.(*Auto).window, "never below the sample")
 	})
 }
 
