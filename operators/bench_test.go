@@ -60,3 +60,19 @@ func BenchmarkMapCount(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
 }
+
+// BenchmarkKeyedWindowsCountBatch is BenchmarkKeyedWindowsCount through
+// AddBatch, 1024 inputs at a time (the runtime's batches).
+func BenchmarkKeyedWindowsCountBatch(b *testing.B) {
+	keys := zipfKeys()
+	ev := make([]Event[struct{}], 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		kw, _ := NewKeyedWindows(Count[struct{}](), GlobalWindow(), 0, Complete)
+		for i := 0; i < len(keys); i += len(ev) {
+			kw.AddBatch(keys[i:min(i+len(ev), len(keys))], ev, nil)
+		}
+		kw.Advance(EndOfInput, func(r Result[uint64]) { benchSink += r.Value }, nil)
+	}
+	b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+}

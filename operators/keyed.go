@@ -76,6 +76,7 @@ type KeyedWindows[In, Acc, Out any] struct {
 	free     []*pane[Acc]
 	fire     []*pane[Acc]
 	stats    WindowStats
+	sink     uint64 // keeps AddBatch's prefetch loads
 }
 
 // NewKeyedWindows returns an empty aggregation in the given phase.
@@ -125,13 +126,12 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 }
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
-	e := p.tab.upsert(key, create)
-	if p.fired && !e.marked { // after the first firing, track what changes
-		e.marked = true
+	a, idx := p.tab.upsert(key, create)
+	if p.fired && p.tab.mark(idx) { // after the first firing, track what changes
 		p.touched = append(p.touched, key)
 	}
 	p.dirty = true
-	return &e.acc
+	return a
 }
 
 // Add aggregates one input of the given key at time t into every window
@@ -161,6 +161,50 @@ func (k *KeyedWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 		k.stats.Late++
 	}
 	return added
+}
+
+// prefetchAhead is how many keys AddBatch looks up ahead of updating them.
+const prefetchAhead = 16
+
+// AddBatch adds ev[i] under key keys[i] for every i, exactly as Add would
+// one by one, and appends to late the index of every input that was late.
+// It is Add's fast path: for the global window it resolves the window once
+// per batch and loads the table slots of the next keys before updating
+// them, so their cache misses overlap. keys and ev must have the same
+// length.
+func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], late []int32) []int32 {
+	ev = ev[:len(keys)]
+	if !k.win.IsGlobal() || k.wm >= EndOfInput {
+		for i := range keys {
+			if !k.Add(keys[i], ev[i].Time, ev[i].Value) {
+				late = append(late, int32(i))
+			}
+		}
+		return late
+	}
+	p := k.pane(math.MinInt64)
+	if p.fired || len(keys) == 0 {
+		for i := range keys {
+			a := p.slot(keys[i], k.agg.Create)
+			*a = k.agg.Add(*a, ev[i].Value)
+		}
+		k.stats.Added += uint64(len(keys))
+		return late
+	}
+	tab, create, add := &p.tab, k.agg.Create, k.agg.Add
+	for i := 0; i < len(keys); i += prefetchAhead {
+		chunk := keys[i:min(i+prefetchAhead, len(keys))]
+		if tab.ents != nil {
+			k.sink += tab.touch(chunk)
+		}
+		for j, key := range chunk {
+			a, _ := tab.upsert(key, create)
+			*a = add(*a, ev[i+j].Value)
+		}
+	}
+	p.dirty = true
+	k.stats.Added += uint64(len(keys))
+	return late
 }
 
 // AddPartial merges a partial accumulator (FinalPhase). It returns false
@@ -236,24 +280,30 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	k.stats.Fired++
 	if k.phase == PartialPhase {
 		// The table holds only what arrived since the last firing.
+		if p.tab.zero {
+			partial(Partial[Acc]{Key: 0, Start: p.start, Acc: p.tab.zacc})
+		}
 		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.used {
+			if e := &p.tab.ents[i]; e.key != 0 {
 				partial(Partial[Acc]{Key: e.key, Start: p.start, Acc: e.acc})
 			}
 		}
 		p.reset() // later inputs form a delta
 	} else if !p.fired {
 		// First firing: every key, in table order (one sequential pass).
+		if p.tab.zero {
+			result(Result[Out]{Key: 0, Start: p.start, End: p.end, Value: k.agg.Result(p.tab.zacc)})
+		}
 		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.used {
+			if e := &p.tab.ents[i]; e.key != 0 {
 				result(Result[Out]{Key: e.key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc)})
 			}
 		}
 	} else {
 		for _, key := range p.touched {
-			e := p.tab.find(key)
-			e.marked = false
-			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc), Update: p.fired})
+			a, idx := p.tab.find(key)
+			p.tab.unmark(idx)
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
 	}

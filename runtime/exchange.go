@@ -46,6 +46,7 @@ type stopped struct{}
 type edge[T any] struct {
 	spec    Edge
 	keyOf   func(T) uint64
+	recKey  bool // T is datasets.Record keyed by its Key (see Stream.recKey)
 	senders int
 	inboxes []*inbox[T]
 }
