@@ -174,6 +174,9 @@ const prefetchAhead = 16
 // length.
 func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], late []int32) []int32 {
 	ev = ev[:len(keys)]
+	if !k.win.IsGlobal() && k.win.size == k.win.slide {
+		return k.addTumbling(keys, ev, late)
+	}
 	if !k.win.IsGlobal() || k.wm >= EndOfInput {
 		for i := range keys {
 			if !k.Add(keys[i], ev[i].Time, ev[i].Value) {
@@ -204,6 +207,33 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 	}
 	p.dirty = true
 	k.stats.Added += uint64(len(keys))
+	return late
+}
+
+// addTumbling is AddBatch for tumbling windows: one window per input, whose
+// pane and lateness are looked up only when it differs from the previous
+// input's.
+func (k *KeyedWindows[In, Acc, Out]) addTumbling(keys []uint64, ev []Event[In], late []int32) []int32 {
+	create, add := k.agg.Create, k.agg.Add
+	var p *pane[Acc]
+	lateStart, haveLate := int64(0), false
+	added := 0
+	for i, key := range keys {
+		s := k.win.LastStart(ev[i].Time)
+		if p == nil || s != p.start {
+			if haveLate && s == lateStart || k.wm >= k.cleanup(s+k.win.size) {
+				lateStart, haveLate = s, true
+				late = append(late, int32(i))
+				continue
+			}
+			p = k.pane(s)
+		}
+		a := p.slot(key, create)
+		*a = add(*a, ev[i].Value)
+		added++
+	}
+	k.stats.Added += uint64(added)
+	k.stats.Late += uint64(len(keys) - added)
 	return late
 }
 
