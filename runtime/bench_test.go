@@ -57,7 +57,11 @@ func BenchmarkKeyedCountCOST(b *testing.B) {
 }
 
 // benchSources overrides the number of sources of BenchmarkKeyedCount.
-var benchSources = flag.Int("keyedcount.sources", 0, "sources in BenchmarkKeyedCount (0: keyedCountSources(workers))")
+var (
+	benchSources = flag.Int("keyedcount.sources", 0, "sources in BenchmarkKeyedCount (0: keyedCountSources(workers))")
+	benchBatch   = flag.Int("keyedcount.batch", 1024, "BatchSize in BenchmarkKeyedCount")
+	benchQueue   = flag.Int("keyedcount.queue", 16, "QueueBatches in BenchmarkKeyedCount")
+)
 
 // keyedCountSources is the default number of sources at a given number of
 // aggregation workers: a quarter as many (at least one), since a source
@@ -82,7 +86,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 			b.ReportMetric(float64(sources), "sources")
 			cpu0 := cpuTime()
 			for b.Loop() {
-				j, err := NewJob(BatchSize(1024), QueueBatches(16))
+				j, err := NewJob(BatchSize(*benchBatch), QueueBatches(*benchQueue))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -72,3 +72,23 @@ func BenchmarkExchange(b *testing.B) {
 		}
 	}
 }
+
+// TestInboxMakesAtMostItsBound: buffers are made on demand, never more than
+// queue+senders+1, after which get waits for a returned one (or stops with
+// the context).
+func TestInboxMakesAtMostItsBound(t *testing.T) {
+	var m workerMetrics
+	in := newInbox[int](2, 1, 8, &m) // at most 4 buffers
+	ctx, cancel := context.WithCancel(context.Background())
+	var got []*batch[int]
+	for range 4 {
+		b := in.get(ctx)
+		require.Equal(t, 8, cap(b.ev))
+		got = append(got, b)
+	}
+	cancel()
+	require.PanicsWithValue(t, stopped{}, func() { in.get(ctx) })
+	in.free <- got[2]
+	require.Same(t, got[2], in.get(ctx))
+	require.Equal(t, int32(4), in.made.Load())
+}
