@@ -194,17 +194,25 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 		k.stats.Added += uint64(len(keys))
 		return late
 	}
+	// A run of equal keys (a hot key's, typically) is folded in a local
+	// accumulator with one lookup: cur stays valid until the next upsert,
+	// and acc is stored back before it.
 	tab, create, add := &p.tab, k.agg.Create, k.agg.Add
+	cur, _ := tab.upsert(keys[0], create)
+	curKey, acc := keys[0], *cur
 	for i := 0; i < len(keys); i += prefetchAhead {
 		chunk := keys[i:min(i+prefetchAhead, len(keys))]
-		if tab.ents != nil {
-			k.sink += tab.touch(chunk)
-		}
+		k.sink += tab.touch(chunk)
 		for j, key := range chunk {
-			a, _ := tab.upsert(key, create)
-			*a = add(*a, ev[i+j].Value)
+			if key != curKey {
+				*cur = acc
+				cur = tab.get(key, create)
+				curKey, acc = key, *cur
+			}
+			acc = add(acc, ev[i+j].Value)
 		}
 	}
+	*cur = acc
 	p.dirty = true
 	k.stats.Added += uint64(len(keys))
 	return late

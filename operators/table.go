@@ -94,6 +94,16 @@ func (t *table[Acc]) upsert(key uint64, create func() Acc) (*Acc, int) {
 	}
 }
 
+// get is upsert's accumulator, with the common hit in the home slot
+// inlined.
+func (t *table[Acc]) get(key uint64, create func() Acc) *Acc {
+	if e := &t.ents[t.pos(key)&uint64(len(t.ents)-1)]; e.key == key && key != 0 {
+		return &e.acc
+	}
+	a, _ := t.upsert(key, create)
+	return a
+}
+
 // touch loads the home slots of keys so that their cache misses overlap
 // (a software prefetch); it returns a value only to keep the loads.
 func (t *table[Acc]) touch(keys []uint64) uint64 {
