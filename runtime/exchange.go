@@ -78,6 +78,7 @@ type outbox[T any] struct {
 	job    *Job
 	e      *edge[T]
 	part   partition.Partitioner // nil: broadcast
+	fwd    int                   // the receiver of a forward edge, else -1
 	from   int32
 	cur    []*batch[T]
 	sentWM []int64
@@ -96,11 +97,18 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	if err != nil {
 		return nil, err
 	}
-	o.part = p
+	o.part, o.fwd = p, -1
+	if f, ok := p.(forward); ok {
+		o.fwd = f.w
+	}
 	return o, nil
 }
 
 func (o *outbox[T]) put(ev operators.Event[T], wm int64) {
+	if o.fwd >= 0 {
+		o.append(o.fwd, ev, wm)
+		return
+	}
 	if o.part == nil {
 		for i := range o.cur {
 			o.append(i, ev, wm)
