@@ -200,10 +200,13 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 	tab, create, add := &p.tab, k.agg.Create, k.agg.Add
 	cur, _ := tab.upsert(keys[0], create)
 	curKey, acc := keys[0], *cur
-	k.sink += tab.touch(keys[:min(prefetchAhead, len(keys))])
+	prefetch := tab.large()
+	if prefetch {
+		k.sink += tab.touch(keys[:min(prefetchAhead, len(keys))])
+	}
 	for i := 0; i < len(keys); i += prefetchAhead {
 		chunk := keys[i:min(i+prefetchAhead, len(keys))]
-		if next := i + prefetchAhead; next < len(keys) {
+		if next := i + prefetchAhead; prefetch && next < len(keys) {
 			// The next chunk's loads are in flight while this one is updated.
 			k.sink += tab.touch(keys[next:min(next+prefetchAhead, len(keys))])
 		}

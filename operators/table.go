@@ -1,5 +1,7 @@
 package operators
 
+import "unsafe"
+
 // table is an open-addressing hash table (linear probing, Fibonacci
 // hashing, load <= 3/4) from uint64 keys to accumulators stored inline, so
 // that updating a key costs one probe sequence in one array: a Go map plus
@@ -107,11 +109,22 @@ func (t *table[Acc]) get(key uint64, create func() Acc) *Acc {
 // touch loads the home slots of keys so that their cache misses overlap
 // (a software prefetch); it returns a value only to keep the loads.
 func (t *table[Acc]) touch(keys []uint64) uint64 {
+	ents, shift := t.ents, t.shift
 	var s uint64
 	for _, k := range keys {
-		s += t.ents[t.pos(k)].key
+		s += ents[(k*0x9e3779b97f4a7c15)>>shift].key
 	}
 	return s
+}
+
+// prefetchBytes is the table size above which AddBatch touches slots
+// ahead: a smaller table stays in a core's L2, where a miss costs less
+// than the touch.
+const prefetchBytes = 256 << 10
+
+// large reports whether the table is larger than prefetchBytes.
+func (t *table[Acc]) large() bool {
+	return uintptr(len(t.ents))*unsafe.Sizeof(entry[Acc]{}) > prefetchBytes
 }
 
 func (t *table[Acc]) grow() {
