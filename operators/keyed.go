@@ -169,9 +169,10 @@ const prefetchAhead = 16
 // AddBatch adds ev[i] under key keys[i] for every i, exactly as Add would
 // one by one, and appends to late the index of every input that was late.
 // It is Add's fast path: for the global window it resolves the window once
-// per batch and loads the table slots of the next keys before updating
-// them, so their cache misses overlap. keys and ev must have the same
-// length.
+// per batch, folds runs of one key in a local accumulator and, on a table
+// beyond 1 MiB, loads the table slots of the next keys before updating
+// them, so their cache misses overlap; for tumbling windows it looks up a
+// window only when it changes. keys and ev must have the same length.
 func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], late []int32) []int32 {
 	ev = ev[:len(keys)]
 	if !k.win.IsGlobal() && k.win.size == k.win.slide {

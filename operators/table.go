@@ -118,9 +118,11 @@ func (t *table[Acc]) touch(keys []uint64) uint64 {
 }
 
 // prefetchBytes is the table size above which AddBatch touches slots
-// ahead: a smaller table stays in a core's L2, where a miss costs less
-// than the touch.
-const prefetchBytes = 256 << 10
+// ahead. Measured on a 2-core EPYC (512 KiB L2, 32 MiB L3), Zipf(1.1)
+// keys: touching saves 10-25% of the CPU per key for 2-8 MiB tables, about
+// 5% at 2 MiB, and costs 10-20% at 512 KiB and 1 MiB, where the misses are
+// cheap and out-of-order execution already overlaps them.
+const prefetchBytes = 1 << 20
 
 // large reports whether the table is larger than prefetchBytes.
 func (t *table[Acc]) large() bool {
