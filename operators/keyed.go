@@ -47,12 +47,18 @@ type WindowStats struct {
 }
 
 // pane holds the accumulators of one window, by key in insertion order.
+//
+// The pads keep the table's header (read on every input, written on every
+// new key) off the cache lines of objects allocated next to it, such as
+// another worker's pane.
 type pane[Acc any] struct {
+	_          [64]byte
 	start, end int64
 	tab        table[Acc]
 	touched    []uint64 // after the first firing: the marked keys, in the order they changed
 	dirty      bool     // holds inputs not yet emitted
 	fired      bool
+	_          [64]byte
 }
 
 // KeyedWindows is the state machine of a keyed window aggregation on one
@@ -66,6 +72,7 @@ type pane[Acc any] struct {
 // deterministic order (table order on a first firing, order of change on a
 // late update). Not safe for concurrent use.
 type KeyedWindows[In, Acc, Out any] struct {
+	_        [64]byte // see pane
 	agg      Aggregate[In, Acc, Out]
 	win      Windows
 	lateness int64
@@ -77,6 +84,7 @@ type KeyedWindows[In, Acc, Out any] struct {
 	fire     []*pane[Acc]
 	stats    WindowStats
 	sink     uint64 // keeps AddBatch's prefetch loads
+	_        [64]byte
 }
 
 // NewKeyedWindows returns an empty aggregation in the given phase.
@@ -202,14 +210,15 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 	cur, _ := tab.upsert(keys[0], create)
 	curKey, acc := keys[0], *cur
 	prefetch := tab.large()
+	var sink uint64
 	if prefetch {
-		k.sink += tab.touch(keys[:min(prefetchAhead, len(keys))])
+		sink = tab.touch(keys[:min(prefetchAhead, len(keys))])
 	}
 	for i := 0; i < len(keys); i += prefetchAhead {
 		chunk := keys[i:min(i+prefetchAhead, len(keys))]
 		if next := i + prefetchAhead; prefetch && next < len(keys) {
 			// The next chunk's loads are in flight while this one is updated.
-			k.sink += tab.touch(keys[next:min(next+prefetchAhead, len(keys))])
+			sink += tab.touch(keys[next:min(next+prefetchAhead, len(keys))])
 		}
 		for j, key := range chunk {
 			if key != curKey {
@@ -221,6 +230,7 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 		}
 	}
 	*cur = acc
+	k.sink += sink
 	p.dirty = true
 	k.stats.Added += uint64(len(keys))
 	return late
