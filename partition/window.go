@@ -1,5 +1,7 @@
 package partition
 
+import "math"
+
 // frequencySummary is what the windowed detector needs from a frequency
 // summary: count a key and return its (over-)estimated count so far, read
 // an estimate without counting, list the keys whose estimate reaches a
@@ -91,7 +93,8 @@ func (w *WindowedDetector) swap() {
 func (w *WindowedDetector) refreshStats() {
 	nn := w.n[w.old]
 	w.stats, w.accN = HeadStats{}, float64(nn)
-	w.sum[w.old].heavy(uint64(w.theta*float64(nn)+0.999999), w.visit)
+	// The smallest count c with c >= theta·nn, Observe's head test.
+	w.sum[w.old].heavy(uint64(math.Ceil(w.theta*float64(nn))), w.visit)
 }
 
 // accumulate adds one head key of the older summary to w.stats.
