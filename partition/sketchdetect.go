@@ -30,11 +30,7 @@ type spaceSavingSummary struct {
 	top []sketch.Counter[uint64]
 }
 
-func (s *spaceSavingSummary) add(k uint64) uint64 {
-	s.ss.Add(k)
-	c, _ := s.ss.Estimate(k)
-	return c
-}
+func (s *spaceSavingSummary) add(k uint64) uint64 { return s.ss.AddCount(k) }
 
 func (s *spaceSavingSummary) estimate(k uint64) uint64 { c, _ := s.ss.Estimate(k); return c }
 
