@@ -64,10 +64,12 @@ type DChoices struct {
 	scanOnly bool
 }
 
-// resetMin recomputes minLoad and atMin (after others wrote the loads).
+// resetMin recomputes minLoad, atMin and sum (after others wrote the
+// loads: Auto's other modes share them).
 func (p *DChoices) resetMin() {
-	p.minLoad, p.atMin = p.load[0], 0
+	p.minLoad, p.atMin, p.sum = p.load[0], 0, 0
 	for _, x := range p.load {
+		p.sum += x
 		if x < p.minLoad {
 			p.minLoad, p.atMin = x, 1
 		} else if x == p.minLoad {
