@@ -153,8 +153,11 @@ func safeWork(ctx context.Context, st runner, w int) (err error) {
 				err = nil
 				return
 			}
-			err = &WorkerError{Stage: st.base().name, Worker: w, Panic: r, Stack: debug.Stack(),
-				Err: fmt.Errorf("panic: %v", r)}
+			perr := fmt.Errorf("panic: %v", r)
+			if e, ok := r.(error); ok {
+				perr = fmt.Errorf("panic: %w", e) // keeps e's chain for errors.Is
+			}
+			err = &WorkerError{Stage: st.base().name, Worker: w, Panic: r, Stack: debug.Stack(), Err: perr}
 		}
 	}()
 	if err := st.work(ctx, w); err != nil {
