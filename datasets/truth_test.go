@@ -37,12 +37,3 @@ func TestTruthOverLongStream(t *testing.T) {
 	require.Equal(t, uint64(3333), tr.Count(2))
 	require.Equal(t, uint64(3), DistinctKeys(FromKeys(keys)).GetCardinality())
 }
-
-func TestZipfPMFEmpty(t *testing.T) {
-	require.NotPanics(t, func() {
-		require.Empty(t, ZipfPMF(0, 1))
-		require.Empty(t, ZipfPMF(-3, 1))
-	}, "k <= 0 is an empty distribution, not a panic")
-	p := ZipfPMF(3, 1)
-	require.InDeltaSlice(t, []float64{6.0 / 11, 3.0 / 11, 2.0 / 11}, p, 1e-15)
-}
