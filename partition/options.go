@@ -1,0 +1,173 @@
+package partition
+
+import (
+	"fmt"
+
+	"slices"
+)
+
+// Option configures a partitioner built by New or NewFactory.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	theta        float64 // head threshold; 0 means 1/(5n)
+	thetaSet     bool
+	epsilon      float64
+	detector     DetectorFactory
+	detectorSet  bool
+	resolveEvery int
+	autoWindow   int
+	autoSample   int
+	seed         uint64
+}
+
+func defaultConfig() config {
+	return config{epsilon: 1e-3, detector: DefaultDetector, resolveEvery: 4096, autoWindow: 1 << 16, autoSample: 4096}
+}
+
+// WithTheta sets the head threshold: keys with probability >= theta are
+// head. Default 1/(5n).
+func WithTheta(theta float64) Option {
+	return optionFunc(func(c *config) { c.theta, c.thetaSet = theta, true })
+}
+
+// WithEpsilon sets the imbalance tolerance D-Choices solves d for. Default 1e-3.
+func WithEpsilon(eps float64) Option { return optionFunc(func(c *config) { c.epsilon = eps }) }
+
+// WithDetector sets how head keys are detected. Default DefaultDetector.
+func WithDetector(f DetectorFactory) Option {
+	return optionFunc(func(c *config) { c.detector, c.detectorSet = f, true })
+}
+
+// WithResolveEvery sets how many tuples pass between D-Choices' re-solving
+// of d (and Auto's re-evaluation of its choice). Default 4096.
+func WithResolveEvery(tuples int) Option {
+	return optionFunc(func(c *config) { c.resolveEvery = tuples })
+}
+
+// WithAutoWindow sets how many tuples Auto observes between decisions, and
+// the size of its reservoir sample. Defaults 65536 and 4096.
+func WithAutoWindow(tuples, sample int) Option {
+	return optionFunc(func(c *config) { c.autoWindow, c.autoSample = tuples, sample })
+}
+
+// WithSeed seeds the randomness of partitioners that use any (Auto's
+// reservoir). Default 0.
+func WithSeed(seed uint64) Option { return optionFunc(func(c *config) { c.seed = seed }) }
+
+func checkTheta(theta float64) error {
+	if !(theta > 0 && theta < 1) {
+		return invalidParam("theta", theta, "in (0, 1)")
+	}
+	return nil
+}
+
+// validate checks every option once, for all kinds.
+func (c *config) validate() error {
+	if c.thetaSet {
+		if err := checkTheta(c.theta); err != nil {
+			return err
+		}
+	}
+	if !(c.epsilon > 0 && c.epsilon < 1) {
+		return invalidParam("epsilon", c.epsilon, "in (0, 1)")
+	}
+	if c.detectorSet && c.detector == nil {
+		return invalidParam("detector", "nil", "a DetectorFactory")
+	}
+	if c.resolveEvery <= 0 {
+		return invalidParam("resolveEvery", c.resolveEvery, "> 0")
+	}
+	if c.autoWindow <= 0 {
+		return invalidParam("autoWindow", c.autoWindow, "> 0")
+	}
+	if c.autoSample < 16 {
+		return invalidParam("autoSample", c.autoSample, ">= 16")
+	}
+	return nil
+}
+
+// thetaFor returns the head threshold for n workers.
+func (c *config) thetaFor(n int) float64 {
+	if c.thetaSet {
+		return c.theta
+	}
+	return 1 / (5 * float64(n))
+}
+
+func (c *config) newDetector(n int) (HotKeyDetector, error) {
+	d, err := c.detector(n, c.thetaFor(n))
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, invalidParam("detector", "factory returned nil", "a HotKeyDetector")
+	}
+	return d, nil
+}
+
+var kinds = map[string]func(n int, c *config) (Partitioner, error){
+	"hash":    func(n int, _ *config) (Partitioner, error) { return NewHash(n) },
+	"shuffle": func(n int, _ *config) (Partitioner, error) { return NewShuffle(n) },
+	"pkg":     func(n int, _ *config) (Partitioner, error) { return NewPKG(n) },
+	"dchoices": func(n int, c *config) (Partitioner, error) {
+		return newDChoices(n, c, false)
+	},
+	"dchoices-paper": func(n int, c *config) (Partitioner, error) {
+		return newDChoices(n, c, true)
+	},
+	"wchoices": func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) },
+	"rr-head":  func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) },
+}
+
+// Kinds lists the partitioner kinds New accepts, sorted.
+func Kinds() []string {
+	ks := make([]string, 0, len(kinds))
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// New builds a partitioner of the named kind (see Kinds) for n workers.
+func New(kind string, workers int, opts ...Option) (Partitioner, error) {
+	f, err := NewFactory(kind, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return f(workers)
+}
+
+// NewFactory validates kind and options once and returns a Factory that
+// builds one partitioner per source.
+func NewFactory(kind string, opts ...Option) (Factory, error) {
+	mk, ok := kinds[kind]
+	if !ok {
+		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", Kinds()))
+	}
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalidParam("option", "nil", "an Option")
+		}
+		o.apply(&c)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return func(workers int) (Partitioner, error) {
+		if err := checkWorkers(workers); err != nil {
+			return nil, err
+		}
+		if c.thetaSet && c.theta <= 0 {
+			return nil, invalidParam("theta", c.theta, "in (0, 1)")
+		}
+		cc := c
+		return mk(workers, &cc)
+	}, nil
+}

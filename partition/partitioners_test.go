@@ -1,0 +1,204 @@
+package partition
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func route(t *testing.T, p Partitioner, keys []uint64) ([]uint64, map[uint64]map[int]struct{}) {
+	t.Helper()
+	load := make([]uint64, p.Workers())
+	seen := map[uint64]map[int]struct{}{}
+	for _, k := range keys {
+		w := p.Route(k)
+		require.True(t, w >= 0 && w < p.Workers(), "worker %d out of range", w)
+		load[w]++
+		if seen[k] == nil {
+			seen[k] = map[int]struct{}{}
+		}
+		seen[k][w] = struct{}{}
+	}
+	var sum uint64
+	for _, l := range load {
+		sum += l
+	}
+	require.Equal(t, uint64(len(keys)), sum, "every tuple routed exactly once")
+	return load, seen
+}
+
+func lambda(load []uint64) float64 {
+	var sum, mx uint64
+	for _, l := range load {
+		sum += l
+		mx = max(mx, l)
+	}
+	avg := float64(sum) / float64(len(load))
+	return (float64(mx) - avg) / avg
+}
+
+func TestPlacementBounds(t *testing.T) {
+	const n = 10
+	keys, probs := exactZipf(200_000, 10_000, 1.4, 1)
+	for _, kind := range Kinds() {
+		if kind == "auto" {
+			continue
+		}
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := New(kind, n, WithDetector(OracleDetectorFactory(probs)))
+			require.NoError(t, err)
+			_, seen := route(t, p, keys)
+			theta := 1 / (5.0 * n)
+			for k, ws := range seen {
+				switch kind {
+				case "hash":
+					require.Len(t, ws, 1)
+				case "pkg":
+					require.LessOrEqual(t, len(ws), 2)
+				case "dchoices", "dchoices-paper":
+					if probs[k] < theta {
+						require.LessOrEqual(t, len(ws), 2, "tail key on more than two workers")
+					} else {
+						d := p.(*DChoices).D()
+						require.LessOrEqual(t, len(ws), d)
+						cands := p.(*DChoices).HeadCandidates(nil, k)
+						for w := range ws {
+							require.Contains(t, cands, w)
+						}
+					}
+				case "wchoices", "rr-head":
+					if probs[k] < theta {
+						require.LessOrEqual(t, len(ws), 2)
+					} else if probs[k] > 0.05 {
+						require.Len(t, ws, n, "head key %#x (p=%.3f) must reach all workers", k, probs[k])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDistinctCandidates(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 10, 12, 50, 100} {
+		p, err := New("dchoices", n, WithDetector(OracleDetectorFactory(map[uint64]float64{})))
+		require.NoError(t, err)
+		dc := p.(*DChoices)
+		dc.d = n
+		for k := uint64(1); k < 200; k++ {
+			c := dc.HeadCandidates(nil, k*0x9e3779b97f4a7c15)
+			s := slices.Clone(c)
+			slices.Sort(s)
+			require.Len(t, slices.Compact(s), n, "n=%d: candidates not distinct: %v", n, c)
+		}
+	}
+}
+
+func TestSolveD(t *testing.T) {
+	for _, tc := range []struct {
+		st    HeadStats
+		n     int
+		paper bool
+		want  int
+	}{
+		{HeadStats{}, 10, false, 2},
+		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, false, 7}, // .5 + .4c^2 <= 1.001c from c = .7
+		{HeadStats{P1: 0.5, Mass: 0.5, Count: 1}, 10, false, 10}, // U = c: .5 + .5c^2 <= c only at c = 1
+		{HeadStats{P1: 1, Mass: 1, Count: 1}, 50, false, 50},
+		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, true, 10},   // needs 1-.9^d >= .7: d = 12 > n
+		{HeadStats{P1: 0.25, Mass: 0.6, Count: 3}, 100, false, 83}, // U = 1-(1-d/n)^3: .6+.4U^2 <= 1.001U from d = 83
+	} {
+		t.Run(fmt.Sprintf("%+v/n=%d/paper=%v", tc.st, tc.n, tc.paper), func(t *testing.T) {
+			cov := distinctCoverage
+			if tc.paper {
+				cov = hashedCoverage
+			}
+			got := SolveD(tc.st, tc.n, 1e-3, cov)
+			c := cov(got, tc.n)
+			if got < tc.n {
+				require.LessOrEqual(t, tc.st.P1, 1.001*c)
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind string
+		n    int
+		opts []Option
+		want string
+	}{
+		{"workers", "pkg", 0, nil, "workers"},
+		{"negative workers", "dchoices", -3, nil, "workers"},
+		{"kind", "nope", 3, nil, "kind"},
+		{"theta zero", "dchoices", 3, []Option{WithTheta(0)}, "theta"},
+		{"theta one", "wchoices", 3, []Option{WithTheta(1)}, "theta"},
+		{"nil detector", "rr-head", 3, []Option{WithDetector(nil)}, "detector"},
+		{"epsilon", "dchoices", 3, []Option{WithEpsilon(2)}, "epsilon"},
+		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
+		{"nil option", "hash", 3, []Option{nil}, "option"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.kind, tc.n, tc.opts...)
+			require.ErrorIs(t, err, ErrInvalidParameter)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := NewOracleDetector(nil, 0.1)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = NewOracleDetector(map[uint64]float64{1: 2}, 0.1)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	_, err = NewExactDetector(1.5)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+}
+
+func TestRouteDoesNotAllocate(t *testing.T) {
+	keys, probs := exactZipf(50_000, 5_000, 1.2, 2)
+	for _, kind := range Kinds() {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := New(kind, 16, WithDetector(OracleDetectorFactory(probs)))
+			require.NoError(t, err)
+			i := 0
+			allocs := testing.AllocsPerRun(20_000, func() {
+				p.Route(keys[i%len(keys)])
+				i++
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
+
+func TestImbalanceBeatsHash(t *testing.T) {
+	m := 1_000_000
+	if testing.Short() {
+		m = 200_000
+	}
+	for _, tc := range []struct {
+		s    float64
+		n    int
+		kind string
+		max  float64
+	}{
+		{0.8, 10, "pkg", 2e-3}, // p1 = 0.07 <= 1/n
+		{1.4, 10, "dchoices", 2e-3},
+		{1.4, 10, "wchoices", 2e-3},
+		{2.0, 50, "dchoices", 2e-3},
+		{2.0, 50, "wchoices", 2e-3},
+		{1.0, 50, "dchoices", 2e-3},
+	} {
+		t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", tc.kind, tc.s, tc.n), func(t *testing.T) {
+			keys, probs := exactZipf(m, 100_000, tc.s, 3)
+			h, _ := NewHash(tc.n)
+			lh, _ := route(t, h, keys)
+			p, err := New(tc.kind, tc.n, WithDetector(OracleDetectorFactory(probs)))
+			require.NoError(t, err)
+			lp, _ := route(t, p, keys)
+			require.Less(t, lambda(lp), tc.max)
+			require.Less(t, lambda(lp)*10, lambda(lh), "hash lambda %.3g", lambda(lh))
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package partition
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
+)
+
+func simulate(t *testing.T, kind string, keys []uint64, sources, n int, opts ...Option) *Result {
+	t.Helper()
+	f, err := NewFactory(kind, opts...)
+	require.NoError(t, err)
+	res, err := Run(Config{Stream: datasets.FromKeys(keys), Factory: f, Sources: sources, Workers: n, SampleEvery: 10_000, Period: 25_000})
+	require.NoError(t, err)
+	return res
+}
+
+func TestSimulatorMetrics(t *testing.T) {
+	keys, probs := exactZipf(100_000, 20_000, 1.1, 4)
+	distinct := len(probs)
+	for _, kind := range Kinds() {
+		t.Run("kind="+kind, func(t *testing.T) {
+			res := simulate(t, kind, keys, 5, 10, WithDetector(OracleDetectorFactory(probs)))
+			var sum uint64
+			for _, l := range res.Load {
+				sum += l
+			}
+			require.Equal(t, uint64(len(keys)), sum)
+			require.Equal(t, uint64(len(keys)), res.Tuples)
+			require.Len(t, res.Samples, 10)
+			require.Len(t, res.PartialsPerPeriod, 4)
+			require.LessOrEqual(t, res.Distinct, distinct)
+			require.InDelta(t, res.MaxOverAvg-1, res.Imbalance, 1e-12)
+			require.InDelta(t, res.Imbalance/10, res.ImbalanceOverM, 1e-12)
+			switch kind {
+			case "hash":
+				require.Equal(t, 1.0, res.Replication)
+			case "pkg":
+				require.LessOrEqual(t, res.Replication, 2.0)
+				require.Greater(t, res.Replication, 1.0)
+			case "shuffle":
+				require.Greater(t, res.Replication, 1.5)
+			}
+			// Partials per period are at least the keys of the period and at
+			// most n times them.
+			for _, p := range res.PartialsPerPeriod {
+				require.LessOrEqual(t, p, uint64(25_000))
+			}
+			again := simulate(t, kind, keys, 5, 10, WithDetector(OracleDetectorFactory(probs)))
+			require.Equal(t, res, again, "simulation must be deterministic")
+		})
+	}
+}
+
+func TestSimulatorBadConfig(t *testing.T) {
+	f, err := NewFactory("hash")
+	require.NoError(t, err)
+	s := datasets.FromKeys([]uint64{1})
+	for name, cfg := range map[string]Config{
+		"Stream":      {Factory: f, Sources: 1, Workers: 1},
+		"Factory":     {Stream: s, Sources: 1, Workers: 1},
+		"Sources":     {Stream: s, Factory: f, Workers: 1},
+		"workers":     {Stream: s, Factory: f, Sources: 1},
+		"SampleEvery": {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Run(cfg)
+			require.ErrorIs(t, err, ErrInvalidParameter)
+			require.Contains(t, err.Error(), name)
+		})
+	}
+}
