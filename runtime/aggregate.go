@@ -1,0 +1,174 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/skewerhq/skewer/operators"
+)
+
+// Aggregated is the output of WindowAggregate.
+type Aggregated[In, Out any] struct {
+	// Results holds one Result per fired (key, window), keyed by its Key and
+	// timed at the window's end-1.
+	Results *Stream[operators.Result[Out]]
+	// Late holds the inputs that arrived after their windows' allowed
+	// lateness (also counted in WorkerStats.Late). A Late stream nobody
+	// consumes only counts them.
+	Late *Stream[In]
+	// TwoPhase reports that the edge splits keys, so the aggregation runs as
+	// a partial stage (name+"/partial") and a final merge stage
+	// (name+"/final") fed by hash partitioning.
+	TwoPhase bool
+}
+
+type windowHandler[In, Acc, Out any] struct {
+	kw      *operators.KeyedWindows[In, Acc, Out]
+	keyOf   func(In) uint64
+	late    *collector[In]
+	m       *workerMetrics
+	result  func(operators.Result[Out])
+	partial func(operators.Partial[Acc])
+}
+
+func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In]) error {
+	var late uint64
+	for _, e := range ev {
+		if !h.kw.Add(h.keyOf(e.Value), e.Time, e.Value) {
+			late++
+			h.late.emit(e)
+		}
+	}
+	if late > 0 {
+		h.m.late.Add(late)
+	}
+	return nil
+}
+
+func (h *windowHandler[In, Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, h.partial) }
+
+type mergeHandler[Acc, Out any] struct {
+	kw     *operators.KeyedWindows[struct{}, Acc, Out]
+	m      *workerMetrics
+	result func(operators.Result[Out])
+}
+
+func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[Acc]]) error {
+	var late uint64
+	for _, e := range ev {
+		if !h.kw.AddPartial(e.Value) {
+			late++ // impossible unless watermarks regress: counted, never hidden
+		}
+	}
+	if late > 0 {
+		h.m.late.Add(late)
+	}
+	return nil
+}
+
+func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
+
+func resultKey[Out any](r operators.Result[Out]) uint64 { return r.Key }
+func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }
+
+// WindowAggregate adds a keyed window aggregation of a keyed stream s (see
+// KeyBy): for every key and window it folds the inputs with agg and emits a
+// Result when the watermark passes the window's end (with Window; the
+// default global window fires at the end of input). The default edge is
+// Hash. When the edge splits keys (shuffle, PKG, D-Choices, W-Choices,
+// Forward from several workers), the aggregation runs in two phases with no
+// change to agg: partial accumulators on each worker, then a merge stage
+// hash-partitioned by key that emits each (key, window) once, when its
+// watermark passes.
+func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators.Aggregate[In, Acc, Out], opts ...AggOpt) *Aggregated[In, Out] {
+	j := s.job
+	var cfg stageConfig
+	for _, o := range opts {
+		o.applyAgg(&cfg)
+	}
+	if cfg.parallelism == 0 {
+		cfg.parallelism = s.st.cfg.parallelism
+	}
+	if !cfg.edgeSet {
+		cfg.edge, cfg.edgeSet = Hash(), true
+	}
+	if err := agg.Validate(); err != nil {
+		j.fail(fmtStage(name, err))
+	}
+	keyOf := s.keyOf
+	if keyOf == nil {
+		j.fail(fmtStage(name, invalidParam("stream key", "nil", "a keyed stream (KeyBy)")))
+		keyOf = func(In) uint64 { return 0 }
+	}
+	if cfg.edge.kind == edgeBroadcast {
+		j.fail(fmtStage(name, invalidParam("edge", "broadcast", "an edge that sends each record once")))
+	}
+	split, err := cfg.edge.splitsKeys(s.st.cfg.parallelism, max(cfg.parallelism, 1))
+	if err != nil {
+		j.fail(fmtStage(name, err))
+	}
+	latePort := &port[In]{}
+	mkLate := func(ctx context.Context, st *stageBase, w int) (*collector[In], error) {
+		return newCollector(ctx, latePort, w, j.cfg, &st.metrics[w])
+	}
+	res := &Aggregated[In, Out]{TwoPhase: split}
+	if !split {
+		var st *consumerStage[In, operators.Result[Out]]
+		st, res.Results = addConsumer(s, name, cfg, Hash(),
+			func(ctx context.Context, w int, out *collector[operators.Result[Out]]) (handler[In], []output, error) {
+				kw, err := operators.NewKeyedWindows(agg, cfg.windows, cfg.lateness, operators.Complete)
+				if err != nil {
+					return nil, nil, err
+				}
+				late, err := mkLate(ctx, &st.stageBase, w)
+				if err != nil {
+					return nil, nil, err
+				}
+				h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, late: late, m: &st.metrics[w], result: emitResult(out)}
+				return h, []output{late}, nil
+			})
+		res.Results.keyOf = resultKey[Out]
+		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf}
+		return res
+	}
+	var pst *consumerStage[In, operators.Partial[Acc]]
+	pst, partials := addConsumer(s, name+"/partial", cfg, Hash(),
+		func(ctx context.Context, w int, out *collector[operators.Partial[Acc]]) (handler[In], []output, error) {
+			kw, err := operators.NewKeyedWindows(agg, cfg.windows, cfg.lateness, operators.PartialPhase)
+			if err != nil {
+				return nil, nil, err
+			}
+			late, err := mkLate(ctx, &pst.stageBase, w)
+			if err != nil {
+				return nil, nil, err
+			}
+			emit := func(p operators.Partial[Acc]) {
+				out.emit(operators.Event[operators.Partial[Acc]]{Time: cfg.windows.End(p.Start) - 1, Value: p})
+			}
+			h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, late: late, m: &pst.metrics[w], partial: emit}
+			return h, []output{late}, nil
+		})
+	partials.keyOf = partialKey[Acc]
+	merge := operators.Aggregate[struct{}, Acc, Out]{
+		Create: agg.Create, Merge: agg.Merge, Result: agg.Result,
+		Add: func(a Acc, _ struct{}) Acc { return a },
+	}
+	fcfg := stageConfig{parallelism: cfg.parallelism, edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness}
+	var fst *consumerStage[operators.Partial[Acc], operators.Result[Out]]
+	fst, res.Results = addConsumer(partials, name+"/final", fcfg, Hash(),
+		func(_ context.Context, w int, out *collector[operators.Result[Out]]) (handler[operators.Partial[Acc]], []output, error) {
+			kw, err := operators.NewKeyedWindows(merge, cfg.windows, cfg.lateness, operators.FinalPhase)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mergeHandler[Acc, Out]{kw: kw, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
+		})
+	res.Results.keyOf = resultKey[Out]
+	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf}
+	return res
+}
+
+func emitResult[Out any](out *collector[operators.Result[Out]]) func(operators.Result[Out]) {
+	return func(r operators.Result[Out]) {
+		out.emit(operators.Event[operators.Result[Out]]{Time: r.End - 1, Value: r})
+	}
+}

@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/skewerhq/skewer/partition"
+)
+
+type edgeKind uint8
+
+const (
+	edgeForward edgeKind = iota
+	edgeBroadcast
+	edgePartitioned
+)
+
+// Edge says how records move from the workers of one stage to those of the
+// next. Every sending worker gets its own partitioner instance.
+type Edge struct {
+	kind    edgeKind
+	name    string
+	factory partition.Factory
+}
+
+// Forward sends sending worker i's records to receiving worker i mod n.
+// With one sender it keeps keys together; with several it may split them.
+func Forward() Edge { return Edge{kind: edgeForward, name: "forward"} }
+
+// Broadcast sends every record to every receiving worker. It cannot feed an
+// aggregation (it would count each record n times).
+func Broadcast() Edge { return Edge{kind: edgeBroadcast, name: "broadcast"} }
+
+// Hash routes by key hash (partition.NewHash): every record of a key
+// reaches one worker.
+func Hash() Edge {
+	return Partitioned("hash", func(n int) (partition.Partitioner, error) { return partition.NewHash(n) })
+}
+
+// Shuffle deals records round-robin (partition.NewShuffle).
+func Shuffle() Edge {
+	return Partitioned("shuffle", func(n int) (partition.Partitioner, error) { return partition.NewShuffle(n) })
+}
+
+// Partitioned routes with partitioners made by f, one per sending worker,
+// such as PKG, D-Choices or W-Choices from package partition. If they split
+// keys (partition.SplitsKeys), an aggregation behind this edge runs in two
+// phases.
+func Partitioned(name string, f partition.Factory) Edge {
+	return Edge{kind: edgePartitioned, name: name, factory: f}
+}
+
+// String names the edge.
+func (e Edge) String() string { return e.name }
+
+type forward struct{ w, n int }
+
+func (f forward) Route(uint64) int { return f.w }
+func (f forward) Workers() int     { return f.n }
+
+func (e Edge) partitioner(sender, receivers int) (partition.Partitioner, error) {
+	switch e.kind {
+	case edgeForward:
+		return forward{w: sender % receivers, n: receivers}, nil
+	case edgeBroadcast:
+		return nil, nil
+	}
+	if e.factory == nil {
+		return nil, invalidParam("Edge.factory", "nil", "a partition.Factory")
+	}
+	p, err := e.factory(receivers)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
+	}
+	if p.Workers() != receivers {
+		return nil, fmt.Errorf("%w: edge %s made a partitioner for %d workers, want %d", ErrInvalidParameter, e.name, p.Workers(), receivers)
+	}
+	return p, nil
+}
+
+// splitsKeys reports whether the edge may send one key to several of the
+// receivers when senders send.
+func (e Edge) splitsKeys(senders, receivers int) (bool, error) {
+	switch e.kind {
+	case edgeForward:
+		return senders > 1 && receivers > 1, nil
+	case edgeBroadcast:
+		return true, nil
+	}
+	p, err := e.partitioner(0, receivers)
+	if err != nil {
+		return false, err
+	}
+	return partition.SplitsKeys(p), nil
+}

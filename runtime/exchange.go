@@ -1,0 +1,202 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
+)
+
+// batch is the unit of exchange: records, then the sender's watermark.
+type batch[T any] struct {
+	ev     []operators.Event[T]
+	wm     int64 // the sender's watermark after these records
+	ingest int64 // ingest time of the oldest record, ns since job start
+	from   int32 // sender index on this edge
+	eof    bool  // the sender has ended
+}
+
+// inbox is one receiving worker's bounded queue and the free list of its
+// batch buffers. Buffers circulate: free -> sender -> ch -> receiver ->
+// free, so the steady state allocates nothing. There are queue+senders+1
+// buffers: at most queue in ch, one open per sender, one being processed,
+// so a sender never waits on free for long (only while the queue is full,
+// which is the backpressure).
+type inbox[T any] struct {
+	ch   chan *batch[T]
+	free chan *batch[T]
+}
+
+func newInbox[T any](queue, senders, batchSize int) *inbox[T] {
+	n := queue + senders + 1
+	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n)}
+	for range n {
+		in.free <- &batch[T]{ev: make([]operators.Event[T], 0, batchSize)}
+	}
+	return in
+}
+
+// stopped is panicked by a sender whose context ended while it was blocked;
+// the worker's recover turns it into a clean stop.
+type stopped struct{}
+
+// edge connects a producing stream to a consuming stage.
+type edge[T any] struct {
+	spec    Edge
+	keyOf   func(T) uint64
+	senders int
+	inboxes []*inbox[T]
+}
+
+// outbox is one sending worker's side of an edge: its partitioner instance
+// and one open batch per receiver.
+type outbox[T any] struct {
+	ctx    context.Context
+	e      *edge[T]
+	part   partition.Partitioner // nil: broadcast
+	from   int32
+	cur    []*batch[T]
+	sentWM []int64
+	size   int
+	m      *workerMetrics
+	ingest *int64
+}
+
+func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
+	o := &outbox[T]{ctx: ctx, e: e, from: int32(from), cur: make([]*batch[T], len(e.inboxes)),
+		sentWM: make([]int64, len(e.inboxes)), size: batchSize, m: m, ingest: ingest}
+	for i := range o.sentWM {
+		o.sentWM[i] = operators.NoWatermark
+	}
+	p, err := e.spec.partitioner(from, len(e.inboxes))
+	if err != nil {
+		return nil, err
+	}
+	o.part = p
+	return o, nil
+}
+
+func (o *outbox[T]) put(ev operators.Event[T], wm int64) {
+	if o.part == nil {
+		for i := range o.cur {
+			o.append(i, ev, wm)
+		}
+		return
+	}
+	var k uint64
+	if o.e.keyOf != nil {
+		k = o.e.keyOf(ev.Value)
+	}
+	o.append(o.part.Route(k), ev, wm)
+}
+
+func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
+	b := o.cur[i]
+	if b == nil {
+		b = o.open(i)
+	}
+	if len(b.ev) == 0 {
+		b.ingest = *o.ingest
+	}
+	b.ev = append(b.ev, ev)
+	if len(b.ev) == o.size {
+		o.send(i, wm, false)
+	}
+}
+
+func (o *outbox[T]) open(i int) *batch[T] {
+	var b *batch[T]
+	select {
+	case b = <-o.e.inboxes[i].free:
+	default:
+		select {
+		case b = <-o.e.inboxes[i].free:
+		case <-o.ctx.Done():
+			panic(stopped{})
+		}
+	}
+	b.ev, b.eof = b.ev[:0], false
+	o.cur[i] = b
+	return b
+}
+
+func (o *outbox[T]) send(i int, wm int64, eof bool) {
+	b := o.cur[i]
+	if b == nil {
+		b = o.open(i)
+	}
+	o.cur[i] = nil
+	b.wm, b.from, b.eof = wm, o.from, eof
+	o.sentWM[i] = wm
+	ch := o.e.inboxes[i].ch
+	select {
+	case ch <- b:
+	default:
+		select {
+		case ch <- b:
+		case <-o.ctx.Done():
+			panic(stopped{})
+		}
+	}
+	o.m.observeQueue(len(ch))
+}
+
+// flush sends every open batch, and an empty one to each receiver whose
+// last watermark is behind wm.
+func (o *outbox[T]) flush(wm int64) {
+	for i, b := range o.cur {
+		if (b != nil && len(b.ev) > 0) || o.sentWM[i] < wm {
+			o.send(i, wm, false)
+		}
+	}
+}
+
+// close sends the final batches, carrying EndOfInput.
+func (o *outbox[T]) close() {
+	for i := range o.cur {
+		o.send(i, operators.EndOfInput, true)
+	}
+}
+
+// collector is what a worker emits into: every outbox of every consumer of
+// its output stream.
+type collector[T any] struct {
+	outs   []*outbox[T]
+	wm     int64
+	m      *workerMetrics
+	ingest int64
+	count  uint64 // emitted since the last publish
+}
+
+func (c *collector[T]) emit(ev operators.Event[T]) {
+	c.count++
+	for _, o := range c.outs {
+		o.put(ev, c.wm)
+	}
+}
+
+// publish adds the emitted count to the metrics.
+func (c *collector[T]) publish() {
+	if c.count > 0 {
+		c.m.out.Add(c.count)
+		c.count = 0
+	}
+}
+
+func (c *collector[T]) flush() {
+	c.publish()
+	for _, o := range c.outs {
+		o.flush(c.wm)
+	}
+}
+
+func (c *collector[T]) close() {
+	c.publish()
+	c.wm = operators.EndOfInput
+	for _, o := range c.outs {
+		o.close()
+	}
+}
+
+func (c *collector[T]) setWatermark(wm int64) { c.wm = wm }
+func (c *collector[T]) setIngest(t int64)     { c.ingest = t }

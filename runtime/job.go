@@ -1,0 +1,315 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skewerhq/skewer/operators"
+)
+
+// ErrAlreadyRun reports a second Run of a Job, or a stage added to a job
+// that has run.
+var ErrAlreadyRun = errors.New("runtime: job already run")
+
+// WorkerError is what Run returns when user code fails: the stage and worker
+// that failed, and the error returned or the value panicked (with its stack).
+type WorkerError struct {
+	Stage  string
+	Worker int
+	Err    error
+	Panic  any
+	Stack  []byte
+}
+
+func (e *WorkerError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("runtime: stage %q worker %d panicked: %v", e.Stage, e.Worker, e.Panic)
+	}
+	return fmt.Sprintf("runtime: stage %q worker %d: %v", e.Stage, e.Worker, e.Err)
+}
+
+func (e *WorkerError) Unwrap() error { return e.Err }
+
+// Job is a dataflow of stages built with Source, Map, Filter, FlatMap,
+// KeyBy, WindowAggregate and Sink, then run once with Run. Building is not
+// safe for concurrent use; Metrics is safe while the job runs. Building
+// errors are kept and returned by Err and Run.
+type Job struct {
+	cfg    jobConfig
+	stages []runner
+	err    error
+	ran    atomic.Bool
+	start  time.Time
+}
+
+// NewJob returns an empty job.
+func NewJob(opts ...JobOpt) (*Job, error) {
+	cfg := defaultJobConfig()
+	for _, o := range opts {
+		o.applyJob(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Job{cfg: cfg}, nil
+}
+
+// Err returns the first error met while building the job.
+func (j *Job) Err() error { return j.err }
+
+func (j *Job) fail(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+// now is the monotonic time since the job started, in nanoseconds.
+func (j *Job) now() int64 { return int64(time.Since(j.start)) }
+
+// runner is a stage as the job drives it.
+type runner interface {
+	base() *stageBase
+	prepareInputs()
+	prepareOutputs(ctx context.Context) error
+	work(ctx context.Context, w int) error
+}
+
+// stageBase is what every stage has.
+type stageBase struct {
+	job     *Job
+	name    string
+	cfg     stageConfig
+	metrics []workerMetrics
+}
+
+func (b *stageBase) base() *stageBase { return b }
+
+func (j *Job) addStage(r runner) {
+	b := r.base()
+	b.job = j
+	b.metrics = make([]workerMetrics, b.cfg.parallelism)
+	j.stages = append(j.stages, r)
+}
+
+// Run runs the job to the end of its input and returns nil, or the first
+// error of user code (a *WorkerError naming the stage and worker), or the
+// context's error if ctx ends first. At the end of input every stage drains
+// and every window fires. Run returns only when all of the job's goroutines
+// have. A job runs once.
+func (j *Job) Run(ctx context.Context) error {
+	if j.err != nil {
+		return j.err
+	}
+	if !j.ran.CompareAndSwap(false, true) {
+		return ErrAlreadyRun
+	}
+	if len(j.stages) == 0 {
+		return invalidParam("stages", 0, "at least one Source")
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	j.start = time.Now()
+	for _, st := range j.stages {
+		st.prepareInputs()
+	}
+	for _, st := range j.stages {
+		if err := st.prepareOutputs(runCtx); err != nil {
+			return err
+		}
+	}
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for _, st := range j.stages {
+		b := st.base()
+		for w := range b.cfg.parallelism {
+			wg.Go(func() {
+				if err := safeWork(runCtx, st, w); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+func safeWork(ctx context.Context, st runner, w int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stopped); ok {
+				err = nil
+				return
+			}
+			err = &WorkerError{Stage: st.base().name, Worker: w, Panic: r, Stack: debug.Stack(),
+				Err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	if err := st.work(ctx, w); err != nil {
+		return &WorkerError{Stage: st.base().name, Worker: w, Err: err}
+	}
+	return nil
+}
+
+// Stream is the output of a stage, typed by its records. A stream may feed
+// several stages; each gets every record. A stream with a key (KeyBy, or a
+// Source) can feed partitioned edges and aggregations.
+type Stream[T any] struct {
+	job   *Job
+	st    *stageBase
+	port  *port[T]
+	keyOf func(T) uint64
+}
+
+// port is the set of edges leaving one output of a stage.
+type port[T any] struct {
+	edges []*edge[T]
+}
+
+// KeyBy returns s keyed by keyOf (a 64-bit key hash, as sketch.Hash
+// gives).
+func KeyBy[T any](s *Stream[T], keyOf func(T) uint64) *Stream[T] {
+	if keyOf == nil {
+		s.job.fail(invalidParam("KeyBy keyOf", "nil", "a function"))
+	}
+	k := *s
+	k.keyOf = keyOf
+	return &k
+}
+
+// connect attaches a consumer with parallelism n to s over edge e.
+func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
+	if s.job.ran.Load() {
+		return nil, ErrAlreadyRun
+	}
+	if e.kind == edgePartitioned && e.name != "shuffle" && s.keyOf == nil {
+		return nil, fmt.Errorf("%w: edge %s needs a keyed stream (KeyBy)", ErrInvalidParameter, e.name)
+	}
+	ed := &edge[T]{spec: e, keyOf: s.keyOf, senders: s.st.cfg.parallelism}
+	ed.inboxes = make([]*inbox[T], 0, n)
+	s.port.edges = append(s.port.edges, ed)
+	return ed, nil
+}
+
+func makeInboxes[T any](e *edge[T], n int, cfg jobConfig, ms []workerMetrics) {
+	e.inboxes = e.inboxes[:0]
+	for w := range n {
+		in := newInbox[T](cfg.queue, e.senders, cfg.batchSize)
+		e.inboxes = append(e.inboxes, in)
+		f := func() int { return len(in.ch) }
+		ms[w].queueLen.Store(&f)
+		ms[w].queueCap.Store(int64(cfg.queue))
+	}
+}
+
+func newCollector[T any](ctx context.Context, p *port[T], w int, cfg jobConfig, m *workerMetrics) (*collector[T], error) {
+	c := &collector[T]{wm: operators.NoWatermark, m: m}
+	for _, e := range p.edges {
+		o, err := newOutbox(ctx, e, w, cfg.batchSize, m, &c.ingest)
+		if err != nil {
+			return nil, err
+		}
+		c.outs = append(c.outs, o)
+	}
+	return c, nil
+}
+
+// output is a collector seen without its record type.
+type output interface {
+	flush()
+	close()
+	publish()
+	setWatermark(int64)
+	setIngest(int64)
+}
+
+// handler is a consuming stage's per-worker logic.
+type handler[In any] interface {
+	process(ev []operators.Event[In]) error
+	advance(wm int64)
+}
+
+// consume is the loop of every non-source worker: take batches, charge
+// their cost, process them, merge watermarks, advance, flush on the tick,
+// and at the end of all inputs fire everything and close the outputs.
+func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h handler[In], outs []output) error {
+	j := b.job
+	m := &b.metrics[w]
+	in := e.inboxes[w]
+	tr, err := operators.NewWatermarkTracker(e.senders, j.cfg.idleTimeout)
+	if err != nil {
+		return err
+	}
+	tr.Start(j.now())
+	srv := server{cost: b.cfg.cost}
+	tick := time.NewTicker(j.cfg.flush)
+	defer tick.Stop()
+	setWM := func(wm int64) {
+		h.advance(wm)
+		for _, o := range outs {
+			o.setWatermark(wm)
+		}
+	}
+	eofs := 0
+	for {
+		select {
+		case bt := <-in.ch:
+			t0 := time.Now()
+			n := len(bt.ev)
+			m.batches.Add(1)
+			if n > 0 {
+				m.in.Add(uint64(n))
+				for _, o := range outs {
+					o.setIngest(bt.ingest)
+				}
+				if !srv.charge(ctx, n) {
+					return nil
+				}
+				if err := h.process(bt.ev); err != nil {
+					return err
+				}
+			}
+			if bt.eof {
+				eofs++
+			}
+			now := int64(t0.Sub(j.start))
+			tr.Update(int(bt.from), bt.wm, n > 0, now)
+			bt.ev = bt.ev[:0]
+			in.free <- bt // never blocks: free holds every buffer
+			if eofs == e.senders {
+				setWM(operators.EndOfInput)
+				for _, o := range outs {
+					o.close()
+				}
+				m.busy.Add(uint64(time.Since(t0)))
+				return nil
+			}
+			if wm, ok := tr.Advance(now); ok {
+				setWM(wm)
+			}
+			for _, o := range outs {
+				o.publish()
+			}
+			m.busy.Add(uint64(time.Since(t0)))
+		case <-tick.C:
+			if wm, ok := tr.Advance(j.now()); ok {
+				setWM(wm)
+			}
+			for _, o := range outs {
+				o.flush()
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}

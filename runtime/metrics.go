@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// workerMetrics are updated by one worker and read by anyone.
+type workerMetrics struct {
+	in, out, batches, busy, late atomic.Uint64
+	hwm                          atomic.Int64
+	queueLen                     atomic.Pointer[func() int]
+	queueCap                     atomic.Int64
+}
+
+func (m *workerMetrics) observeQueue(n int) {
+	for {
+		h := m.hwm.Load()
+		if int64(n) <= h || m.hwm.CompareAndSwap(h, int64(n)) {
+			return
+		}
+	}
+}
+
+// WorkerStats is a snapshot of one worker's counters.
+type WorkerStats struct {
+	Stage  string
+	Worker int
+	// In and Out count records consumed and emitted (results, partials and
+	// late records all count as output).
+	In, Out uint64
+	// Late counts inputs of a window aggregation that arrived after their
+	// windows' allowed lateness: not aggregated, sent to the late stream.
+	Late uint64
+	// Batches counts input batches processed (including watermark-only).
+	Batches uint64
+	// Busy is the time spent processing, including the modelled cost.
+	Busy time.Duration
+	// Queue is the input queue's length in batches now, QueueHWM its highest
+	// observed length and QueueCap its bound (0 for sources).
+	Queue, QueueHWM, QueueCap int
+}
+
+// Metrics returns every worker's counters, stage by stage in the order
+// stages were added. It is safe to call while the job runs.
+func (j *Job) Metrics() []WorkerStats {
+	var out []WorkerStats
+	for _, st := range j.stages {
+		b := st.base()
+		for w := range b.metrics {
+			m := &b.metrics[w]
+			s := WorkerStats{
+				Stage: b.name, Worker: w,
+				In: m.in.Load(), Out: m.out.Load(), Late: m.late.Load(), Batches: m.batches.Load(),
+				Busy:     time.Duration(m.busy.Load()),
+				QueueHWM: int(m.hwm.Load()), QueueCap: int(m.queueCap.Load()),
+			}
+			if f := m.queueLen.Load(); f != nil {
+				s.Queue = (*f)()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}

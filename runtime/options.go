@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skewerhq/skewer/operators"
+)
+
+// ErrInvalidParameter reports an option or argument outside its domain; the
+// message names it.
+var ErrInvalidParameter = errors.New("runtime: invalid parameter")
+
+func invalidParam(name string, value any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidParameter, name, value, want)
+}
+
+// jobConfig is the job-wide configuration, checked by one validate.
+type jobConfig struct {
+	batchSize   int
+	queue       int
+	flush       time.Duration
+	idleTimeout time.Duration
+}
+
+func defaultJobConfig() jobConfig {
+	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0}
+}
+
+func (c *jobConfig) validate() error {
+	switch {
+	case c.batchSize <= 0 || c.batchSize > 1<<20:
+		return invalidParam("BatchSize", c.batchSize, "in [1, 2^20]")
+	case c.queue <= 0 || c.queue > 1<<16:
+		return invalidParam("QueueBatches", c.queue, "in [1, 65536]")
+	case c.flush <= 0:
+		return invalidParam("FlushInterval", c.flush, "> 0")
+	case c.idleTimeout < 0:
+		return invalidParam("IdleTimeout", c.idleTimeout, ">= 0")
+	}
+	return nil
+}
+
+// JobOpt configures a Job.
+type JobOpt interface{ applyJob(*jobConfig) }
+
+type jobOpt func(*jobConfig)
+
+func (f jobOpt) applyJob(c *jobConfig) { f(c) }
+
+// BatchSize sets how many records an exchange batch holds (default 512).
+func BatchSize(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.batchSize = n }) }
+
+// QueueBatches bounds every worker's input queue to n batches (default 8):
+// a sender blocks when the queue is full, which is the backpressure.
+func QueueBatches(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.queue = n }) }
+
+// FlushInterval bounds how long a record or a watermark waits in a
+// partly-filled batch (default 5 ms).
+func FlushInterval(d time.Duration) JobOpt { return jobOpt(func(c *jobConfig) { c.flush = d }) }
+
+// IdleTimeout marks an input idle, so that it no longer holds the watermark
+// back, when it has sent no record and no advancing watermark for d
+// (default 0: never).
+func IdleTimeout(d time.Duration) JobOpt { return jobOpt(func(c *jobConfig) { c.idleTimeout = d }) }
+
+// stageConfig configures one stage.
+type stageConfig struct {
+	parallelism int
+	edge        Edge
+	edgeSet     bool
+	cost        Cost
+	latency     LatencyFunc
+	// windowed aggregation
+	windows  operators.Windows
+	lateness time.Duration
+	// sources
+	rate       float64
+	disorder   time.Duration
+	procTime   bool
+}
+
+func (c *stageConfig) validate() error {
+	switch {
+	case c.parallelism <= 0 || c.parallelism > 4096:
+		return invalidParam("Parallelism", c.parallelism, "in [1, 4096]")
+	case c.cost.spin < 0 || c.cost.service < 0:
+		return invalidParam("Cost", c.cost, "non-negative")
+	case c.lateness < 0:
+		return invalidParam("AllowedLateness", c.lateness, ">= 0")
+	case c.rate < 0:
+		return invalidParam("Rate", c.rate, ">= 0")
+	case c.disorder < 0:
+		return invalidParam("OutOfOrderness", c.disorder, ">= 0")
+	}
+	return nil
+}
+
+// StageOpt configures any stage; it is also accepted where a narrower
+// option (AggOpt, SinkOpt, SourceOpt) is expected.
+type StageOpt interface {
+	AggOpt
+	SinkOpt
+	SourceOpt
+}
+
+// AggOpt configures a windowed aggregation.
+type AggOpt interface{ applyAgg(*stageConfig) }
+
+// SinkOpt configures a sink.
+type SinkOpt interface{ applySink(*stageConfig) }
+
+// SourceOpt configures a source.
+type SourceOpt interface{ applySource(*stageConfig) }
+
+type stageOpt func(*stageConfig)
+
+func (f stageOpt) applyAgg(c *stageConfig)    { f(c) }
+func (f stageOpt) applySink(c *stageConfig)   { f(c) }
+func (f stageOpt) applySource(c *stageConfig) { f(c) }
+
+type aggOpt func(*stageConfig)
+
+func (f aggOpt) applyAgg(c *stageConfig) { f(c) }
+
+type sinkOpt func(*stageConfig)
+
+func (f sinkOpt) applySink(c *stageConfig) { f(c) }
+
+type sourceOpt func(*stageConfig)
+
+func (f sourceOpt) applySource(c *stageConfig) { f(c) }
+
+// Parallelism sets a stage's number of workers (default: the upstream
+// stage's). It does not apply to sources, whose parallelism is their number
+// of streams.
+func Parallelism(n int) StageOpt { return stageOpt(func(c *stageConfig) { c.parallelism = n }) }
+
+// Via sets the edge from the upstream stage (default Forward for stateless
+// stages and sinks, Hash for aggregations).
+func Via(e Edge) StageOpt {
+	return stageOpt(func(c *stageConfig) { c.edge, c.edgeSet = e, true })
+}
+
+// WithCost charges every record a stage processes (see Spin, ServiceTime).
+func WithCost(cost Cost) StageOpt { return stageOpt(func(c *stageConfig) { c.cost = cost }) }
+
+// Window sets the windows of an aggregation (default the global window,
+// fired at the end of input).
+func Window(w operators.Windows) AggOpt { return aggOpt(func(c *stageConfig) { c.windows = w }) }
+
+// AllowedLateness keeps a window's state for d after it fires: inputs that
+// arrive in that time update it (a Result with Update set); later ones are
+// late (default 0).
+func AllowedLateness(d time.Duration) AggOpt {
+	return aggOpt(func(c *stageConfig) { c.lateness = d })
+}
+
+// LatencyFunc receives, for each batch a sink consumes, the ingest time of
+// its oldest record and the time it was consumed, both in nanoseconds since
+// the job started, and the number of records. With a Rate-limited source the
+// ingest time is the record's scheduled time, so queueing before ingest
+// counts (no coordinated omission).
+type LatencyFunc func(worker int, ingest, now int64, records int)
+
+// WithLatency installs a latency hook on a sink.
+func WithLatency(f LatencyFunc) SinkOpt { return sinkOpt(func(c *stageConfig) { c.latency = f }) }
+
+// Rate makes each of a source's streams open-loop at perSecond records per
+// second: record i is due at start + i/perSecond and stamped with that
+// ingest time whether or not the pipeline keeps up (default 0: as fast as
+// the pipeline takes them).
+func Rate(perSecond float64) SourceOpt {
+	return sourceOpt(func(c *stageConfig) { c.rate = perSecond })
+}
+
+// OutOfOrderness sets the bound of the source's watermark generator: an
+// event more than d behind the latest one seen is late (default 0).
+func OutOfOrderness(d time.Duration) SourceOpt {
+	return sourceOpt(func(c *stageConfig) { c.disorder = d })
+}
+
+// ProcessingTime stamps records with their ingest wall-clock time instead of
+// Record.Time, for processing-time windows; the watermark follows the clock.
+func ProcessingTime() SourceOpt { return sourceOpt(func(c *stageConfig) { c.procTime = true }) }
+
+func fmtStage(name string, err error) error { return fmt.Errorf("stage %q: %w", name, err) }

@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+	"github.com/stretchr/testify/require"
+)
+
+type edgeCase struct {
+	name string
+	edge Edge
+}
+
+func allEdges() []edgeCase {
+	return []edgeCase{
+		{"hash", Hash()},
+		{"shuffle", Shuffle()},
+		{"forward", Forward()},
+	}
+}
+
+// TestWindowedCountMatchesExact is the central property: for random skewed
+// workloads with disorder, every edge gives the same windowed counts as
+// hash partitioning and as the exact single-threaded computation, record
+// for record, and each (key, window) is emitted exactly once.
+func TestWindowedCountMatchesExact(t *testing.T) {
+	n := 60_000
+	if testing.Short() {
+		n = 20_000
+	}
+	tumbling, err := operators.Tumbling(50 * time.Millisecond)
+	require.NoError(t, err)
+	sliding, err := operators.Sliding(40*time.Millisecond, 10*time.Millisecond)
+	require.NoError(t, err)
+	windows := map[string]operators.Windows{"global": operators.GlobalWindow(), "tumbling": tumbling, "sliding": sliding}
+	for seed := uint64(1); seed <= 2; seed++ {
+		recs := zipfRecords(seed, n, 1.2, 5000, 10*time.Microsecond, 2*time.Millisecond)
+		for wname, win := range windows {
+			want := exactCounts(recs, win)
+			var hashRes []operators.Result[uint64]
+			for _, ec := range allEdges() {
+				for _, par := range []struct{ src, workers int }{{1, 3}, {3, 2}, {2, 4}} {
+					t.Run(fmt.Sprintf("seed=%d,win=%s,edge=%s,src=%d,workers=%d", seed, wname, ec.name, par.src, par.workers), func(t *testing.T) {
+						j, err := NewJob(BatchSize(64), QueueBatches(4), FlushInterval(time.Millisecond))
+						require.NoError(t, err)
+						src := Source(j, "src", split(recs, par.src), OutOfOrderness(2*time.Millisecond))
+						agg := WindowAggregate(src, "count", operators.Count[datasets.Record](),
+							Window(win), Via(ec.edge), Parallelism(par.workers))
+						sink := &resultSink[uint64]{}
+						Sink(agg.Results, "sink", sink.add)
+						runJob(t, j)
+						got := sink.sorted()
+						seen := make(map[winKey]bool, len(got))
+						for _, r := range got {
+							k := winKey{r.Key, r.Start}
+							require.False(t, seen[k], "(key, window) emitted twice")
+							seen[k] = true
+							require.False(t, r.Update)
+						}
+						require.Equal(t, want, countsOf(got))
+						var late uint64
+						for _, s := range j.Metrics() {
+							late += s.Late
+						}
+						require.Zero(t, late)
+						if ec.name == "hash" && par.src == 1 && par.workers == 3 {
+							hashRes = got
+						} else if hashRes != nil {
+							require.Equal(t, countsOf(hashRes), countsOf(got))
+						}
+					})
+				}
+			}
+		}
+	}
+}
