@@ -1,0 +1,137 @@
+package sketch
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Count-Min benchmarks. BenchmarkCountMinFloor is the bare loop no Count-Min
+// update can beat: d increments of a flat array at Kirsch–Mitzenmacher
+// positions (h + i·h2) & (w-1) from one precomputed hash, without the row
+// finaliser, saturation or total. BenchmarkCountMinAddHash runs the real
+// AddHash on the same hashes and shape; docs/sketches/countmin.md records
+// their ratio.
+
+var cmSink uint64
+
+// cmBenchHashes returns a fixed set of uniformly random hashes to cycle over
+// (a power of two in length, so the index is a mask).
+func cmBenchHashes() []uint64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	hs := make([]uint64, 1<<16)
+	for i := range hs {
+		hs[i] = r.Uint64()
+	}
+	return hs
+}
+
+// cmBenchShapes are the widths benchmarked at depth 4: 2^10 counters per row
+// fit in L1, 2^16 in L2 (2 MiB for the sketch), as an ε = 0.003 sketch.
+var cmBenchShapes = []struct {
+	name  string
+	width int
+}{
+	{"w=1024", 1 << 10},
+	{"w=65536", 1 << 16},
+}
+
+const cmBenchDepth = 4
+
+func BenchmarkCountMinFloor(b *testing.B) {
+	hs := cmBenchHashes()
+	for _, s := range cmBenchShapes {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			b.ReportAllocs()
+			counts := make([]uint64, s.width*cmBenchDepth)
+			mask := uint64(s.width - 1)
+			w := s.width
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h := hs[i&(len(hs)-1)]
+				h2 := h>>32 | 1
+				g := h
+				for off := 0; off < len(counts); off += w {
+					counts[off+int(g&mask)]++
+					g += h2
+				}
+			}
+			cmSink += counts[0]
+		})
+	}
+}
+
+func BenchmarkCountMinAddHash(b *testing.B) {
+	hs := cmBenchHashes()
+	for _, s := range cmBenchShapes {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			b.ReportAllocs()
+			cm, err := NewCountMinSize(s.width, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cm.AddHash(hs[i&(len(hs)-1)], 1)
+			}
+			cmSink += cm.Total()
+		})
+	}
+}
+
+func BenchmarkCountMinConservativeAddHash(b *testing.B) {
+	hs := cmBenchHashes()
+	for _, s := range cmBenchShapes {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			b.ReportAllocs()
+			cm, err := NewConservativeCountMinSize(s.width, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cm.AddHash(hs[i&(len(hs)-1)], 1)
+			}
+			cmSink += cm.Total()
+		})
+	}
+}
+
+func BenchmarkCountMinEstimateHash(b *testing.B) {
+	hs := cmBenchHashes()
+	for _, s := range cmBenchShapes {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			b.ReportAllocs()
+			cm, err := NewCountMinSize(s.width, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, h := range hs {
+				cm.AddHash(h, 1)
+			}
+			b.ResetTimer()
+			var sum uint64
+			for i := 0; i < b.N; i++ {
+				sum += cm.EstimateHash(hs[i&(len(hs)-1)])
+			}
+			cmSink += sum
+		})
+	}
+}
+
+// BenchmarkCountMinAddString includes hashing (xxhash) of short string keys.
+func BenchmarkCountMinAddString(b *testing.B) {
+	keys := make([]string, 1<<12)
+	for i := range keys {
+		keys[i] = "key-" + itoa(i)
+	}
+	b.ReportAllocs()
+	cm, err := NewCountMin(0.001, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cm.AddString(keys[i&(len(keys)-1)], 1)
+	}
+	cmSink += cm.Total()
+}
