@@ -1,0 +1,133 @@
+package sketch
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+// The accuracy tests measure the relative error e = (estimate - n)/n over T
+// independent seeded trials at each cardinality n and check three things.
+//
+//   - Unbiased: |mean(e)| <= 4·sd(e)/sqrt(T) + 0.5/n. For a correct
+//     estimator the mean is within 4 standard errors except with probability
+//     6e-5; Estimate rounds to an integer, which may move it by 1/2.
+//   - RMSE <= 1.1·1.04/sqrt(m). The estimator's asymptotic relative standard
+//     error is sqrt(3 ln 2 - 1)/sqrt(m) = 1.039/sqrt(m) (Ertl, section 4) and
+//     smaller below; with T trials the mean of e² has relative standard
+//     deviation sqrt(2/T) (e is nearly normal), so a correct sketch crosses
+//     the bound 1.21·σ² with probability Φ(-0.21/sqrt(2/T)): below 1e-6 for
+//     T = 1000 (the full sweep). Under -short, with fewer trials, the bound
+//     is widened by that sampling slack, 4·sqrt(2/T) on the squared scale.
+//   - Near exact at tiny n: for n <= 100 every trial is within 1 of n (the
+//     sparse set at precision 26 loses a value only when two of the n
+//     hashes share a 26-bit index, probability n²/2^27 < 1e-4 per trial).
+//
+// Trials are hashes Mix64(offset+i) of distinct counters (a bijection, so the
+// hashes are distinct) up to 10·m, past the sparse-to-dense switch, and then
+// hllSim, which feeds the dense sketch only the hashes that change it.
+
+type errStats struct {
+	n               int
+	sum, sum2, maxA float64
+}
+
+func (e *errStats) add(est, n float64) {
+	r := (est - n) / n
+	e.n++
+	e.sum += r
+	e.sum2 += r * r
+	e.maxA = max(e.maxA, math.Abs(est-n))
+}
+
+func (e *errStats) mean() float64 { return e.sum / float64(e.n) }
+func (e *errStats) rmse() float64 { return math.Sqrt(e.sum2 / float64(e.n)) }
+func (e *errStats) sd() float64 {
+	m := e.mean()
+	return math.Sqrt(max(0, e.sum2/float64(e.n)-m*m) * float64(e.n) / float64(e.n-1))
+}
+
+// hllCheckpoints returns 1, 3, 10, 30, ... up to maxN, plus the points
+// around the sparse-to-dense switch of precision p.
+func hllCheckpoints(p uint8, maxN uint64) []uint64 {
+	var cps []uint64
+	for d := uint64(1); d <= maxN; d *= 10 {
+		cps = append(cps, d)
+		if 3*d <= maxN {
+			cps = append(cps, 3*d)
+		}
+	}
+	l := uint64(sparseLimit(p))
+	cps = append(cps, l, l+1, 2*l)
+	slices.Sort(cps)
+	return slices.Compact(cps)
+}
+
+// checkAccuracy asserts the three properties above for one checkpoint.
+func checkAccuracy(t *testing.T, p uint8, n uint64, st *errStats, short bool) {
+	t.Helper()
+	sigma := 1.04 / math.Sqrt(float64(uint64(1)<<p))
+	T := float64(st.n)
+	bound := 1.1 * sigma
+	if short {
+		bound *= math.Sqrt(1 + 4*math.Sqrt(2/T))
+	}
+	t.Logf("p=%d n=%-9d mean=%+.5f (%.1f SE) rmse=%.5f = %.3f·1.04/sqrt(m) maxAbs=%.0f",
+		p, n, st.mean(), st.mean()/(st.sd()/math.Sqrt(T)+1e-300), st.rmse(), st.rmse()/sigma, st.maxA)
+	// Estimate rounds to an integer, which may shift it by 1/2: 0.5/n relative.
+	require.LessOrEqual(t, math.Abs(st.mean()), 4*st.sd()/math.Sqrt(T)+0.5/float64(n), "n=%d: biased", n)
+	require.LessOrEqual(t, st.rmse(), bound, "n=%d: RMSE above 1.1·1.04/sqrt(m)", n)
+	if n <= 100 {
+		require.LessOrEqual(t, st.maxA, 1.0, "n=%d: a tiny set must be counted within 1", n)
+	}
+}
+
+func TestHyperLogLogAccuracy(t *testing.T) {
+	for _, p := range []uint8{10, 12, 14} {
+		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
+			maxN, trials := uint64(10_000_000), 1000
+			if testing.Short() {
+				maxN, trials = 1_000_000, 60
+				if p > 12 {
+					maxN = 100_000
+				}
+			}
+			cps := hllCheckpoints(p, maxN)
+			stats := make([]errStats, len(cps))
+			realUpTo := uint64(10) << p
+			if testing.Short() {
+				realUpTo = uint64(2 * sparseLimit(p))
+			}
+			for trial := range trials {
+				s, err := NewHyperLogLog(p)
+				require.NoError(t, err)
+				off := uint64(p)<<56 | uint64(trial)<<40
+				rng := rand.New(rand.NewPCG(uint64(p), uint64(trial)))
+				var sim *hllSim
+				n := uint64(0)
+				for ci, c := range cps {
+					if sim == nil && (c <= realUpTo || s.Sparse()) {
+						for ; n < c; n++ {
+							s.AddHash(hashx.Mix64(off + n))
+						}
+					} else {
+						if sim == nil {
+							sim = newHLLSim(t, s, n, rng)
+						}
+						sim.advance(t, c)
+					}
+					stats[ci].add(float64(s.Estimate()), float64(c))
+				}
+			}
+			for ci, c := range cps {
+				checkAccuracy(t, p, c, &stats[ci], testing.Short())
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package sketch
+
+import "math"
+
+// Estimate returns the estimated number of distinct hashes added. It only
+// reads the sketch: it never compacts or converts it.
+//
+// A dense sketch uses Ertl's improved raw estimator ("New cardinality
+// estimation algorithms for HyperLogLog sketches", arXiv 1702.01284,
+// section 4) on its register histogram. A sparse sketch applies the same
+// estimator to its tokens read as a sketch of precision 26, where the
+// cardinalities a sparse sketch can hold are counted almost exactly.
+func (s *HyperLogLog) Estimate() uint64 {
+	var c [66]float64 // c[k]: registers holding rank k, k in 0..q+1 with q = 64-p
+	if s.regs == nil {
+		const m = 1 << sparsePrecision
+		for _, t := range s.sparse.slots {
+			if t != 0 {
+				c[t&tokenRankMask]++
+			}
+		}
+		c[0] = float64(m - s.sparse.n)
+		return ertlEstimate(c[:sparseMaxRank+1], sparsePrecision)
+	}
+	var h [66]uint32
+	for _, r := range s.regs {
+		h[r]++
+	}
+	for k, n := range h {
+		c[k] = float64(n)
+	}
+	return ertlEstimate(c[:64-int(s.p)+2], s.p)
+}
+
+// ertlEstimate is the improved raw estimator over the histogram c (length
+// q+2 for q = 64-p) of a sketch with m = 2^p registers:
+//
+//	z = m·τ(1 - c[q+1]/m);  z = (z + c[k])/2 for k = q..1;  z += m·σ(c[0]/m)
+//	E = m² / (2 ln 2 · z)
+func ertlEstimate(c []float64, p uint8) uint64 {
+	m := float64(uint64(1) << p)
+	q := len(c) - 2
+	if c[0] == m {
+		return 0
+	}
+	z := m * ertlTau(1-c[q+1]/m)
+	for k := q; k >= 1; k-- {
+		z = 0.5 * (z + c[k])
+	}
+	z += m * ertlSigma(c[0]/m)
+	e := m * m / (2 * math.Ln2 * z)
+	if !(e < math.MaxUint64) { // z == 0 only when every rank is maximal
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// ertlSigma is σ(x) = x + Σ_{k≥1} x^(2^k)·2^(k-1) for x in [0, 1), summed
+// until the terms no longer change the sum.
+func ertlSigma(x float64) float64 {
+	if x == 1 {
+		return math.Inf(1)
+	}
+	z, y := x, 1.0
+	for {
+		x *= x
+		prev := z
+		z += x * y
+		y += y
+		if z == prev {
+			return z
+		}
+	}
+}
+
+// ertlTau is τ(x) = (1 - x - Σ_{k≥1} (1 - x^(2^-k))²·2^-k) / 3 for x in
+// [0, 1], summed until the terms no longer change the sum.
+func ertlTau(x float64) float64 {
+	if x == 0 || x == 1 {
+		return 0
+	}
+	z, y := 1-x, 1.0
+	for {
+		x = math.Sqrt(x)
+		prev := z
+		y *= 0.5
+		d := 1 - x
+		z -= d * d * y
+		if z == prev {
+			return z / 3
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package sketch
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
+	for _, n := range []int{0, 3, 200, 5000} {
+		for _, p := range []uint8{4, 8, 12} {
+			b, err := hllWith(f, p, uint64(n), n).MarshalBinary()
+			require.NoError(f, err)
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("SKWR\x02\x01\x04\x00\x01\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s HyperLogLog
+		if err := s.UnmarshalBinary(b); err != nil {
+			require.Zero(t, s.p, "receiver unchanged on error")
+			return
+		}
+		// A valid encoding is canonical and decodes to a working sketch.
+		again, err := s.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, b, again)
+		_ = s.Estimate()
+		s.AddHash(0x0123456789abcdef)
+		c := s.Clone()
+		require.NoError(t, c.Merge(&s))
+	})
+}
+
+// FuzzHyperLogLogAddMerge runs random sequences of adds and merges on two
+// sketches against an exact model (the sets of keys each has seen): the
+// registers must equal those of the model's hashes at the sketch's
+// precision, merges must commute, and the estimate must stay within eight
+// standard errors (1.04/sqrt(m)) of the exact distinct count.
+func FuzzHyperLogLogAddMerge(f *testing.F) {
+	f.Add([]byte{0, 6, 0, 1, 2, 1, 3, 4, 2, 0, 0, 3, 0, 0})
+	f.Add([]byte{10, 2, 0, 0, 1, 0, 0, 2, 1, 9, 9, 2, 0, 0, 3, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		a := newHLL(t, 8+data[0]%11)
+		b := newHLL(t, 8+data[1]%11)
+		setA, setB := map[uint64]bool{}, map[uint64]bool{}
+		data = data[2:]
+		for len(data) >= 3 {
+			op, key := data[0]%4, uint64(data[1])|uint64(data[2])<<8
+			data = data[3:]
+			switch op {
+			case 0:
+				a.AddHash(hashx.Mix64(key))
+				setA[key] = true
+			case 1:
+				b.AddHash(hashx.Mix64(key))
+				setB[key] = true
+			case 2:
+				require.NoError(t, a.Merge(b))
+				for k := range setB {
+					setA[k] = true
+				}
+			case 3:
+				ab, ba := a.Clone(), b.Clone()
+				require.NoError(t, ab.Merge(b))
+				require.NoError(t, ba.Merge(a))
+				require.Equal(t, hllRegisters(ab), hllRegisters(ba), "merge commutes")
+				require.Equal(t, ab.Estimate(), ba.Estimate())
+			}
+		}
+		for _, c := range []struct {
+			s   *HyperLogLog
+			set map[uint64]bool
+		}{{a, setA}, {b, setB}} {
+			hs := make([]uint64, 0, len(c.set))
+			for k := range c.set {
+				hs = append(hs, hashx.Mix64(k))
+			}
+			require.Equal(t, directRegisters(c.s.p, hs), hllRegisters(c.s))
+			n := float64(len(hs))
+			sigma := 1.04 / math.Sqrt(float64(uint64(1)<<c.s.p))
+			require.InDelta(t, n, float64(c.s.Estimate()), 8*sigma*n+1, "p=%d", c.s.p)
+		}
+	})
+}

@@ -1,0 +1,331 @@
+package sketch
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+func newHLL(t testing.TB, p uint8) *HyperLogLog {
+	t.Helper()
+	s, err := NewHyperLogLog(p)
+	require.NoError(t, err)
+	return s
+}
+
+// hllRegisters returns the registers of s at its precision, whatever its form.
+func hllRegisters(s *HyperLogLog) []uint8 {
+	if s.regs != nil {
+		return append([]uint8(nil), s.regs...)
+	}
+	c := s.Clone()
+	c.toDense()
+	return c.regs
+}
+
+// directRegisters computes the registers of precision p for hashes hs from
+// the definition, independently of the sketch's code paths.
+func directRegisters(p uint8, hs []uint64) []uint8 {
+	regs := make([]uint8, 1<<p)
+	for _, h := range hs {
+		i := h >> (64 - p)
+		r := uint8(1)
+		for b := 63 - int(p); b >= 0 && h>>b&1 == 0; b-- {
+			r++
+		}
+		regs[i] = max(regs[i], r)
+	}
+	return regs
+}
+
+func hashesFrom(seed uint64, n int) []uint64 {
+	hs := make([]uint64, n)
+	for i := range hs {
+		hs[i] = hashx.Mix64(seed<<40 + uint64(i))
+	}
+	return hs
+}
+
+func TestNewHyperLogLogValidates(t *testing.T) {
+	for _, p := range []uint8{0, 1, 3, 19, 64, 255} {
+		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
+			s, err := NewHyperLogLog(p)
+			require.ErrorIs(t, err, ErrInvalidParameter)
+			require.ErrorContains(t, err, "precision")
+			require.Nil(t, s)
+		})
+	}
+	for p := uint8(HyperLogLogMinPrecision); p <= HyperLogLogMaxPrecision; p++ {
+		s := newHLL(t, p)
+		require.Equal(t, p, s.Precision())
+		require.True(t, s.Sparse())
+		require.Zero(t, s.Estimate())
+	}
+}
+
+// TestHyperLogLogRegistersMatchDefinition checks, for every precision, that
+// the sparse set, the switch to dense and the dense path all hold exactly the
+// registers of the definition, including hashes with long zero runs.
+func TestHyperLogLogRegistersMatchDefinition(t *testing.T) {
+	for p := uint8(HyperLogLogMinPrecision); p <= HyperLogLogMaxPrecision; p++ {
+		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
+			hs := hashesFrom(uint64(p), 4*sparseLimit(p)+50)
+			// Hashes with few one bits reach the rank caps of both forms.
+			hs = append(hs, 0, 1, 1<<(64-p), 1<<(63-p), 1<<(38), 1<<37, 1<<26, ^uint64(0))
+			s := newHLL(t, p)
+			switched := false
+			for n, h := range hs {
+				was := s.sparse.n
+				s.AddHash(h)
+				if s.Sparse() {
+					require.LessOrEqual(t, s.sparse.n, sparseLimit(p), "sparse up to the limit")
+				} else if !switched {
+					switched = true
+					// Tokens count distinct 26-bit indexes: the switch comes
+					// with the first token past the limit.
+					require.Equal(t, sparseLimit(p), was)
+					require.Equal(t, directRegisters(p, hs[:n+1]), hllRegisters(s))
+				}
+				if n == sparseLimit(p)/2 {
+					require.Equal(t, directRegisters(p, hs[:n+1]), hllRegisters(s))
+				}
+			}
+			require.True(t, switched)
+			require.Equal(t, directRegisters(p, hs), hllRegisters(s))
+		})
+	}
+}
+
+func TestHyperLogLogAddWrappers(t *testing.T) {
+	a, b := newHLL(t, 12), newHLL(t, 12)
+	for i := range 1000 {
+		k := fmt.Sprintf("key-%d", i)
+		a.AddString(k)
+		b.Add([]byte(k))
+	}
+	require.Equal(t, hllRegisters(a), hllRegisters(b))
+	c := newHLL(t, 12)
+	c.AddHash(HashString("key-7"))
+	d := newHLL(t, 12)
+	d.AddString("key-7")
+	require.Equal(t, hllRegisters(c), hllRegisters(d))
+}
+
+func TestHyperLogLogEstimateDoesNotMutate(t *testing.T) {
+	for _, n := range []int{10, 5000} {
+		s := newHLL(t, 14)
+		for _, h := range hashesFrom(3, n) {
+			s.AddHash(h)
+		}
+		before, err := s.MarshalBinary()
+		require.NoError(t, err)
+		sparse := s.Sparse()
+		_ = s.Estimate()
+		after, err := s.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+		require.Equal(t, sparse, s.Sparse())
+	}
+}
+
+func TestHyperLogLogCloneAndReset(t *testing.T) {
+	for _, n := range []int{100, 20000} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			s := newHLL(t, 12)
+			for _, h := range hashesFrom(4, n) {
+				s.AddHash(h)
+			}
+			c := s.Clone()
+			want := s.Estimate()
+			require.Equal(t, want, c.Estimate())
+			c.AddHash(0) // rank cap: changes a register in both forms
+			require.Equal(t, want, s.Estimate(), "a clone is independent")
+			require.NotEqual(t, hllRegisters(s), hllRegisters(c))
+			s.Reset()
+			require.True(t, s.Sparse())
+			require.Zero(t, s.Estimate())
+			require.Equal(t, uint8(12), s.Precision())
+			fresh := newHLL(t, 12)
+			a, err := s.MarshalBinary()
+			require.NoError(t, err)
+			b, err := fresh.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, b, a)
+		})
+	}
+}
+
+// TestHyperLogLogMergeLaws: merging the sketches of two streams gives the
+// registers of the sketch of the concatenation, in either order, across
+// every combination of forms and precisions.
+func TestHyperLogLogMergeLaws(t *testing.T) {
+	sizes := []int{0, 30, 600, 5000, 50000}
+	precs := [][2]uint8{{12, 12}, {10, 14}, {14, 10}, {4, 18}, {11, 12}}
+	for _, pp := range precs {
+		for _, na := range sizes {
+			for _, nb := range sizes {
+				name := fmt.Sprintf("p=%d+%d/n=%d+%d", pp[0], pp[1], na, nb)
+				t.Run(name, func(t *testing.T) {
+					ha := hashesFrom(uint64(na)+1, na)
+					hb := hashesFrom(uint64(nb)+1000, nb)
+					hb = append(hb, ha[:na/3]...) // overlap
+					pmin := min(pp[0], pp[1])
+					all := append(append([]uint64(nil), ha...), hb...)
+					want := directRegisters(pmin, all)
+
+					build := func(p uint8, hs []uint64) *HyperLogLog {
+						s := newHLL(t, p)
+						for _, h := range hs {
+							s.AddHash(h)
+						}
+						return s
+					}
+					ab := build(pp[0], ha)
+					require.NoError(t, ab.Merge(build(pp[1], hb)))
+					ba := build(pp[1], hb)
+					require.NoError(t, ba.Merge(build(pp[0], ha)))
+					require.Equal(t, pmin, ab.Precision(), "the receiver takes the smaller precision")
+					require.Equal(t, pmin, ba.Precision())
+					require.Equal(t, want, hllRegisters(ab))
+					require.Equal(t, want, hllRegisters(ba))
+					require.Equal(t, ab.Estimate(), ba.Estimate())
+					concat := build(pmin, all)
+					require.Equal(t, concat.Estimate(), ab.Estimate())
+					if pp[0] == pp[1] {
+						// Same precision: same form too, so identical bytes.
+						x, err := ab.MarshalBinary()
+						require.NoError(t, err)
+						y, err := concat.MarshalBinary()
+						require.NoError(t, err)
+						require.Equal(t, y, x)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestHyperLogLogMergeEdgeCases(t *testing.T) {
+	s := newHLL(t, 10)
+	require.ErrorIs(t, s.Merge(nil), ErrInvalidParameter)
+	for _, h := range hashesFrom(9, 500) {
+		s.AddHash(h)
+	}
+	before := hllRegisters(s)
+	require.NoError(t, s.Merge(s))
+	require.Equal(t, before, hllRegisters(s), "merging a sketch into itself changes nothing")
+	o := newHLL(t, 14)
+	require.NoError(t, s.Merge(o))
+	require.Equal(t, before, hllRegisters(s), "merging an empty sketch changes nothing")
+	require.Equal(t, uint8(14), o.Precision(), "the argument is not modified")
+	require.True(t, o.Sparse())
+}
+
+// TestHyperLogLogMergedAccuracy checks that merged sketches, including
+// cross-precision merges and a sparse sketch merged into a dense one, meet
+// the same error bound as a sketch of the union.
+func TestHyperLogLogMergedAccuracy(t *testing.T) {
+	trials := 300
+	cards := []uint64{100, 1000, 10000, 100000}
+	if testing.Short() {
+		trials, cards = 60, []uint64{100, 1000, 10000}
+	}
+	for _, pp := range [][2]uint8{{12, 12}, {12, 14}, {14, 12}} {
+		t.Run(fmt.Sprintf("p=%d+%d", pp[0], pp[1]), func(t *testing.T) {
+			pmin := min(pp[0], pp[1])
+			for _, n := range cards {
+				var st errStats
+				for trial := range trials {
+					a, b := newHLL(t, pp[0]), newHLL(t, pp[1])
+					off := uint64(trial)<<40 | n<<20
+					// a sees [0, 0.6n), b sees [0.4n, n): the union has n.
+					for i := uint64(0); i < n; i++ {
+						h := hashx.Mix64(off + i)
+						if 10*i < 6*n {
+							a.AddHash(h)
+						}
+						if 10*i >= 4*n {
+							b.AddHash(h)
+						}
+					}
+					require.NoError(t, a.Merge(b))
+					require.Equal(t, pmin, a.Precision())
+					st.add(float64(a.Estimate()), float64(n))
+				}
+				checkAccuracy(t, pmin, n, &st, testing.Short() || trials < 1000)
+			}
+		})
+	}
+}
+
+func TestHyperLogLogAddHashAllocs(t *testing.T) {
+	t.Run("dense", func(t *testing.T) {
+		s := newHLL(t, 14)
+		hs := hashesFrom(5, 20000)
+		for _, h := range hs {
+			s.AddHash(h)
+		}
+		require.False(t, s.Sparse())
+		i := 0
+		allocs := testing.AllocsPerRun(10000, func() {
+			s.AddHash(hs[i%len(hs)] * 0x9e3779b97f4a7c15)
+			i++
+		})
+		require.Zero(t, allocs)
+	})
+	t.Run("sparse-steady", func(t *testing.T) {
+		s := newHLL(t, 14)
+		hs := hashesFrom(6, 1000)
+		for _, h := range hs {
+			s.AddHash(h)
+		}
+		i := 0
+		allocs := testing.AllocsPerRun(10000, func() {
+			s.AddHash(hs[i%len(hs)]) // seen values: no growth
+			i++
+		})
+		require.Zero(t, allocs)
+	})
+	t.Run("sparse-amortised", func(t *testing.T) {
+		// Growing to the sparse limit doubles the table about log2(limit)
+		// times and then allocates the dense registers once.
+		s := newHLL(t, 14)
+		hs := hashesFrom(7, 2*sparseLimit(14))
+		i := 0
+		allocs := testing.AllocsPerRun(1, func() {
+			for ; i < len(hs); i++ {
+				s.AddHash(hs[i])
+			}
+		})
+		require.LessOrEqual(t, allocs, 12.0)
+	})
+}
+
+func TestHyperLogLogEstimatorEdges(t *testing.T) {
+	// Every register at the rank cap: the estimate saturates, no NaN or panic.
+	s := newHLL(t, 4)
+	for i := range uint64(16) {
+		s.AddHash(i << 60)
+	}
+	require.False(t, s.Sparse())
+	require.Equal(t, uint64(1<<64-1), s.Estimate())
+	require.InDelta(t, 0.0, ertlTau(1), 0)
+	require.InDelta(t, 0.0, ertlTau(0), 0)
+	// σ(x) = x + x²·1 + x⁴·2 + x⁸·4 + ...
+	want := 0.5
+	for k := 1; k < 8; k++ {
+		want += math.Pow(0.5, math.Pow(2, float64(k))) * math.Pow(2, float64(k-1))
+	}
+	require.InDelta(t, want, ertlSigma(0.5), 1e-12)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100 {
+		x := rng.Float64()
+		require.GreaterOrEqual(t, ertlSigma(x), x)
+		require.LessOrEqual(t, ertlTau(x), (1-x)/3)
+	}
+}
