@@ -22,7 +22,9 @@ type Cell struct {
 	Name string
 	// Head is the table column heading.
 	Head string
-	// Value is a string, an integer or a float64.
+	// Value is a string, an integer, a float64, or nil where the field does
+	// not apply to the row (the table shows "-", CSV an empty field, JSON
+	// omits it, benchfmt leaves the measurement out).
 	Value any
 	// Prec is the number of decimals a float64 shows in the table (-1:
 	// shortest exact form, as in CSV).
@@ -70,6 +72,8 @@ func Write(w io.Writer, format string, meta Meta, rows []Row) error {
 
 func plain(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return ""
 	case string:
 		return x
 	case float64:
@@ -89,6 +93,9 @@ func plain(v any) string {
 }
 
 func pretty(c Cell) string {
+	if c.Value == nil {
+		return "-"
+	}
 	if f, ok := c.Value.(float64); ok && c.Prec >= 0 {
 		if f != 0 && c.Prec > 0 && (f < 0.5*pow10(-c.Prec) && f > -0.5*pow10(-c.Prec)) {
 			return strconv.FormatFloat(f, 'e', 1, 64)
@@ -202,7 +209,7 @@ func writeBenchfmt(w io.Writer, meta Meta, rows []Row) error {
 			switch {
 			case c.Key:
 				name += "/" + benchValue(c.Name) + "=" + benchValue(plain(c.Value))
-			case c.Unit != "":
+			case c.Unit != "" && c.Value != nil:
 				metrics = append(metrics, plain(toFloat(c.Value))+" "+c.Unit)
 			}
 		}

@@ -104,6 +104,11 @@ func SolveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) i
 // Route implements Partitioner.
 func (p *DChoices) Route(key uint64) int {
 	head, _ := p.det.Observe(key)
+	return p.place(key, head)
+}
+
+// place routes a key whose head status is known and counts it.
+func (p *DChoices) place(key uint64, head bool) int {
 	// Re-solve d at tuples 1, 2, 4, ... and then every `every` tuples, so
 	// the start of a stream is not routed with a stale d.
 	p.total++

@@ -165,4 +165,4 @@ func (e *ExactDetector) Stats() HeadStats { return e.stats }
 
 // DefaultDetector is the detector partitioners use unless WithDetector says
 // otherwise.
-var DefaultDetector DetectorFactory = ExactDetectorFactory
+var DefaultDetector DetectorFactory = WindowedExactDetectorFactory

@@ -22,6 +22,11 @@ func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
 // Route implements Partitioner.
 func (p *HeadAll) Route(key uint64) int {
 	head, _ := p.det.Observe(key)
+	return p.place(key, head)
+}
+
+// place routes a key whose head status is known and counts it.
+func (p *HeadAll) place(key uint64, head bool) int {
 	var w int
 	switch {
 	case !head:

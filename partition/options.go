@@ -122,6 +122,7 @@ var kinds = map[string]func(n int, c *config) (Partitioner, error){
 	},
 	"wchoices": func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) },
 	"rr-head":  func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) },
+	"auto":     func(n int, c *config) (Partitioner, error) { return newAuto(n, c) },
 }
 
 // Kinds lists the partitioner kinds New accepts, sorted.

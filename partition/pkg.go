@@ -15,10 +15,12 @@ func pkgChoices(key uint64, n int) (int, int) {
 
 // leastOfTwo returns the candidate with the smaller load, a on ties.
 func leastOfTwo(load []uint64, a, b int) int {
-	if load[b] < load[a] {
-		return b
+	la, lb := load[a], load[b]
+	w := a
+	if lb < la { // compiled to a conditional move: the outcome is random
+		w = b
 	}
-	return a
+	return w
 }
 
 // PKG is partial key grouping (Nasir et al., ICDE 2015): each key has two

@@ -1,0 +1,209 @@
+package partition
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+// Auto measures the stream and routes with the cheapest partitioner that
+// balances it: hash while no key is hot enough to unbalance key grouping,
+// PKG while p1 <= 2/n, D-Choices beyond (W-Choices when D-Choices would
+// need every worker anyway). It decides every window of tuples (default
+// 65536) from
+//
+//   - a uniform reservoir sample of the window (Algorithm R, default 4096
+//     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
+//     fitted by least squares (gonum) to the sample's log rank-frequency;
+//   - the hot-key detector's head statistics, which D-Choices also uses.
+//
+// All modes share one load vector, so a switch keeps the balance already
+// reached. Choices lists the decisions. Route does not allocate: the sample
+// buffer and the counting table are made once.
+type Auto struct {
+	n       int
+	load    []uint64
+	det     HotKeyDetector
+	theta   float64
+	dc      *DChoices
+	wc      *HeadAll
+	mode    string
+	window  int
+	seen    int
+	sample  []uint64
+	rng     *rand.Rand
+	total   uint64
+	counts  map[uint64]int
+	ranks   []float64
+	choice  []Choice
+	scratch []float64
+}
+
+// Auto's modes.
+const (
+	modeHash  = "hash"
+	modePKG   = "pkg"
+	modeD     = "dchoices"
+	modeW     = "wchoices"
+	hashLimit = 0.05 // predicted hash imbalance Auto accepts
+)
+
+func newAuto(n int, c *config) (*Auto, error) {
+	det, err := c.newDetector(n)
+	if err != nil {
+		return nil, err
+	}
+	load := make([]uint64, n)
+	a := &Auto{
+		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
+		window: c.autoWindow, sample: make([]uint64, 0, c.autoSample),
+		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
+		counts: make(map[uint64]int, c.autoSample),
+		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
+	}
+	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery}
+	a.wc = &HeadAll{load: load, det: det}
+	a.choice = make([]Choice, 0, 64)
+	a.choice = append(a.choice, Choice{At: 0, Kind: modePKG})
+	return a, nil
+}
+
+// Route implements Partitioner.
+func (a *Auto) Route(key uint64) int {
+	head, _ := a.det.Observe(key)
+	a.total++
+	if len(a.sample) < cap(a.sample) {
+		a.sample = append(a.sample, key)
+	} else if j := a.rng.IntN(a.seen + 1); j < len(a.sample) {
+		a.sample[j] = key
+	}
+	if a.seen++; a.seen == a.window {
+		a.decide()
+	}
+	switch a.mode {
+	case modeHash:
+		w := hashx.Reduce(key, a.n)
+		a.load[w]++
+		return w
+	case modePKG:
+		x, y := pkgChoices(key, a.n)
+		w := leastOfTwo(a.load, x, y)
+		a.load[w]++
+		return w
+	case modeW:
+		return a.wc.place(key, head)
+	default:
+		return a.dc.place(key, head)
+	}
+}
+
+// SkewEstimate is what Auto measured on one window's sample.
+type SkewEstimate struct {
+	P1, SumP2, Zipf float64
+	Distinct        int // distinct keys in the sample
+}
+
+// estimate measures the current sample.
+func (a *Auto) estimate() SkewEstimate {
+	clear(a.counts)
+	for _, k := range a.sample {
+		a.counts[k]++
+	}
+	a.ranks = a.ranks[:0]
+	var pairs float64
+	for _, c := range a.counts {
+		a.ranks = append(a.ranks, float64(c))
+		pairs += float64(c) * float64(c-1)
+	}
+	slices.SortFunc(a.ranks, func(x, y float64) int { return int(y - x) })
+	k := float64(len(a.sample))
+	e := SkewEstimate{Distinct: len(a.counts)}
+	if k < 2 {
+		return e
+	}
+	e.P1 = a.ranks[0] / k
+	e.SumP2 = pairs / (k * (k - 1)) // unbiased estimate of sum p_i^2
+	e.Zipf = fitZipf(a.ranks, a.scratch[:0])
+	return e
+}
+
+// fitZipf fits log(count) = a - s*log(rank) by least squares over the ranks
+// whose count is at least 2 (singletons are mostly noise), and returns s
+// (0 when fewer than 3 such ranks).
+func fitZipf(sortedCounts, xs []float64) float64 {
+	r := 0
+	for r < len(sortedCounts) && sortedCounts[r] >= 2 {
+		r++
+	}
+	if r < 3 {
+		return 0
+	}
+	xs = xs[:0]
+	for i := range r {
+		xs = append(xs, math.Log(float64(i+1)))
+	}
+	ys := sortedCounts[:r]
+	for i := range ys {
+		ys[i] = math.Log(ys[i])
+	}
+	_, slope := stat.LinearRegression(xs, ys, nil, false)
+	return -slope
+}
+
+// decide ends a window: estimate the skew, pick a mode, start a new sample.
+func (a *Auto) decide() {
+	e := a.estimate()
+	a.seen = 0
+	a.sample = a.sample[:0]
+	n := float64(a.n)
+	// Key grouping's expected relative imbalance: a worker's load has
+	// relative standard deviation sqrt(n * sum p^2), and the maximum of n
+	// is about sqrt(2 ln n) of them above the mean.
+	hashLambda := math.Sqrt(2*math.Log(max(n, 2))*n*e.SumP2) + e.P1*n
+	mode := modeD
+	switch {
+	case hashLambda <= hashLimit:
+		mode = modeHash
+	case e.P1 <= 2/n*hysteresis(a.mode == modePKG || a.mode == modeHash):
+		mode = modePKG
+	default:
+		st := a.det.Stats()
+		if st.Count > 0 && SolveD(st, a.n, a.dc.eps, distinctCoverage) >= a.n {
+			mode = modeW
+		}
+	}
+	if mode != a.mode {
+		a.mode = mode
+		if len(a.choice) < cap(a.choice) {
+			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)})
+		} else {
+			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)}
+		}
+	}
+}
+
+// hysteresis widens a threshold by 10% for the mode in use, so estimates
+// near the boundary do not flap.
+func hysteresis(current bool) float64 {
+	if current {
+		return 1.1
+	}
+	return 0.9
+}
+
+// Mode is the partitioner Auto routes with now.
+func (a *Auto) Mode() string { return a.mode }
+
+// Choices implements Chooser: the mode changes (the last 64 kept in full;
+// later ones overwrite the last entry so Route never allocates).
+func (a *Auto) Choices() []Choice { return slices.Clone(a.choice) }
+
+// Workers implements Partitioner.
+func (a *Auto) Workers() int { return a.n }
+
+// SplitsKeys implements Splitter: Auto may split keys once it leaves hash.
+func (*Auto) SplitsKeys() bool { return true }

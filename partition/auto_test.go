@@ -1,0 +1,72 @@
+package partition
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAutoChoosesBySkew(t *testing.T) {
+	for _, tc := range []struct {
+		s    float64
+		n    int
+		want string
+	}{
+		{0.2, 10, modeHash}, // p1 ~ 2e-5 over 10^5 keys
+		{0.9, 10, modePKG},  // p1 = 0.08 <= 2/n
+		{1.5, 10, modeD},    // p1 = 0.38
+		{2.0, 100, modeD},   // p1 = 0.61, d = 65 < n
+		{2.0, 5, modeW},     // p1 = 0.61 with 5 workers: d solves to n
+	} {
+		t.Run(fmt.Sprintf("s=%.1f/n=%d", tc.s, tc.n), func(t *testing.T) {
+			keys, _ := exactZipf(300_000, 100_000, tc.s, 9)
+			p, err := New("auto", tc.n, WithSeed(1))
+			require.NoError(t, err)
+			a := p.(*Auto)
+			for _, k := range keys {
+				a.Route(k)
+			}
+			require.Equal(t, tc.want, a.Mode(), "choices %+v", a.Choices())
+			if tc.want != modePKG {
+				require.Greater(t, len(a.Choices()), 1)
+			}
+		})
+	}
+}
+
+func TestAutoZipfFit(t *testing.T) {
+	for _, s := range []float64{0.8, 1.2, 1.6} {
+		keys, _ := exactZipf(200_000, 100_000, s, 10)
+		p, err := New("auto", 10, WithSeed(2), WithAutoWindow(1<<20, 1<<15))
+		require.NoError(t, err)
+		a := p.(*Auto)
+		for _, k := range keys[:1<<15] {
+			a.Route(k)
+		}
+		e := a.estimate()
+		// The fit over ranks with count >= 2 of a 32768-key sample is
+		// biased low by the flattening of the tail; 0.25 covers it.
+		require.InDelta(t, s, e.Zipf, 0.25, "s=%.1f", s)
+	}
+}
+
+func TestAutoSwitchesWhenTheStreamChanges(t *testing.T) {
+	flat, _ := exactZipf(400_000, 100_000, 0.2, 11)
+	skewed, _ := exactZipf(400_000, 100_000, 1.6, 12)
+	p, err := New("auto", 10, WithSeed(3))
+	require.NoError(t, err)
+	a := p.(*Auto)
+	load, _ := route(t, p, append(append(flat, skewed...), flat...))
+	modes := []string{}
+	for _, c := range a.Choices() {
+		modes = append(modes, c.Kind)
+	}
+	// A window straddling a change may pass through PKG on the way.
+	require.Equal(t, []string{modePKG, modeHash, modeD}, modes[:3], "%+v", a.Choices())
+	require.Equal(t, modeHash, modes[len(modes)-1], "%+v", a.Choices())
+	ch := a.Choices()
+	require.InDelta(t, 400_000, float64(ch[2].At), 2*65536, "skew noticed within two windows")
+	require.InDelta(t, 800_000, float64(ch[len(ch)-1].At), 2*65536, "flat stream noticed within two windows")
+	require.Less(t, lambda(load), 0.01)
+}

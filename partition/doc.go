@@ -1,0 +1,69 @@
+// Package partition routes key hashes from sources to n parallel workers so
+// that skewed streams load the workers evenly without sending every key
+// everywhere.
+//
+// # Partitioners
+//
+// A Partitioner maps a key hash to a worker in [0, n). One instance serves
+// one source: balancing partitioners keep the load vector of what this
+// source sent (n counters, 8n bytes), as partial key grouping prescribes,
+// so sources never coordinate. Route never allocates and is not safe for
+// concurrent use; a Factory builds one instance per source. New and
+// NewFactory build any kind by name (Kinds lists them) and validate every
+// Option in one place, returning errors that wrap ErrInvalidParameter and
+// name the option.
+//
+//   - "hash" (key grouping): Reduce(key, n). Every key on one worker; no
+//     merge stage; balances only while no key is hot (imbalance grows with
+//     p1*n).
+//   - "shuffle": round-robin. Perfect balance, but a key may reach every
+//     worker: keyed state needs a merge of up to n partials per key.
+//   - "pkg" (partial key grouping, Nasir et al., ICDE 2015): two candidates
+//     from the key hash (Kirsch–Mitzenmacher, key and key + h2), the less
+//     loaded wins. At most 2 partials per key. Balances while p1 <= 2/n;
+//     imbalance is already visible near p1 = 2/n and grows beyond.
+//   - "dchoices" (D-Choices, Nasir et al., "When two choices are not
+//     enough", ICDE 2016): tail keys as PKG; head keys (probability >=
+//     theta, default 1/(5n)) get d DISTINCT candidates, a start and a stride
+//     coprime to n from the key hash. d is solved from the detector's head
+//     statistics (p1, head mass bHead, head size h), starting at round(p1*n)
+//     and raised until p1 + bTail*c^2 <= (1+eps)c and
+//     bHead + bTail*U^2 <= (1+eps)U with c = d/n, U = 1-(1-c)^h, eps = 1e-3,
+//     or d = n. At most d partials per head key, 2 per tail key.
+//   - "dchoices-paper": the paper's variant, d candidates from d hashes
+//     (they collide), c = 1-((n-1)/n)^d. Kept to show what distinct
+//     candidates gain (docs/partitioning.md).
+//   - "wchoices" (W-Choices, ICDE 2016): head keys go to the least loaded
+//     of all n workers (an O(n) scan per head tuple), tail as PKG. Up to n
+//     partials per head key.
+//   - "rr-head": head keys round-robin over all workers, tail as PKG.
+//   - "auto": measures the stream (see below) and routes as hash, PKG,
+//     D-Choices or W-Choices, switching as the stream changes.
+//
+// Every splitting kind implements Splitter: keyed aggregates downstream need
+// a merge stage combining the partials of a key.
+//
+// # Hot keys
+//
+// A HotKeyDetector observes each tuple and says whether its key is head and
+// its estimated probability. OracleDetector knows the true probabilities
+// (the papers' oracle-head simulations); ExactDetector counts every key;
+// WindowedDetector forgets with two alternating summaries reset every 2W
+// tuples, staggered by W, so a key that turns hot is head within 2W tuples
+// and a key that cools is released within 2W.
+//
+// # Measuring
+//
+// Metrics and Run (a deterministic single-threaded simulator dealing a
+// datasets.Stream over S sources) report the load per worker, imbalance
+// lambda = (max-avg)/avg, max/avg, PKG's I(t)/m, the replication factor
+// sum_i |K_i| / |K| (exact, with roaring bitmaps over dense key ids), the
+// cardinality imbalance and the (key, worker) partials per aggregation
+// period.
+//
+// # Stability
+//
+// Placement is pinned by golden vectors in testdata/ (key -> worker for
+// hash, key -> candidates for PKG and D-Choices): keyed state and Kafka
+// partitions depend on it, and it changes only deliberately.
+package partition

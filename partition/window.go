@@ -1,0 +1,125 @@
+package partition
+
+// frequencySummary is what the windowed detector needs from a frequency
+// summary: count a key and return its (over-)estimated count so far, read
+// an estimate without counting, list the keys whose estimate reaches a
+// threshold, and start over without allocating.
+type frequencySummary interface {
+	add(key uint64) uint64
+	estimate(key uint64) uint64
+	heavy(min uint64, visit func(key, count uint64))
+	reset()
+}
+
+// WindowedDetector forgets with two alternating summaries. Each summary is
+// reset every 2W tuples, the two staggered by W, so at any time the older
+// one holds the last W..2W tuples. A key is head when its count in the older
+// summary reaches theta times that summary's tuples. Hence a key whose rate
+// rises above theta at tuple t is head by t + 2W at the latest (the first
+// summary reset after t has then seen W tuples of it), and a key that cools
+// below theta at t is released by t + 2W. Two summaries rather than decayed
+// counts keep every estimate a plain count of a known interval, so the
+// summary's error bound applies unchanged; the measurement in
+// docs/partitioning.md compares both.
+type WindowedDetector struct {
+	theta  float64
+	window uint64
+	sum    [2]frequencySummary
+	n      [2]uint64 // tuples each summary has seen since its reset
+	old    int       // index of the older summary
+	stats  HeadStats
+}
+
+func newWindowed(theta float64, window int, a, b frequencySummary) (*WindowedDetector, error) {
+	if err := checkTheta(theta); err != nil {
+		return nil, err
+	}
+	if window <= 0 {
+		return nil, invalidParam("window", window, "> 0")
+	}
+	w := &WindowedDetector{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b}}
+	// Stagger: the second summary starts W tuples after the first.
+	return w, nil
+}
+
+// Observe implements HotKeyDetector.
+func (w *WindowedDetector) Observe(key uint64) (bool, float64) {
+	o, y := w.old, 1-w.old
+	c := w.sum[o].add(key)
+	w.n[o]++
+	if w.n[o] > w.window {
+		// The younger summary counts only once the older has W tuples.
+		w.sum[y].add(key)
+		w.n[y]++
+	}
+	if w.n[o] == 2*w.window {
+		w.swap()
+		o = w.old
+		c = w.sum[o].estimate(key)
+	}
+	nn := float64(w.n[o])
+	if float64(c) < w.theta*nn {
+		return false, 0
+	}
+	return true, float64(c) / nn
+}
+
+// swap retires the older summary: the younger becomes the older, its head
+// statistics are computed once, and the retired one starts over.
+func (w *WindowedDetector) swap() {
+	o := w.old
+	w.sum[o].reset()
+	w.n[o] = 0
+	w.old = 1 - o
+	nn := w.n[w.old]
+	st := HeadStats{}
+	w.sum[w.old].heavy(uint64(w.theta*float64(nn)+0.999999), func(_, c uint64) {
+		p := float64(c) / float64(nn)
+		st.Count++
+		st.Mass += p
+		st.P1 = max(st.P1, p)
+	})
+	w.stats = st
+}
+
+// Stats implements HotKeyDetector: the head of the older summary as of the
+// last swap (every W tuples), or nothing before the first.
+func (w *WindowedDetector) Stats() HeadStats { return w.stats }
+
+// Window is W.
+func (w *WindowedDetector) Window() int { return int(w.window) }
+
+// exactSummary counts exactly in a map.
+type exactSummary map[uint64]uint64
+
+func (e exactSummary) add(k uint64) uint64 { c := e[k] + 1; e[k] = c; return c }
+
+func (e exactSummary) estimate(k uint64) uint64 { return e[k] }
+
+func (e exactSummary) heavy(min uint64, visit func(k, c uint64)) {
+	for k, c := range e {
+		if c >= min {
+			visit(k, c)
+		}
+	}
+}
+
+func (e exactSummary) reset() { clear(e) }
+
+// NewWindowedExactDetector returns a windowed detector over exact counts:
+// memory O(distinct keys in 2W tuples), the reference for the sketch
+// summaries.
+func NewWindowedExactDetector(theta float64, window int) (*WindowedDetector, error) {
+	return newWindowed(theta, window, exactSummary{}, exactSummary{})
+}
+
+// DefaultWindow returns the window W used for threshold theta: 64/theta
+// tuples (a head key is then expected 64 times per window, so its count's
+// relative standard deviation is at most 1/8), at least 2^14.
+func DefaultWindow(theta float64) int { return max(1<<14, int(64/theta)) }
+
+// WindowedExactDetectorFactory builds windowed exact detectors with the
+// default window.
+func WindowedExactDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
+	return NewWindowedExactDetector(theta, DefaultWindow(theta))
+}
