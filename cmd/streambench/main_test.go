@@ -350,3 +350,31 @@ func TestSharedDataReadable(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+func TestFindSustainable(t *testing.T) {
+	// Two workers that each serve one record per 50 µs (modelled): at most
+	// 40,000 records/s. The search reports the highest offered rate whose
+	// latency stayed flat, with every trial it ran.
+	code, out, errs := cli(t, "run", "-workload", "uniform", "-keys", "1000", "-workers", "2", "-partitioner", "shuffle",
+		"-work", "model:50us", "-duration", "250ms", "-find-sustainable", "-output", "json", "-quiet")
+	require.Equal(t, 0, code, errs)
+	rows := decodeStrict[bench.RunRow](t, out)
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.NotNil(t, r.SustainableTPS)
+	require.NotEmpty(t, r.Trials)
+	best := 0.0
+	for _, tr := range r.Trials {
+		if tr.Sustainable {
+			best = max(best, tr.Rate)
+		}
+	}
+	require.Equal(t, best, *r.SustainableTPS, "the answer is the fastest sustainable trial")
+	require.Greater(t, best, 0.0)
+	require.LessOrEqual(t, best, 40000*1.1, "no trial above the modelled capacity can be sustainable")
+
+	code, out, errs = cli(t, "run", "-workload", "uniform", "-keys", "1000", "-workers", "2", "-partitioner", "shuffle",
+		"-work", "model:50us", "-duration", "250ms", "-find-sustainable", "-quiet")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "SUSTAINABLE/s")
+}
