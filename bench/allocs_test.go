@@ -46,6 +46,21 @@ func TestHotPathAllocs(t *testing.T) {
 	})
 }
 
+func TestGenSourceAfterEnd(t *testing.T) {
+	g, err := NewGenerator(datasets.FromKeys(keys(10)), GeneratorConfig{Batch: 4, Limit: 10}, &fakeClock{}, 0)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- g.Run(context.Background()) }()
+	src := &genSource{g: g}
+	dst := make([]datasets.Record, 8)
+	require.Equal(t, 8, src.Fill(dst))
+	require.Equal(t, 2, src.Fill(dst), "fewer only at the end")
+	require.Equal(t, uint64(10), dst[1].Key)
+	require.Equal(t, 0, src.Fill(dst), "0 once ended, however often asked")
+	require.Equal(t, 0, src.Fill(dst))
+	require.NoError(t, <-done)
+}
+
 func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
 	report, clear := ProgressLine(&b)

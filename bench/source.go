@@ -20,7 +20,7 @@ func (s *genSource) Fill(dst []datasets.Record) int {
 		if s.pos == len(s.cur) {
 			if s.cur != nil {
 				s.g.Release(s.cur)
-				s.cur = nil
+				s.cur, s.pos = nil, 0
 			}
 			b := s.g.Next()
 			if b == nil {
