@@ -63,7 +63,7 @@ func TestGenSourceAfterEnd(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
-	report, clear := ProgressLine(&b)
+	report, clear := ProgressLine(&b, 0)
 	clear() // nothing shown yet: nothing to clear
 	require.Empty(t, b.String())
 	report("hash: 100 tuples")
@@ -72,4 +72,11 @@ func TestProgressLine(t *testing.T) {
 	require.Equal(t, "\r\x1b[Khash: 100 tuples\r\x1b[Khash: 200 tuples\r\x1b[K", b.String())
 	require.False(t, IsTerminal(&b))
 	require.False(t, strings.Contains(b.String(), "\n"), "one line, rewritten in place")
+
+	b.Reset()
+	report, clear = ProgressLine(&b, time.Hour)
+	report("first")
+	report("dropped: within the hour")
+	clear()
+	require.Equal(t, "\r\x1b[Kfirst\r\x1b[K", b.String())
 }

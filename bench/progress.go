@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // IsTerminal reports whether w is a character device (a terminal), the
@@ -19,14 +20,21 @@ func IsTerminal(w io.Writer) bool {
 }
 
 // ProgressLine returns a report function that rewrites one status line on w
-// (carriage return, clear to end of line) and a clear function that erases
-// it once the work is done. Both are safe for concurrent use.
-func ProgressLine(w io.Writer) (report func(string), clear func()) {
+// (carriage return, clear to end of line), at most once per every (reports
+// in between are dropped), and a clear function that erases it once the work
+// is done. Both are safe for concurrent use.
+func ProgressLine(w io.Writer, every time.Duration) (report func(string), clear func()) {
 	var mu sync.Mutex
 	shown := false
+	var last time.Time
 	report = func(s string) {
 		mu.Lock()
 		defer mu.Unlock()
+		if now := time.Now(); shown && now.Sub(last) < every {
+			return
+		} else {
+			last = now
+		}
 		fmt.Fprintf(w, "\r\x1b[K%s", s)
 		shown = true
 	}

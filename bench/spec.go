@@ -96,12 +96,12 @@ type Work struct {
 	Cost time.Duration
 }
 
-// String formats w as ParseWork reads it.
+// String formats w as ParseWork reads it, in ASCII ("model:20us").
 func (w Work) String() string {
 	if w.Mode == "none" || w.Mode == "" {
 		return "none"
 	}
-	return w.Mode + ":" + w.Cost.String()
+	return w.Mode + ":" + strings.ReplaceAll(w.Cost.String(), "µ", "u")
 }
 
 // ParseWork reads "none", "model:20us" or "spin:2us".

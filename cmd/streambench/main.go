@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skewerhq/skewer/bench"
 )
@@ -166,7 +167,7 @@ func (o *output) progress(e *env) (func(string), func()) {
 	if o.quiet || !bench.IsTerminal(e.stderr) {
 		return nil, func() {}
 	}
-	return bench.ProgressLine(e.stderr)
+	return bench.ProgressLine(e.stderr, 900*time.Millisecond)
 }
 
 func (o *output) checkPlot() error {
