@@ -72,7 +72,7 @@ func PartitionPanels(rows []PartitionRow) []Panel {
 	var panels []Panel
 	srcs := order(rows, func(r PartitionRow) int { return r.Sources })
 	for _, n := range order(rows, func(r PartitionRow) int { return r.Workers }) {
-		pn := Panel{Title: fmt.Sprintf("Imbalance, n = %d", n), XLabel: "Zipf s", YLabel: "λ = (max-avg)/avg", LogY: true}
+		pn := Panel{Title: fmt.Sprintf("Imbalance, n = %d", n), XLabel: "Zipf s", YLabel: "λ = (max-avg)/avg", LogY: true, LegendLeft: true}
 		for _, s := range srcs {
 			for _, p := range order(rows, func(r PartitionRow) string { return r.Partitioner }) {
 				l := Line{Name: p}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -32,7 +33,29 @@ type Panel struct {
 	// XTicks, when set, labels the integer x positions 0, 1, ... (for
 	// categories such as percentiles).
 	XTicks []string
-	Lines  []Line
+	// LegendLeft puts the legend at the top left instead of the top right.
+	LegendLeft bool
+	Lines      []Line
+}
+
+// decadeTicks marks each power of ten with a label such as 1e-05 and the
+// multiples between with unlabelled ticks.
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		d := math.Pow(10, e)
+		label := strconv.FormatFloat(d, 'g', -1, 64)
+		if e < -2 || e > 5 {
+			label = fmt.Sprintf("1e%+d", int(e))
+		}
+		ticks = append(ticks, plot.Tick{Value: d, Label: label})
+		for m := 2.0; m < 10; m++ {
+			ticks = append(ticks, plot.Tick{Value: m * d})
+		}
+	}
+	return ticks
 }
 
 // CheckPlotFile validates a --plot file name: it must end in .svg or .png.
@@ -60,16 +83,26 @@ func SavePlot(file string, panels []Panel) error {
 		}
 		plots[i] = p
 	}
+	// Up to two panels side by side, more on a grid two wide.
 	const w, h = 6 * vg.Inch, 4.5 * vg.Inch
+	cols := min(2, len(plots))
+	rows := (len(plots) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for i, p := range plots {
+		grid[i/cols] = append(grid[i/cols], p)
+	}
+	for len(grid[rows-1]) < cols {
+		grid[rows-1] = append(grid[rows-1], nil)
+	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
-	c, err := draw.NewFormattedCanvas(w*vg.Length(len(plots)), h, format)
+	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), h*vg.Length(rows), format)
 	if err != nil {
 		return fmt.Errorf("bench: plot %s: %w", file, err)
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	canvases := plot.Align(grid, tiles, draw.New(c))
 	for i, p := range plots {
-		p.Draw(canvases[0][i])
+		p.Draw(canvases[i/cols][i%cols])
 	}
 	f, err := os.Create(file)
 	if err != nil {
@@ -88,13 +121,14 @@ func (pn Panel) build() (*plot.Plot, error) {
 	p.X.Label.Text = pn.XLabel
 	p.Y.Label.Text = pn.YLabel
 	p.Legend.Top = true
+	p.Legend.Left = pn.LegendLeft
 	floor := pn.LogFloor
 	if floor <= 0 {
 		floor = 1e-6
 	}
 	if pn.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = decadeTicks{}
 	}
 	if pn.XTicks != nil {
 		ticks := make([]plot.Tick, len(pn.XTicks))
