@@ -59,6 +59,10 @@ type RunConfig struct {
 	// FindSustainable also searches each configuration's sustainable
 	// throughput (open-loop trials at increasing rates).
 	FindSustainable bool
+	// Count runs each configuration this many times in a row (default 1),
+	// one row each: with -output benchfmt, benchstat then reports medians
+	// and confidence intervals on a noisy machine.
+	Count int
 	// Progress, when non-nil, receives a status line about once a second.
 	Progress func(string)
 }
@@ -72,6 +76,9 @@ func (c *RunConfig) validate() error {
 	}
 	if c.Work.Mode == "" {
 		c.Work.Mode = "none"
+	}
+	if c.Count == 0 {
+		c.Count = 1
 	}
 	switch {
 	case c.Workload.Open == nil:
@@ -94,6 +101,8 @@ func (c *RunConfig) validate() error {
 		return invalidParam("batch", c.Batch, "in [1, 1048576]")
 	case c.Window < 0:
 		return invalidParam("window", c.Window, ">= 0")
+	case c.Count < 1:
+		return invalidParam("count", c.Count, ">= 1")
 	case c.FindSustainable && c.Duration == 0 && c.Tuples == 0:
 		return invalidParam("duration", 0, "> 0 with --find-sustainable")
 	}
@@ -195,7 +204,7 @@ func (r RunRow) Cells() []Cell {
 }
 
 // RunAll runs every configuration of cfg (partitioners outer, worker counts
-// inner) and returns one row each.
+// inner, Count times each) and returns one row per run.
 func RunAll(ctx context.Context, cfg RunConfig) ([]RunRow, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -203,16 +212,18 @@ func RunAll(ctx context.Context, cfg RunConfig) ([]RunRow, error) {
 	var rows []RunRow
 	for _, p := range cfg.Partitioners {
 		for _, w := range cfg.Workers {
-			row, err := runOne(ctx, cfg, p, w, cfg.Rate, cfg.Tuples, cfg.Duration)
-			if err != nil {
-				return rows, err
-			}
-			if cfg.FindSustainable {
-				if err := findSustainable(ctx, cfg, p, w, &row); err != nil {
+			for range cfg.Count {
+				row, err := runOne(ctx, cfg, p, w, cfg.Rate, cfg.Tuples, cfg.Duration)
+				if err != nil {
 					return rows, err
 				}
+				if cfg.FindSustainable {
+					if err := findSustainable(ctx, cfg, p, w, &row); err != nil {
+						return rows, err
+					}
+				}
+				rows = append(rows, row)
 			}
-			rows = append(rows, row)
 		}
 	}
 	return rows, nil

@@ -100,6 +100,7 @@ func TestRunConfigErrors(t *testing.T) {
 		"tuples":      {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}},
 		"rate":        {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Rate: -1},
 		"batch":       {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Batch: -1},
+		"count":       {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Count: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := RunAll(context.Background(), cfg)

@@ -75,6 +75,7 @@ and latency is event-time latency.`)
 		batch   int
 		window  time.Duration
 		sustain bool
+		count   int
 	)
 	o.register(fs, true)
 	wl.register(fs)
@@ -88,6 +89,7 @@ and latency is event-time latency.`)
 	fs.StringVar(&work, "work", defaultWork, "per-record cost on each worker: none, model:DURATION (modelled service time: a worker serves one record per DURATION), spin:DURATION (CPU)")
 	fs.IntVar(&batch, "batch", 512, "records per exchange batch")
 	fs.DurationVar(&window, "window", 0, "tumbling event-time window size (0: per-record keyed count)")
+	fs.IntVar(&count, "count", 1, "run each configuration this many times (one row each; benchstat summarises -output benchfmt)")
 	fs.BoolVar(&sustain, "find-sustainable", false, "also search each configuration's sustainable throughput: the highest offered rate whose latency does not rise steadily")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -95,7 +97,7 @@ and latency is event-time latency.`)
 	if flagSet(fs, "duration") && !flagSet(fs, "tuples") {
 		tuples = 0
 	}
-	cfg := bench.RunConfig{Sources: sources, Rate: rate, Tuples: tuples, Duration: dur, Batch: batch, Window: window, Seed: o.seed, FindSustainable: sustain}
+	cfg := bench.RunConfig{Sources: sources, Rate: rate, Tuples: tuples, Duration: dur, Batch: batch, Window: window, Seed: o.seed, FindSustainable: sustain, Count: count}
 	var err error
 	if cfg.Workers, err = bench.ParseInts("workers", workers, 1); err != nil {
 		return fail(e, "run", err)

@@ -157,6 +157,13 @@ func TestRunOutputs(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, "42", string(res[0].GetConfig("seed")))
 	})
+	t.Run("count", func(t *testing.T) {
+		code, out, errs := cli(t, "run", "-tuples", "1000", "-workers", "2", "-partitioner", "hash", "-work", "none", "-count", "3", "-output", "benchfmt", "-quiet")
+		require.Equal(t, 0, code, errs)
+		res := parseBenchfmt(t, out)
+		require.Len(t, res, 3, "one result per repetition, same name: benchstat's samples")
+		require.Equal(t, res[0].Name, res[2].Name)
+	})
 	t.Run("plot", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "run.svg")
 		code, _, errs := cli(t, append(args, "-plot", p)...)
@@ -327,7 +334,7 @@ func TestHelp(t *testing.T) {
 		sub   string
 		flags []string
 	}{
-		{"run", []string{"-workload", "-file", "-format", "-zipf-s", "-keys", "-tuples", "-duration", "-sources", "-workers", "-partitioner", "-rate", "-work", "-batch", "-window", "-seed", "-find-sustainable", "-output", "-plot", "-quiet"}},
+		{"run", []string{"-count", "-workload", "-file", "-format", "-zipf-s", "-keys", "-tuples", "-duration", "-sources", "-workers", "-partitioner", "-rate", "-work", "-batch", "-window", "-seed", "-find-sustainable", "-output", "-plot", "-quiet"}},
 		{"partition", []string{"-zipf-s", "-workers", "-sources", "-partitioner", "-tuples", "-period", "-output", "-plot"}},
 		{"sketch", []string{"-support", "-epsilon", "-delta", "-precision", "-sketches", "-file", "-output"}},
 	} {
