@@ -37,7 +37,8 @@ func order[R any, K comparable](rows []R, key func(R) K) []K {
 }
 
 // RunPanels draws a run: throughput against workers per partitioner, and
-// the latency percentiles per partitioner at the largest worker count.
+// the latency percentiles per partitioner at the largest worker count. With
+// repeated runs (-count) each point is the median of its repetitions.
 func RunPanels(rows []RunRow) []Panel {
 	tp := Panel{Title: "Throughput", XLabel: "workers", YLabel: "tuples/s"}
 	lat := Panel{Title: "Latency", XLabel: "percentile", YLabel: "ms", LogY: true, LogFloor: 1e-3,
@@ -46,24 +47,42 @@ func RunPanels(rows []RunRow) []Panel {
 	for _, r := range rows {
 		maxW = max(maxW, r.Workers)
 	}
+	ws := order(rows, func(r RunRow) int { return r.Workers })
+	slices.Sort(ws)
 	for _, p := range order(rows, func(r RunRow) string { return r.Partitioner }) {
-		var l Line
-		l.Name = p
-		for _, r := range rows {
-			if r.Partitioner != p {
+		l := Line{Name: p}
+		for _, w := range ws {
+			var tps, p50, p95, p99, p999, mx []float64
+			for _, r := range rows {
+				if r.Partitioner == p && r.Workers == w {
+					m := r.LatencyMs
+					tps, p50, p95, p99 = append(tps, r.ThroughputTPS), append(p50, m.P50), append(p95, m.P95), append(p99, m.P99)
+					p999, mx = append(p999, m.P999), append(mx, m.Max)
+				}
+			}
+			if len(tps) == 0 {
 				continue
 			}
-			l.X = append(l.X, float64(r.Workers))
-			l.Y = append(l.Y, r.ThroughputTPS)
-			if r.Workers == maxW {
-				m := r.LatencyMs
-				lat.Lines = append(lat.Lines, Line{Name: fmt.Sprintf("%s n=%d", p, r.Workers),
-					X: []float64{0, 1, 2, 3, 4}, Y: []float64{m.P50, m.P95, m.P99, m.P999, m.Max}})
+			l.X = append(l.X, float64(w))
+			l.Y = append(l.Y, median(tps))
+			if w == maxW {
+				lat.Lines = append(lat.Lines, Line{Name: fmt.Sprintf("%s n=%d", p, w),
+					X: []float64{0, 1, 2, 3, 4}, Y: []float64{median(p50), median(p95), median(p99), median(p999), median(mx)}})
 			}
 		}
 		tp.Lines = append(tp.Lines, l)
 	}
 	return []Panel{tp, lat}
+}
+
+// median of a non-empty slice (sorted in place).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // PartitionPanels draws a sweep: imbalance against s per partitioner, one

@@ -33,3 +33,20 @@ func TestSavePlot(t *testing.T) {
 		require.ErrorContains(t, err, "plot")
 	})
 }
+
+func TestRunPanelsMedian(t *testing.T) {
+	rows := []RunRow{
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 10, LatencyMs: LatencySummary{P50: 1}},
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 30, LatencyMs: LatencySummary{P50: 3}},
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 20, LatencyMs: LatencySummary{P50: 2}},
+		{Partitioner: "hash", Workers: 1, ThroughputTPS: 5},
+		{Partitioner: "pkg", Workers: 2, ThroughputTPS: 40, LatencyMs: LatencySummary{P99: 7}},
+	}
+	ps := RunPanels(rows)
+	require.Len(t, ps, 2)
+	require.Equal(t, []Line{{Name: "hash", X: []float64{1, 2}, Y: []float64{5, 20}}, {Name: "pkg", X: []float64{2}, Y: []float64{40}}}, ps[0].Lines)
+	require.Len(t, ps[1].Lines, 2)
+	require.Equal(t, "hash n=2", ps[1].Lines[0].Name)
+	require.Equal(t, 2.0, ps[1].Lines[0].Y[0], "median p50")
+	require.Equal(t, 7.0, ps[1].Lines[1].Y[2])
+}
