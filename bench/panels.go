@@ -40,8 +40,8 @@ func order[R any, K comparable](rows []R, key func(R) K) []K {
 // the latency percentiles per partitioner at the largest worker count. With
 // repeated runs (-count) each point is the median of its repetitions.
 func RunPanels(rows []RunRow) []Panel {
-	tp := Panel{Title: "Throughput", XLabel: "workers", YLabel: "tuples/s"}
-	lat := Panel{Title: "Latency", XLabel: "percentile", YLabel: "ms", LogY: true, LogFloor: 1e-3,
+	tp := Panel{Title: "Throughput", XLabel: "workers", YLabel: "tuples/s", LegendLeft: true}
+	lat := Panel{Title: "Latency", XLabel: "percentile", YLabel: "ms", LogY: true, LogFloor: 1e-3, LegendLeft: true,
 		XTicks: []string{"p50", "p95", "p99", "p99.9", "max"}}
 	maxW := 0
 	for _, r := range rows {

@@ -39,20 +39,24 @@ type Panel struct {
 }
 
 // decadeTicks marks each power of ten with a label such as 1e-05 and the
-// multiples between with unlabelled ticks.
+// multiples between with ticks, labelled too when the axis spans less than
+// two decades (so that a narrow axis still has numbers).
 type decadeTicks struct{}
 
 func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
+	narrow := hi/lo < 100
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		d := math.Pow(10, e)
-		label := strconv.FormatFloat(d, 'g', -1, 64)
-		if e < -2 || e > 5 {
-			label = fmt.Sprintf("1e%+d", int(e))
-		}
-		ticks = append(ticks, plot.Tick{Value: d, Label: label})
-		for m := 2.0; m < 10; m++ {
-			ticks = append(ticks, plot.Tick{Value: m * d})
+		for m := 1.0; m < 10; m++ {
+			t := plot.Tick{Value: m * d}
+			if m == 1 || narrow {
+				t.Label = strconv.FormatFloat(m*d, 'g', 3, 64)
+				if e < -2 || e > 5 {
+					t.Label = fmt.Sprintf("%ge%+d", m, int(e))
+				}
+			}
+			ticks = append(ticks, t)
 		}
 	}
 	return ticks
@@ -129,6 +133,8 @@ func (pn Panel) build() (*plot.Plot, error) {
 	if pn.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = decadeTicks{}
+	} else {
+		p.Y.Min = 0
 	}
 	if pn.XTicks != nil {
 		ticks := make([]plot.Tick, len(pn.XTicks))
