@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,9 @@ func TestLoadWordsPublishedFigures(t *testing.T) {
 	require.Equal(t, "the", name)
 	require.Equal(t, sketch.HashString("the"), top.Key)
 	require.Equal(t, "7.09%", share(tr.P1()))
+	second := tr.Top(2)[1]
+	require.Equal(t, sketch.HashString("of"), second.Key)
+	require.Equal(t, "3.44%", share(float64(second.Count)/float64(tr.N())))
 	require.Equal(t, uint64(23029), DistinctKeys(c.Stream()).GetCardinality())
 }
 
@@ -48,6 +52,9 @@ func TestLoadItemsPublishedFigures(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "39", name)
 	require.Equal(t, "5.58%", share(tr.P1()))
+	second := tr.Top(2)[1]
+	require.Equal(t, sketch.HashString("48"), second.Key)
+	require.Equal(t, "4.64%", share(float64(second.Count)/float64(tr.N())))
 }
 
 func TestLoadFreqTablePublishedFigures(t *testing.T) {
@@ -176,4 +183,54 @@ func TestLoadersBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ft.Sample(-1, 1)
 	require.ErrorIs(t, err, ErrInvalidParameter)
+}
+
+// TestAliasSamplingChiSquare holds the alias sampler to the table's
+// probabilities: rejections of the true distribution at alpha = 0.01 stay
+// within the binomial slack, and a table with one count changed by 5% is
+// rejected (nearly) always: the hottest key's weight is raised by 25%,
+// a chi-square noncentrality of ~400 at n = 2e5 against 59 degrees of
+// freedom.
+func TestAliasSamplingChiSquare(t *testing.T) {
+	var sb strings.Builder
+	var wrongSB strings.Builder
+	for i := 1; i <= 60; i++ {
+		c := (i*37)%61 + 1 // a shuffled spread of weights 1..61
+		fmt.Fprintf(&sb, "k%d\t%d\n", i, c*c)
+		if c == 61 {
+			fmt.Fprintf(&wrongSB, "k%d\t%d\n", i, c*c*5/4)
+		} else {
+			fmt.Fprintf(&wrongSB, "k%d\t%d\n", i, c*c)
+		}
+	}
+	ft, err := LoadFreqTable(writeFile(t, "t.tsv", sb.String()))
+	require.NoError(t, err)
+	wrong, err := LoadFreqTable(writeFile(t, "w.tsv", wrongSB.String()))
+	require.NoError(t, err)
+	const alpha, n, seeds = 0.01, 200_000, 8
+	probs, wprobs := make([]float64, ft.Rows()), make([]float64, ft.Rows())
+	for i := range probs {
+		_, key, _ := ft.Row(i)
+		probs[i], wprobs[i] = ft.Prob(key), wrong.Prob(key)
+	}
+	var rejects, kept int
+	for seed := range uint64(seeds) {
+		s, err := ft.Sample(n, seed)
+		require.NoError(t, err)
+		tr := Count(s)
+		counts := make([]float64, ft.Rows())
+		for i := range counts {
+			_, key, _ := ft.Row(i)
+			counts[i] = float64(tr.Count(key))
+		}
+		if chiSquare(counts, probs, n) < alpha {
+			rejects++
+		}
+		if chiSquare(counts, wprobs, n) >= alpha {
+			kept++
+		}
+	}
+	slack := binomialSlack(seeds, alpha)
+	require.LessOrEqual(t, rejects, slack)
+	require.LessOrEqual(t, kept, slack)
 }

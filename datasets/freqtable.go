@@ -145,21 +145,30 @@ func (s *TableStream) Reset() {
 	s.pos = 0
 }
 
-// aliasTable is Vose's alias table: column i keeps itself with probability
-// prob[i] and otherwise yields alias[i].
+// aliasTable is Vose's alias table over the rows of positive weight:
+// column i yields row[i] with probability prob[i] and otherwise
+// row[alias[i]]. Rows of weight 0 have no column, so rounding can never
+// make them drawable.
 type aliasTable struct {
 	prob  []float64
 	alias []int32
+	row   []int32
 }
 
 func newAlias(weights []uint64, total float64) aliasTable {
-	n := len(weights)
-	a := aliasTable{prob: make([]float64, n), alias: make([]int32, n)}
+	var a aliasTable
+	for i, w := range weights {
+		if w > 0 {
+			a.row = append(a.row, int32(i))
+		}
+	}
+	n := len(a.row)
+	a.prob, a.alias = make([]float64, n), make([]int32, n)
 	scaled := make([]float64, n)
 	small := make([]int32, 0, n)
 	large := make([]int32, 0, n)
-	for i, w := range weights {
-		scaled[i] = float64(w) / total * float64(n)
+	for i, r := range a.row {
+		scaled[i] = float64(weights[r]) / total * float64(n)
 		if scaled[i] < 1 {
 			small = append(small, int32(i))
 		} else {
@@ -190,7 +199,7 @@ func newAlias(weights []uint64, total float64) aliasTable {
 func (a *aliasTable) sample(src *rand.PCG) int32 {
 	i := int32(hashx.Reduce(src.Uint64(), len(a.prob)))
 	if float64From(src.Uint64()) < a.prob[i] {
-		return i
+		return a.row[i]
 	}
-	return a.alias[i]
+	return a.row[a.alias[i]]
 }

@@ -23,6 +23,7 @@ type zipfSampler struct {
 	k       float64 // number of ranks
 	s       float64 // exponent
 	oneMinS float64 // 1 - s
+	invOneS float64 // 1 / (1 - s), or 0 when s = 1
 	hX1     float64 // H(3/2) - 1: the top of the u range
 	hK      float64 // H(k + 1/2): the bottom of the u range
 	squeeze float64 // accept r when r - x <= squeeze
@@ -36,6 +37,9 @@ func newZipfSampler(k uint64, s float64) (zipfSampler, error) {
 		return zipfSampler{}, invalidParam("s", s, "a finite exponent >= 0")
 	}
 	z := zipfSampler{k: float64(k), s: s, oneMinS: 1 - s}
+	if s != 1 {
+		z.invOneS = 1 / z.oneMinS
+	}
 	z.hX1 = z.hIntegral(1.5) - 1
 	z.hK = z.hIntegral(z.k + 0.5)
 	z.squeeze = 2 - z.hIntegralInv(z.hIntegral(2.5)-z.h(2))
@@ -57,6 +61,14 @@ func (z *zipfSampler) hIntegralInv(y float64) float64 {
 	if t < -1 {
 		// Rounding can push t just below -1, where log1p is undefined.
 		t = -1
+	}
+	if a := math.Abs(t); a > 1.0/1024 {
+		// log1p(t)/t * y without a division (t/y = 1 - s), and log(1+t)
+		// rather than the slower log1p: with |t| > 2^-10 the rounding of
+		// 1+t costs at most ~2^-43 relative in the logarithm.
+		return math.Exp(math.Log(1+t) * z.invOneS)
+	} else if a > 1e-8 {
+		return math.Exp(math.Log1p(t) * z.invOneS)
 	}
 	return math.Exp(log1pOver(t) * y)
 }

@@ -108,10 +108,16 @@ func drain(s Stream) []Record {
 func zipfBins(k uint64, s float64, n int) (last []uint64, prob []float64) {
 	const maxBins = 500
 	minExp := max(5, float64(n)/maxBins) / float64(n)
-	norm := ZipfNorm(k, s)
+	// exp(-s log r) rather than math.Pow: the same to ~1e-14 relative, and
+	// several times faster under -race, where Pow's bit tricks are checked.
+	w := func(r uint64) float64 { return math.Exp(-s * math.Log(float64(r))) }
+	var norm float64
+	for r := k; r >= 1; r-- {
+		norm += w(r)
+	}
 	var p float64
 	for r := uint64(1); r <= k; r++ {
-		p += math.Pow(float64(r), -s) / norm
+		p += w(r) / norm
 		if p >= minExp {
 			last = append(last, r)
 			prob = append(prob, p)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 )
 
 // Count-Min limits. A sketch holds at most maxCountMinCells counters (1 GiB
@@ -15,9 +16,9 @@ const (
 	maxCountMinCells = 1 << 27
 )
 
-// rowMul is the odd multiplier of the per-row finaliser (the 64-bit golden
+// cmRowMul is the odd multiplier of the per-row finaliser (the 64-bit golden
 // ratio constant, as in Fibonacci hashing).
-const rowMul = 0x9e3779b97f4a7c15
+const cmRowMul = 0x9e3779b97f4a7c15
 
 // CountMin is a Count-Min sketch (Cormode & Muthukrishnan, 2005): depth rows
 // of width saturating uint64 counters. EstimateHash never undercounts, and
@@ -96,7 +97,7 @@ func newCountMinEps(epsilon, delta float64, conservative bool) (*CountMin, error
 	depth := max(int(d), 1)
 	if width*depth > maxCountMinCells {
 		return nil, invalidParam("epsilon", epsilon,
-			"a value whose width (here "+itoa(width)+") times depth fits in 2^27 counters")
+			"a value whose width (here "+strconv.Itoa(width)+") times depth fits in 2^27 counters")
 	}
 	return newCountMinShape(width, depth, conservative), nil
 }
@@ -109,7 +110,7 @@ func newCountMinSize(width, depth int, conservative bool) (*CountMin, error) {
 		return nil, invalidParam("depth", depth, "a value in [1, 64]")
 	}
 	if width*depth > maxCountMinCells {
-		return nil, invalidParam("width", width, "width·depth at most 2^27 counters, depth is "+itoa(depth))
+		return nil, invalidParam("width", width, "width·depth at most 2^27 counters, depth is "+strconv.Itoa(depth))
 	}
 	return newCountMinShape(width, depth, conservative), nil
 }
@@ -125,19 +126,6 @@ func newCountMinShape(width, depth int, conservative bool) *CountMin {
 	}
 }
 
-func itoa(v int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
-}
-
 // Width returns the number of counters per row.
 func (c *CountMin) Width() int { return c.width }
 
@@ -150,25 +138,25 @@ func (c *CountMin) Conservative() bool { return c.conservative }
 // Total returns the sum of all counts added (saturating at 2^64-1).
 func (c *CountMin) Total() uint64 { return c.total }
 
-// rowStep returns the Kirsch–Mitzenmacher step h2 for hash h: h rotated by
+// cmRowStep returns the Kirsch–Mitzenmacher step h2 for hash h: h rotated by
 // half its width, made odd so that the g_i differ for every row.
-func rowStep(h uint64) uint64 { return bits.RotateLeft64(h, 32) | 1 }
+func cmRowStep(h uint64) uint64 { return bits.RotateLeft64(h, 32) | 1 }
 
-// rowIndex maps the Kirsch–Mitzenmacher value g of one row to a column by a
+// cmRowIndex maps the Kirsch–Mitzenmacher value g of one row to a column by a
 // non-linear finaliser: an xor-shift, a multiplication by an odd constant,
 // and the top log2(width) bits.
-func rowIndex(g uint64, shift uint8) int {
-	return int(((g ^ g>>29) * rowMul) >> (shift & 63))
+func cmRowIndex(g uint64, shift uint8) int {
+	return int(((g ^ g>>29) * cmRowMul) >> (shift & 63))
 }
 
 // column returns the column of row row for the key whose hash is h: the
 // same position AddHash and EstimateHash use.
 func (c *CountMin) column(h uint64, row int) int {
-	return rowIndex(h+uint64(row)*rowStep(h), c.shift)
+	return cmRowIndex(h+uint64(row)*cmRowStep(h), c.shift)
 }
 
-// satAdd returns a+b, or 2^64-1 if that overflows.
-func satAdd(a, b uint64) uint64 {
+// cmSatAdd returns a+b, or 2^64-1 if that overflows.
+func cmSatAdd(a, b uint64) uint64 {
 	s, carry := bits.Add64(a, b, 0)
 	if carry != 0 {
 		return math.MaxUint64
@@ -190,9 +178,9 @@ func (c *CountMin) AddHash(h, n uint64) {
 	}
 	c.total = t
 	counts, w, shift := c.counts, c.width, c.shift&63
-	step := rowStep(h)
+	step := cmRowStep(h)
 	for off := 0; off < len(counts); off += w {
-		counts[off+int(((h^h>>29)*rowMul)>>shift)] += n
+		counts[off+int(((h^h>>29)*cmRowMul)>>shift)] += n
 		h += step
 	}
 }
@@ -200,21 +188,21 @@ func (c *CountMin) AddHash(h, n uint64) {
 // addSlow is AddHash for conservative sketches and for updates that may
 // saturate.
 func (c *CountMin) addSlow(h, n uint64) {
-	c.total = satAdd(c.total, n)
+	c.total = cmSatAdd(c.total, n)
 	w, shift, counts := c.width, c.shift, c.counts
-	step := rowStep(h)
+	step := cmRowStep(h)
 	target := uint64(0)
 	if c.conservative {
-		target = satAdd(c.EstimateHash(h), n)
+		target = cmSatAdd(c.EstimateHash(h), n)
 	}
 	g := h
 	for off := 0; off < len(counts); off += w {
 		row := counts[off : off+w : off+w]
-		j := rowIndex(g, shift) & (w - 1)
+		j := cmRowIndex(g, shift) & (w - 1)
 		if c.conservative {
 			row[j] = max(row[j], target)
 		} else {
-			row[j] = satAdd(row[j], n)
+			row[j] = cmSatAdd(row[j], n)
 		}
 		g += step
 	}
@@ -230,12 +218,12 @@ func (c *CountMin) AddString(s string, n uint64) { c.AddHash(HashString(s), n) }
 // minimum of its counters, never below the true count.
 func (c *CountMin) EstimateHash(h uint64) uint64 {
 	w, shift, counts := c.width, c.shift, c.counts
-	step := rowStep(h)
+	step := cmRowStep(h)
 	g := h
 	est := uint64(math.MaxUint64)
 	for off := 0; off < len(counts); off += w {
 		row := counts[off : off+w : off+w]
-		est = min(est, row[rowIndex(g, shift)&(w-1)])
+		est = min(est, row[cmRowIndex(g, shift)&(w-1)])
 		g += step
 	}
 	return est
@@ -266,9 +254,9 @@ func (c *CountMin) Merge(other *CountMin) error {
 			ErrIncompatible, c.width, c.depth, c.conservative, other.width, other.depth, other.conservative)
 	}
 	for i, v := range other.counts[:len(c.counts)] {
-		c.counts[i] = satAdd(c.counts[i], v)
+		c.counts[i] = cmSatAdd(c.counts[i], v)
 	}
-	c.total = satAdd(c.total, other.total)
+	c.total = cmSatAdd(c.total, other.total)
 	return nil
 }
 
@@ -354,7 +342,7 @@ func (c *CountMin) UnmarshalBinary(b []byte) error {
 	for r := 0; r < depth; r++ {
 		var sum uint64
 		for _, v := range counts[r*width : (r+1)*width] {
-			sum = satAdd(sum, v)
+			sum = cmSatAdd(sum, v)
 		}
 		switch {
 		case sum > total:

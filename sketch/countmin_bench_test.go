@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -25,21 +26,27 @@ func cmBenchHashes() []uint64 {
 	return hs
 }
 
-// cmBenchShapes are the widths benchmarked at depth 4: 2^10 counters per row
-// fit in L1, 2^16 in L2 (2 MiB for the sketch), as an ε = 0.003 sketch.
-var cmBenchShapes = []struct {
+type cmBenchShape struct {
 	name  string
 	width int
-}{
-	{"w=1024", 1 << 10},
-	{"w=65536", 1 << 16},
+}
+
+// cmBenchShapes returns the widths benchmarked at depth 4: 2^10 counters per
+// row (32 KiB sketch, cache-resident), 2^16 (2 MiB) and, without -short,
+// 2^20 (32 MiB, memory-bound).
+func cmBenchShapes() []cmBenchShape {
+	s := []cmBenchShape{{"w=1024", 1 << 10}, {"w=65536", 1 << 16}}
+	if !testing.Short() {
+		s = append(s, cmBenchShape{"w=1048576", 1 << 20})
+	}
+	return s
 }
 
 const cmBenchDepth = 4
 
 func BenchmarkCountMinFloor(b *testing.B) {
 	hs := cmBenchHashes()
-	for _, s := range cmBenchShapes {
+	for _, s := range cmBenchShapes() {
 		b.Run(s.name+",d=4", func(b *testing.B) {
 			b.ReportAllocs()
 			counts := make([]uint64, s.width*cmBenchDepth)
@@ -62,7 +69,7 @@ func BenchmarkCountMinFloor(b *testing.B) {
 
 func BenchmarkCountMinAddHash(b *testing.B) {
 	hs := cmBenchHashes()
-	for _, s := range cmBenchShapes {
+	for _, s := range cmBenchShapes() {
 		b.Run(s.name+",d=4", func(b *testing.B) {
 			b.ReportAllocs()
 			cm, err := NewCountMinSize(s.width, cmBenchDepth)
@@ -80,7 +87,7 @@ func BenchmarkCountMinAddHash(b *testing.B) {
 
 func BenchmarkCountMinConservativeAddHash(b *testing.B) {
 	hs := cmBenchHashes()
-	for _, s := range cmBenchShapes {
+	for _, s := range cmBenchShapes() {
 		b.Run(s.name+",d=4", func(b *testing.B) {
 			b.ReportAllocs()
 			cm, err := NewConservativeCountMinSize(s.width, cmBenchDepth)
@@ -98,7 +105,7 @@ func BenchmarkCountMinConservativeAddHash(b *testing.B) {
 
 func BenchmarkCountMinEstimateHash(b *testing.B) {
 	hs := cmBenchHashes()
-	for _, s := range cmBenchShapes {
+	for _, s := range cmBenchShapes() {
 		b.Run(s.name+",d=4", func(b *testing.B) {
 			b.ReportAllocs()
 			cm, err := NewCountMinSize(s.width, cmBenchDepth)
@@ -122,7 +129,7 @@ func BenchmarkCountMinEstimateHash(b *testing.B) {
 func BenchmarkCountMinAddString(b *testing.B) {
 	keys := make([]string, 1<<12)
 	for i := range keys {
-		keys[i] = "key-" + itoa(i)
+		keys[i] = "key-" + strconv.Itoa(i)
 	}
 	b.ReportAllocs()
 	cm, err := NewCountMin(0.001, 0.01)

@@ -151,7 +151,7 @@ func TestCountMinNeverUndercountsAndConservativeNeverWorse(t *testing.T) {
 func TestCountMinErrorBound(t *testing.T) {
 	trials := 400
 	if testing.Short() {
-		trials = 100
+		trials = 60
 	}
 	for _, cons := range []bool{false, true} {
 		for _, shape := range []struct{ w, d int }{{32, 2}, {64, 3}} {
@@ -171,7 +171,7 @@ func TestCountMinErrorBound(t *testing.T) {
 					for _, h := range stream {
 						cm.AddHash(h, 1)
 					}
-					limit := float64(truthSum(truth)) * eps
+					limit := float64(cmTruthSum(truth)) * eps
 					fails := 0
 					keys := 0
 					for _, h := range hashes {
@@ -200,7 +200,7 @@ func TestCountMinErrorBound(t *testing.T) {
 	}
 }
 
-func truthSum(m map[uint64]uint64) uint64 {
+func cmTruthSum(m map[uint64]uint64) uint64 {
 	var s uint64
 	for _, v := range m {
 		s += v
@@ -260,29 +260,35 @@ func cmRowIndependenceP(counts []int, width int) (float64, int) {
 func TestCountMinRowIndependence(t *testing.T) {
 	const width, depth = 16, 4
 	pairs := 20000
-	cm, err := NewCountMinSize(width, depth)
-	require.NoError(t, err)
-	ours := cm.column
 	seeds := [depth]uint64{0x1234567, 0x89abcdef, 0xfedcba98, 0x7654321}
 	ristretto := func(h uint64, row int) int { return int((h ^ seeds[row]) & (width - 1)) }
 	linear := func(h uint64, row int) int {
-		h2 := rowStep(h)
+		h2 := cmRowStep(h)
 		return int((h + uint64(row)*h2) & (width - 1))
 	}
 	// Pairs colliding everywhere, given a row-0 collision: Binomial(pairs,
 	// (1/w)^(d-1)); its 1e-6 upper tail.
 	allBound := cmrBinomUpper(pairs, math.Pow(1.0/width, depth-1), 1e-6)
 
-	t.Run("ours", func(t *testing.T) {
-		fails, bound, ps := cmrPValueFailures(10, 0.01, func(seed uint64) float64 {
-			r := rand.New(rand.NewPCG(seed, 7))
-			counts := cmRowCollisions(r, pairs, width, depth, ours)
-			p, all := cmRowIndependenceP(counts, width)
-			require.LessOrEqual(t, all, allBound, "pairs colliding in every row")
-			return p
+	shapes := []struct{ w, d int }{{width, depth}, {2, 8}}
+	if !testing.Short() {
+		shapes = append(shapes, struct{ w, d int }{64, 3})
+	}
+	for _, shape := range shapes {
+		t.Run(fmt.Sprintf("ours,w=%d,d=%d", shape.w, shape.d), func(t *testing.T) {
+			cm, err := NewCountMinSize(shape.w, shape.d)
+			require.NoError(t, err)
+			bound := cmrBinomUpper(pairs, math.Pow(1/float64(shape.w), float64(shape.d-1)), 1e-6)
+			fails, pBound, ps := cmrPValueFailures(10, 0.01, func(seed uint64) float64 {
+				r := rand.New(rand.NewPCG(seed, 7))
+				counts := cmRowCollisions(r, pairs, shape.w, shape.d, cm.column)
+				p, all := cmRowIndependenceP(counts, shape.w)
+				require.LessOrEqual(t, all, bound, "pairs colliding in every row")
+				return p
+			})
+			require.LessOrEqual(t, fails, pBound, "p-values %v", ps)
 		})
-		require.LessOrEqual(t, fails, bound, "p-values %v", ps)
-	})
+	}
 	for name, index := range map[string]func(uint64, int) int{"ristretto": ristretto, "linearKM": linear} {
 		t.Run(name+"_fails", func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 7))

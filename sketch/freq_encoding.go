@@ -143,8 +143,8 @@ func (l *LossyCounting[K]) MarshalBinary() ([]byte, error) { return l.AppendBina
 
 // UnmarshalBinary replaces l with the summary encoded in b. It checks every
 // field and the summary's invariants (epsilon in range, distinct keys,
-// f ≥ 1, Δ ≤ ⌊N/w⌋, f+Δ > ⌊N/w⌋ for entries older than the last boundary,
-// counts summing to at most N); on error l is unchanged. The bytes it
+// f ≥ 1, Δ ≤ ⌊N/w⌋, f ≤ N−Δ·w, f+Δ > ⌊N/w⌋ for entries older than the
+// last boundary, counts summing to at most N); on error l is unchanged. The bytes it
 // allocates are bounded by a small multiple of len(b).
 func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 	_, d, err := readHeader(b, kindLossyCounting, lossyCountingVersion)
@@ -180,15 +180,17 @@ func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 		if d.err != nil {
 			return d.err
 		}
-		if _, dup := t.index[key]; dup {
+		if _, dup := t.index.get(key); dup {
 			return corrupt("entry %d repeats a key", i)
 		}
-		if f == 0 || f > n-sum || delta > t.bucket || (delta < t.bucket && f <= t.bucket-delta) {
+		// f arrived after the insertion at N ≥ Δ·w, and entries older than
+		// the last boundary survived it.
+		if f == 0 || f > n-sum || delta > t.bucket || f > n-delta*t.width || (delta < t.bucket && f <= t.bucket-delta) {
 			return corrupt("entry %d has f %d and delta %d, impossible with N = %d, bucket width %d and counts so far %d",
 				i, f, delta, n, t.width, sum)
 		}
 		sum += f
-		t.index[key] = int32(i)
+		t.index.put(key, int32(i))
 		t.ent = append(t.ent, lcEntry[K]{key: key, f: f, delta: delta})
 	}
 	if err := d.finish(); err != nil {

@@ -13,8 +13,8 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 	if len(s.ctr) > s.capacity {
 		return fmt.Errorf("%d counters exceed capacity %d", len(s.ctr), s.capacity)
 	}
-	if len(s.index) != len(s.ctr) {
-		return fmt.Errorf("index holds %d keys for %d counters", len(s.index), len(s.ctr))
+	if s.index.len() != len(s.ctr) {
+		return fmt.Errorf("index holds %d keys for %d counters", s.index.len(), len(s.ctr))
 	}
 	seen := 0
 	buckets := 0
@@ -45,7 +45,7 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 			if c.bucket != b || c.prev != cp {
 				return fmt.Errorf("counter %d: bucket %d prev %d, want %d and %d", i, c.bucket, c.prev, b, cp)
 			}
-			if j, ok := s.index[c.key]; !ok || j != i {
+			if j, ok := s.index.get(c.key); !ok || j != i {
 				return fmt.Errorf("counter %d: index says %d, %v", i, j, ok)
 			}
 			if c.err >= bk.count {
@@ -53,6 +53,9 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 			}
 			sum += bk.count
 			cp = i
+		}
+		if bk.tail != cp {
+			return fmt.Errorf("bucket %d has tail %d, list ends at %d", b, bk.tail, cp)
 		}
 		prev = b
 	}
@@ -80,17 +83,17 @@ func CheckSpaceSavingStructure[K comparable](s *SpaceSaving[K]) error {
 
 // CheckLossyStructure checks the index and the entries' invariants.
 func CheckLossyStructure[K comparable](l *LossyCounting[K]) error {
-	if len(l.index) != len(l.ent) {
-		return fmt.Errorf("index holds %d keys for %d entries", len(l.index), len(l.ent))
+	if l.index.len() != len(l.ent) {
+		return fmt.Errorf("index holds %d keys for %d entries", l.index.len(), len(l.ent))
 	}
 	if l.bucket != l.n/l.width {
 		return fmt.Errorf("bucket %d, want N/w = %d", l.bucket, l.n/l.width)
 	}
 	for i, e := range l.ent {
-		if j, ok := l.index[e.key]; !ok || int(j) != i {
+		if j, ok := l.index.get(e.key); !ok || int(j) != i {
 			return fmt.Errorf("entry %d: index says %d, %v", i, j, ok)
 		}
-		if e.f == 0 || e.delta > l.bucket || (e.delta < l.bucket && e.f+e.delta <= l.bucket) {
+		if e.f == 0 || e.delta > l.bucket || e.f > l.n-e.delta*l.width || (e.delta < l.bucket && e.f+e.delta <= l.bucket) {
 			return fmt.Errorf("entry %d: f %d delta %d at bucket %d", i, e.f, e.delta, l.bucket)
 		}
 	}
@@ -99,3 +102,12 @@ func CheckLossyStructure[K comparable](l *LossyCounting[K]) error {
 
 // LossyWidth returns the bucket width w = ⌈1/ε⌉.
 func LossyWidth[K comparable](l *LossyCounting[K]) uint64 { return l.width }
+
+// U64Index exposes Space-Saving's uint64 key index to the layout benchmark,
+// so that the min-heap it is compared with uses the same index.
+type U64Index struct{ x *freqU64Index }
+
+func NewU64Index(prealloc int) U64Index       { return U64Index{newFreqU64Index(prealloc)} }
+func (u U64Index) Get(k uint64) (int32, bool) { return u.x.get(k) }
+func (u U64Index) Put(k uint64, v int32)      { u.x.put(k, v) }
+func (u U64Index) Del(k uint64)               { u.x.del(k) }

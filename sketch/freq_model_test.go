@@ -88,9 +88,9 @@ func checkSpaceSaving[K comparable](t *testing.T, s *sketch.SpaceSaving[K], trut
 	require.Len(t, all, s.Len())
 	require.True(t, slices.IsSortedFunc(all, func(a, b sketch.Counter[K]) int {
 		if a.Count != b.Count {
-			return -cmpU64(a.Count, b.Count)
+			return -freqCmpU64(a.Count, b.Count)
 		}
-		return cmpU64(a.Err, b.Err)
+		return freqCmpU64(a.Err, b.Err)
 	}), "Top is ordered by count desc, err asc")
 	var sum uint64
 	monitored := make(map[K]bool, len(all))
@@ -211,7 +211,7 @@ func checkLossy[K comparable](t *testing.T, l *sketch.LossyCounting[K], truth *f
 	}
 }
 
-func cmpU64(a, b uint64) int {
+func freqCmpU64(a, b uint64) int {
 	switch {
 	case a < b:
 		return -1

@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -25,6 +26,7 @@ const (
 // build one with NewHyperLogLog.
 type HyperLogLog struct {
 	regs   []uint8   // dense registers, len 2^p; nil while sparse
+	pad    uint64    // 1<<(p-1): caps the rank at 65-p
 	sparse sparseSet // sparse tokens, used while regs is nil
 	p      uint8
 }
@@ -37,7 +39,7 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 	if precision < HyperLogLogMinPrecision || precision > HyperLogLogMaxPrecision {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	s := &HyperLogLog{p: precision}
+	s := &HyperLogLog{p: precision, pad: 1 << (precision - 1)}
 	s.sparse.init(0)
 	return s, nil
 }
@@ -54,25 +56,76 @@ func (s *HyperLogLog) Sparse() bool { return s.regs == nil }
 // only when their token set grows (amortised, at most log2(m) times).
 func (s *HyperLogLog) AddHash(h uint64) {
 	if regs := s.regs; regs != nil {
-		p := s.p & 63
-		r := uint8(bits.LeadingZeros64(h<<p|1<<(p-1))) + 1
-		if i := h >> ((64 - p) & 63); r > regs[i] {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
 			regs[i] = r
 		}
 		return
 	}
-	s.addToken(sparseToken(h))
+	s.addSparse(h)
 }
 
-// Add adds a key given as bytes: AddHash(Hash(b)).
-func (s *HyperLogLog) Add(b []byte) { s.AddHash(Hash(b)) }
+// addSparse is AddHash's sparse path, kept out of line so that the dense
+// path stays a few instructions. (The call still keeps Go's inliner from
+// inlining AddHash; loops that care use AddHashes.)
+func (s *HyperLogLog) addSparse(h uint64) { s.addToken(sparseToken(h)) }
 
-// AddString adds a key given as a string: AddHash(HashString(str)).
-func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
+// AddHashes adds every hash of hs: AddHash in a loop, with the sketch's
+// fields read once per call instead of once per hash.
+func (s *HyperLogLog) AddHashes(hs []uint64) {
+	for len(hs) > 0 && s.regs == nil {
+		s.addSparse(hs[0])
+		hs = hs[1:]
+	}
+	if len(hs) == 0 {
+		return
+	}
+	regs, p, pad := s.regs, s.p&63, s.pad
+	mask := uint64(len(regs) - 1)
+	for _, h := range hs {
+		r := uint8(bits.LeadingZeros64(h<<p|pad)) + 1
+		if i := h >> ((64 - p) & 63) & mask; r > regs[i] {
+			regs[i] = r
+		}
+	}
+}
+
+// Add adds a key given as bytes: AddHash(Hash(b)), with AddHash's dense
+// path written out, and XXH64 written out for 8-byte keys, to save calls per
+// key.
+func (s *HyperLogLog) Add(b []byte) {
+	var h uint64
+	if len(b) == 8 {
+		h = hash8(binary.LittleEndian.Uint64(b))
+	} else {
+		h = Hash(b)
+	}
+	if regs := s.regs; regs != nil {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
+			regs[i] = r
+		}
+		return
+	}
+	s.addSparse(h)
+}
+
+// AddString adds a key given as a string: AddHash(HashString(str)), like Add.
+func (s *HyperLogLog) AddString(str string) {
+	h := HashString(str)
+	if regs := s.regs; regs != nil {
+		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+		if i := h >> ((64 - s.p) & 63); r > regs[i] {
+			regs[i] = r
+		}
+		return
+	}
+	s.addSparse(h)
+}
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
-	c := &HyperLogLog{p: s.p}
+	c := &HyperLogLog{p: s.p, pad: s.pad}
 	if s.regs != nil {
 		c.regs = append([]uint8(nil), s.regs...)
 		return c
@@ -96,11 +149,14 @@ func (s *HyperLogLog) Reset() {
 // of the two precisions, folding its own registers down first if other's is
 // smaller, and the finer sketch is folded on the fly (the register at the
 // coarser precision is recomputed exactly from the finer one, as hash4j and
-// DataSketches do). other is not modified. A nil other is an
-// ErrInvalidParameter.
+// DataSketches do). other is not modified. A nil or zero-value sketch on
+// either side is an ErrInvalidParameter, and s is left unchanged.
 func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *HyperLogLog")
+	}
+	if other.p == 0 || s.p == 0 {
+		return invalidParam("other", "a zero HyperLogLog", "sketches built by NewHyperLogLog or UnmarshalBinary")
 	}
 	if other == s {
 		return nil
@@ -128,16 +184,7 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 		}
 		return nil
 	}
-	d := uint(other.p - s.p)
-	for j, r := range other.regs {
-		if r == 0 {
-			continue
-		}
-		i, rr := foldRegister(uint32(j), r, d)
-		if rr > regs[i] {
-			regs[i] = rr
-		}
-	}
+	foldInto(regs, other.regs, uint(other.p-s.p))
 	return nil
 }
 
@@ -176,7 +223,7 @@ func (s *HyperLogLog) toDense() {
 // foldTo lowers the precision of s to p (< s.p), exactly.
 func (s *HyperLogLog) foldTo(p uint8) {
 	d := uint(s.p - p)
-	s.p = p
+	s.p, s.pad = p, 1<<(p-1)
 	if s.regs == nil {
 		if s.sparse.n > sparseLimit(p) {
 			s.toDense()
@@ -184,16 +231,35 @@ func (s *HyperLogLog) foldTo(p uint8) {
 		return
 	}
 	regs := make([]uint8, 1<<p)
-	for j, r := range s.regs {
-		if r == 0 {
-			continue
+	foldInto(regs, s.regs, d)
+	s.regs = regs
+}
+
+// foldInto max-merges the dense registers src, of a precision d above that
+// of dst, into dst. Register i of dst gathers the block src[i<<d : (i+1)<<d];
+// foldRegister gives the block's first register its rank plus d (when
+// non-zero, larger than any other register can give) and register k > 0 the
+// constant rank nlz_d(k)+1, largest for the smallest k. So the fold is the
+// first non-zero register of each block, read once.
+func foldInto(dst, src []uint8, d uint) {
+	w := 1 << d
+	for i := range dst {
+		blk := src[i*w : i*w+w]
+		var r uint8
+		if blk[0] != 0 {
+			r = blk[0] + uint8(d)
+		} else {
+			for k := 1; k < w; k++ {
+				if blk[k] != 0 {
+					_, r = foldRegister(uint32(k), blk[k], d)
+					break
+				}
+			}
 		}
-		i, rr := foldRegister(uint32(j), r, d)
-		if rr > regs[i] {
-			regs[i] = rr
+		if r > dst[i] {
+			dst[i] = r
 		}
 	}
-	s.regs = regs
 }
 
 // foldRegister maps register j with rank r > 0 at some precision p+d to the

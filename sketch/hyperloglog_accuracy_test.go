@@ -15,9 +15,12 @@ import (
 // The accuracy tests measure the relative error e = (estimate - n)/n over T
 // independent seeded trials at each cardinality n and check three things.
 //
-//   - Unbiased: |mean(e)| <= 4·sd(e)/sqrt(T) + 0.5/n. For a correct
+//   - Unbiased: |mean(e)| <= 4·sd(e)/sqrt(T) + 0.5/n + 1.1/m. For a correct
 //     estimator the mean is within 4 standard errors except with probability
-//     6e-5; Estimate rounds to an integer, which may move it by 1/2.
+//     6e-5; Estimate rounds to an integer, which may move it by 1/2; and
+//     Ertl's estimator uses α∞ = 1/(2 ln 2) where a finite m would need
+//     α_m ≈ α∞/(1 + 1.079/m) (Flajolet et al. 2007), a known relative bias of
+//     about 1.08/m (0.1% at m = 1024, a thirtieth of the standard error).
 //   - RMSE <= 1.1·1.04/sqrt(m). The estimator's asymptotic relative standard
 //     error is sqrt(3 ln 2 - 1)/sqrt(m) = 1.039/sqrt(m) (Ertl, section 4) and
 //     smaller below; with T trials the mean of e² has relative standard
@@ -29,8 +32,11 @@ import (
 //     sparse set at precision 26 loses a value only when two of the n
 //     hashes share a 26-bit index, probability n²/2^27 < 1e-4 per trial).
 //
-// Trials are hashes Mix64(offset+i) of distinct counters (a bijection, so the
-// hashes are distinct) up to 10·m, past the sparse-to-dense switch, and then
+// The full sweep runs p = 10, 12, 14 at 1, 3, 10, 30, ... 10^8 (and around
+// each sparse-to-dense switch) with T = 1000; -short stops at 10^6 (10^5 for
+// p = 14) with T = 60. Trials are hashes Mix64(offset+i) of distinct
+// counters (a bijection, so the hashes are distinct) up to 10·m (-short: up
+// to twice the sparse limit), past the sparse-to-dense switch, and then
 // hllSim, which feeds the dense sketch only the hashes that change it.
 
 type errStats struct {
@@ -80,8 +86,9 @@ func checkAccuracy(t *testing.T, p uint8, n uint64, st *errStats, short bool) {
 	}
 	t.Logf("p=%d n=%-9d mean=%+.5f (%.1f SE) rmse=%.5f = %.3f·1.04/sqrt(m) maxAbs=%.0f",
 		p, n, st.mean(), st.mean()/(st.sd()/math.Sqrt(T)+1e-300), st.rmse(), st.rmse()/sigma, st.maxA)
-	// Estimate rounds to an integer, which may shift it by 1/2: 0.5/n relative.
-	require.LessOrEqual(t, math.Abs(st.mean()), 4*st.sd()/math.Sqrt(T)+0.5/float64(n), "n=%d: biased", n)
+	// Rounding to an integer (0.5/n) and α∞'s finite-m bias (1.08/m).
+	slack := 0.5/float64(n) + 1.1/float64(uint64(1)<<p)
+	require.LessOrEqual(t, math.Abs(st.mean()), 4*st.sd()/math.Sqrt(T)+slack, "n=%d: biased", n)
 	require.LessOrEqual(t, st.rmse(), bound, "n=%d: RMSE above 1.1·1.04/sqrt(m)", n)
 	if n <= 100 {
 		require.LessOrEqual(t, st.maxA, 1.0, "n=%d: a tiny set must be counted within 1", n)
@@ -91,7 +98,7 @@ func checkAccuracy(t *testing.T, p uint8, n uint64, st *errStats, short bool) {
 func TestHyperLogLogAccuracy(t *testing.T) {
 	for _, p := range []uint8{10, 12, 14} {
 		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
-			maxN, trials := uint64(10_000_000), 1000
+			maxN, trials := uint64(100_000_000), 1000
 			if testing.Short() {
 				maxN, trials = 1_000_000, 60
 				if p > 12 {

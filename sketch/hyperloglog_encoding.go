@@ -71,7 +71,7 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	if p < HyperLogLogMinPrecision || p > HyperLogLogMaxPrecision {
 		return corrupt("precision %d outside 4..18", p)
 	}
-	next := HyperLogLog{p: p}
+	next := HyperLogLog{p: p, pad: 1 << (p - 1)}
 	switch form {
 	case hllFormDense:
 		raw := d.bytes(1<<p, "registers")

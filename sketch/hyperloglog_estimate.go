@@ -22,12 +22,21 @@ func (s *HyperLogLog) Estimate() uint64 {
 		c[0] = float64(m - s.sparse.n)
 		return ertlEstimate(c[:sparseMaxRank+1], sparsePrecision)
 	}
-	var h [66]uint32
-	for _, r := range s.regs {
-		h[r]++
+	// Four histograms break the store-to-load chain on repeated ranks.
+	var h [4][66]uint32
+	regs := s.regs
+	for len(regs) >= 4 {
+		h[0][regs[0]]++
+		h[1][regs[1]]++
+		h[2][regs[2]]++
+		h[3][regs[3]]++
+		regs = regs[4:]
 	}
-	for k, n := range h {
-		c[k] = float64(n)
+	for _, r := range regs {
+		h[0][r]++
+	}
+	for k := range c {
+		c[k] = float64(h[0][k] + h[1][k] + h[2][k] + h[3][k])
 	}
 	return ertlEstimate(c[:64-int(s.p)+2], s.p)
 }

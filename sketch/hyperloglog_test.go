@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -213,6 +214,9 @@ func TestHyperLogLogMergeLaws(t *testing.T) {
 func TestHyperLogLogMergeEdgeCases(t *testing.T) {
 	s := newHLL(t, 10)
 	require.ErrorIs(t, s.Merge(nil), ErrInvalidParameter)
+	require.ErrorIs(t, s.Merge(&HyperLogLog{}), ErrInvalidParameter)
+	require.ErrorIs(t, (&HyperLogLog{}).Merge(s), ErrInvalidParameter)
+	require.Equal(t, uint8(10), s.Precision())
 	for _, h := range hashesFrom(9, 500) {
 		s.AddHash(h)
 	}
@@ -328,4 +332,24 @@ func TestHyperLogLogEstimatorEdges(t *testing.T) {
 		require.GreaterOrEqual(t, ertlSigma(x), x)
 		require.LessOrEqual(t, ertlTau(x), (1-x)/3)
 	}
+}
+
+func TestHash8MatchesHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var b [8]byte
+	for i := range 100000 {
+		v := rng.Uint64()
+		if i < 1000 {
+			v = uint64(i) // small keys, ids
+		}
+		binary.LittleEndian.PutUint64(b[:], v)
+		require.Equal(t, Hash(b[:]), hash8(v), "key %#x", v)
+	}
+	s, u := newHLL(t, 10), newHLL(t, 10)
+	for i := range uint64(5000) {
+		binary.LittleEndian.PutUint64(b[:], i)
+		s.Add(b[:])
+		u.AddHash(Hash(b[:]))
+	}
+	require.Equal(t, hllRegisters(u), hllRegisters(s))
 }

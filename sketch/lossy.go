@@ -23,7 +23,8 @@ import (
 //     remain (H the harmonic numbers; the paper rounds this to
 //     (1/ε)·log(εN)), plus at most one per unit of weight added since.
 //
-// Add costs one map look-up, plus a pass over the entries every w units of
+// Add costs one index look-up (an open-addressing table for uint64 keys,
+// a Go map otherwise), plus a pass over the entries every w units of
 // weight (amortised O(log εN) per unit). The zero value is not ready to use:
 // create one with NewLossyCounting or UnmarshalBinary. A LossyCounting is
 // not safe for concurrent use.
@@ -31,9 +32,9 @@ type LossyCounting[K comparable] struct {
 	epsilon float64
 	width   uint64 // w = ⌈1/ε⌉
 	n       uint64
-	bucket  uint64 // ⌊n/w⌋: buckets completed
-	next    uint64 // the n of the next boundary, (bucket+1)·w, saturated
-	index   map[K]int32
+	bucket  uint64       // ⌊n/w⌋: buckets completed
+	next    uint64       // the n of the next boundary, (bucket+1)·w, saturated
+	index   freqIndex[K] // key -> entry
 	ent     []lcEntry[K]
 }
 
@@ -62,7 +63,7 @@ func newLossyCounting[K comparable](epsilon float64, prealloc int) *LossyCountin
 		epsilon: epsilon,
 		width:   w,
 		next:    w,
-		index:   make(map[K]int32, prealloc),
+		index:   newFreqIndex[K](prealloc),
 		ent:     make([]lcEntry[K], 0, prealloc),
 	}
 }
@@ -73,7 +74,7 @@ func (l *LossyCounting[K]) Add(key K) {
 		return
 	}
 	l.n++
-	if i, ok := l.index[key]; ok {
+	if i, ok := l.index.get(key); ok {
 		l.ent[i].f++
 	} else {
 		l.insert(key, 1)
@@ -91,7 +92,7 @@ func (l *LossyCounting[K]) AddN(key K, w uint64) {
 		return
 	}
 	l.n += w
-	if i, ok := l.index[key]; ok {
+	if i, ok := l.index.get(key); ok {
 		l.ent[i].f += w
 	} else {
 		l.insert(key, w)
@@ -102,7 +103,7 @@ func (l *LossyCounting[K]) AddN(key K, w uint64) {
 }
 
 func (l *LossyCounting[K]) insert(key K, w uint64) {
-	l.index[key] = int32(len(l.ent))
+	l.index.put(key, int32(len(l.ent)))
 	l.ent = append(l.ent, lcEntry[K]{key: key, f: w, delta: l.bucket})
 }
 
@@ -119,12 +120,12 @@ func (l *LossyCounting[K]) prune() {
 	for i := range l.ent {
 		e := l.ent[i]
 		if e.f <= b-e.delta { // f+Δ ≤ b, without overflow: Δ ≤ b
-			delete(l.index, e.key)
+			l.index.del(e.key)
 			continue
 		}
 		if i != j {
 			l.ent[j] = e
-			l.index[e.key] = int32(j)
+			l.index.set(e.key, int32(j))
 		}
 		j++
 	}
@@ -135,7 +136,7 @@ func (l *LossyCounting[K]) prune() {
 // Estimate returns a lower bound on the count of key that is at most
 // ⌊N/w⌋ ≤ εN below the true count: the entry's f, or 0 without an entry.
 func (l *LossyCounting[K]) Estimate(key K) uint64 {
-	if i, ok := l.index[key]; ok {
+	if i, ok := l.index.get(key); ok {
 		return l.ent[i].f
 	}
 	return 0
@@ -144,7 +145,7 @@ func (l *LossyCounting[K]) Estimate(key K) uint64 {
 // Bounds returns the interval that holds the true count of key: [f, f+Δ]
 // for a key with an entry, [0, ⌊N/w⌋] for one without.
 func (l *LossyCounting[K]) Bounds(key K) (lower, upper uint64) {
-	if i, ok := l.index[key]; ok {
+	if i, ok := l.index.get(key); ok {
 		e := &l.ent[i]
 		return e.f, e.f + e.delta
 	}
@@ -184,7 +185,7 @@ func (l *LossyCounting[K]) Epsilon() float64 { return l.epsilon }
 
 // Reset empties the summary, keeping epsilon and its memory.
 func (l *LossyCounting[K]) Reset() {
-	clear(l.index)
+	l.index.reset()
 	clear(l.ent)
 	l.ent = l.ent[:0]
 	l.n, l.bucket, l.next = 0, 0, l.width

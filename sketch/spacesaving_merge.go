@@ -40,7 +40,7 @@ func (s *SpaceSaving[K]) Merge(other *SpaceSaving[K]) error {
 	// Visit both summaries in their list order so the result, ties included,
 	// depends only on the summaries and never on map iteration.
 	s.each(func(key K, count, err uint64) {
-		if j, ok := other.index[key]; ok {
+		if j, ok := other.index.get(key); ok {
 			oc := &other.ctr[j]
 			count, err = count+other.bkt[oc.bucket].count, err+oc.err
 		} else {
@@ -49,7 +49,7 @@ func (s *SpaceSaving[K]) Merge(other *SpaceSaving[K]) error {
 		cands = append(cands, Counter[K]{Key: key, Count: count, Err: err})
 	})
 	other.each(func(key K, count, err uint64) {
-		if _, ok := s.index[key]; !ok {
+		if _, ok := s.index.get(key); !ok {
 			cands = append(cands, Counter[K]{Key: key, Count: count + m1, Err: err + m1})
 		}
 	})
@@ -87,13 +87,11 @@ func (s *SpaceSaving[K]) rebuild(cs []Counter[K], n uint64) {
 		}
 		b := s.newBucket(cs[lo].Count)
 		s.linkAfter(b, s.max)
-		base := int32(len(s.ctr))
 		for _, c := range cs[lo:hi] {
-			s.index[c.Key] = int32(len(s.ctr))
+			i := int32(len(s.ctr))
+			s.index.put(c.Key, i)
 			s.ctr = append(s.ctr, ssCounter[K]{key: c.Key, err: c.Err})
-		}
-		for j := int32(hi-lo) - 1; j >= 0; j-- { // attach prepends
-			s.attach(base+j, b)
+			s.attach(i, b)
 		}
 		lo = hi
 	}

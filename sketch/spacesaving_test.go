@@ -267,6 +267,20 @@ func TestSpaceSavingAddDoesNotAllocate(t *testing.T) {
 		})
 		require.Zero(t, allocs)
 	})
+	t.Run("AppendTop", func(t *testing.T) {
+		s, err := sketch.NewSpaceSaving[uint64](1000)
+		require.NoError(t, err)
+		for _, k := range keys {
+			s.Add(k)
+		}
+		buf := make([]sketch.Counter[uint64], 0, 1000)
+		allocs := testing.AllocsPerRun(20, func() {
+			buf = s.AppendTop(buf[:0], 10)
+		})
+		require.Zero(t, allocs)
+		require.Equal(t, s.Top(10), buf)
+		require.Equal(t, s.Top(1000), s.AppendTop(nil, 5000))
+	})
 	t.Run("string/evictions", func(t *testing.T) {
 		s, err := sketch.NewSpaceSaving[string](64)
 		require.NoError(t, err)

@@ -1,0 +1,78 @@
+// Package sketch holds mergeable streaming sketches with proven error
+// bounds: Count-Min (plain and conservative update), HyperLogLog, Lossy
+// Counting, Space-Saving, and uniform and weighted reservoir sampling.
+//
+// # Hash first
+//
+// Every sketch's core takes a 64-bit key hash: AddHash(h, ...). Add([]byte)
+// and AddString(string) wrap it with [Hash] and [HashString] (XXH64, seed 0);
+// [HashUint64] spreads integer ids. Hash keys once and feed the same hash to
+// several sketches, a partitioner and a runtime. The heavy-hitter summaries
+// and reservoirs are generic over the key or item type instead
+// (SpaceSaving[K comparable], Reservoir[T any]); uint64 keys take a
+// specialised, allocation-free index.
+//
+// # The sketches and their guarantees
+//
+// Count-Min (Cormode and Muthukrishnan, 2005) keeps d = ⌈ln 1/δ⌉ rows of
+// w = ⌈e/ε⌉ saturating uint64 counters (w rounded up to a power of two):
+// 8·w·d bytes. EstimateHash never undercounts, and exceeds the true count by
+// more than ε·Total with probability at most δ per key. Rows derive from one
+// hash by Kirsch–Mitzenmacher (g_i = h + i·h2) passed through a non-linear
+// finaliser, so collisions are independent across rows (the linear form
+// collides a pair in every row with probability 1/w², whatever d).
+// Conservative update (Estan and Varghese, 2002) raises only the minimal
+// counters: never worse than plain. Merging plain sketches is exact; merging
+// conservative ones gives an upper bound that still never undercounts.
+//
+// HyperLogLog (Flajolet et al., 2007) estimates the number of distinct keys
+// with m = 2^p one-byte registers, p in 4..18, at a relative standard error
+// of about 1.04/√m at every cardinality (measured from 1 to 10^8). Until it
+// holds 3m/16 distinct 26-bit indexes it keeps sparse (index, rank) tokens
+// and counts almost exactly; then it switches to dense registers. Estimate
+// uses Ertl's improved estimator (arXiv 1702.01284): no bias tables, no
+// mid-range bump, and it never modifies the sketch. Merge is exact (equal to
+// the sketch of the concatenated streams); across precisions the receiver
+// takes the smaller one, folding the finer sketch exactly.
+//
+// SpaceSaving (Metwally, Agrawal and El Abbadi, 2005) monitors at most k
+// keys in a stream summary (buckets of equal count in flat arrays with int32
+// links). Add is O(1) and does not allocate once full. Every monitored key
+// has Count−Err ≤ true ≤ Count, and every key with true count > N/k is
+// monitored, also after Merge (Agarwal et al., "Mergeable summaries", 2012).
+//
+// LossyCounting (Manku and Motwani, 2002) cuts the stream into buckets of
+// width w = ⌈1/ε⌉ and drops entries with f+Δ ≤ ⌊N/w⌋ at each boundary.
+// Estimate never overestimates and undercounts by at most εN; Frequent(s)
+// reports every key with count ≥ sN and none below (s−ε)N, holding at most
+// w·ln(⌊N/w⌋+1) entries plus those of the current bucket.
+//
+// Reservoir keeps a uniform sample of k items with Li's Algorithm L
+// (geometric skips: O(k(1+log N/k)) random draws). WeightedReservoir samples
+// proportionally to weight without replacement with Efraimidis and Spirakis'
+// A-ExpJ. Both merge into an exact sample of the union.
+//
+// # Errors and encodings
+//
+// Constructors validate their parameters and return errors wrapping
+// [ErrInvalidParameter] that name the parameter; Merge of mismatched shapes
+// returns [ErrIncompatible]. Count-Min, HyperLogLog, Lossy Counting and
+// Space-Saving (with uint64 or string keys) implement AppendBinary,
+// MarshalBinary and UnmarshalBinary: a "SKWR" magic, a kind byte and a
+// version byte, then a little-endian body. Decoders validate every length
+// before allocating, return [ErrCorrupt] or [ErrVersion], and leave the
+// receiver unchanged on error. Encodings of a given version never change:
+// golden files under testdata/ pin them.
+//
+// # Memory and concurrency
+//
+// Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse.
+// SpaceSaving: O(k) (about 72 bytes a counter with uint64 keys).
+// LossyCounting: O((1/ε)·log(εN)) entries. Reservoirs: k items.
+// AddHash does not allocate on Count-Min, dense HyperLogLog, a full
+// Space-Saving summary or a reservoir.
+//
+// No type in this package is safe for concurrent use; give each goroutine
+// its own sketch and Merge them. The zero value of a sketch is not usable:
+// use the constructors.
+package sketch

@@ -1,0 +1,183 @@
+package sketch
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"testing"
+	"time"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+var hllSink uint64
+
+const hllBenchKeys = 1 << 16
+
+// hllBenchHashes are the same uniform hashes for every benchmark.
+var hllBenchHashes = func() []uint64 {
+	hs := make([]uint64, hllBenchKeys)
+	for i := range hs {
+		hs[i] = hashx.Mix64(uint64(i) + 0xbe7c4)
+	}
+	return hs
+}()
+
+// BenchmarkHyperLogLogFloor is the bare loop AddHash cannot beat: one
+// register max update from a hash at a constant precision 14, no hashing,
+// no method call, no sparse check.
+func BenchmarkHyperLogLogFloor(b *testing.B) {
+	regs := make([]uint8, 1<<14)
+	hs := hllBenchHashes
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h := hs[i&(hllBenchKeys-1)]
+		r := uint8(bits.LeadingZeros64(h<<14|1<<13)) + 1
+		if j := h >> 50; r > regs[j] {
+			regs[j] = r
+		}
+	}
+	hllSink = uint64(regs[0])
+}
+
+// BenchmarkHyperLogLogAddHash is AddHash on a dense sketch of precision 14.
+func BenchmarkHyperLogLogAddHash(b *testing.B) {
+	s := newHLL(b, 14)
+	for _, h := range hllBenchHashes {
+		s.AddHash(h)
+	}
+	hs := hllBenchHashes
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.AddHash(hs[i&(hllBenchKeys-1)])
+	}
+	hllSink = uint64(s.regs[0])
+}
+
+// BenchmarkHyperLogLogAddHashVsFloor runs the floor loop and AddHash in
+// alternating chunks of 4096 hashes, so that both see the same machine load,
+// and reports each one's ns per hash and their ratio: the figure to quote on
+// a shared machine.
+func BenchmarkHyperLogLogAddHashVsFloor(b *testing.B) {
+	s := newHLL(b, 14)
+	s.AddHashes(hllBenchHashes)
+	regs := make([]uint8, 1<<14)
+	hs := hllBenchHashes
+	const chunk = 4096
+	var tFloor, tAdd time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		off := done & (hllBenchKeys - 1)
+		part := hs[off : off+min(chunk, b.N-done)]
+		t0 := time.Now()
+		for _, h := range part {
+			r := uint8(bits.LeadingZeros64(h<<14|1<<13)) + 1
+			if j := h >> 50; r > regs[j] {
+				regs[j] = r
+			}
+		}
+		t1 := time.Now()
+		for _, h := range part {
+			s.AddHash(h)
+		}
+		t2 := time.Now()
+		tFloor += t1.Sub(t0)
+		tAdd += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tFloor.Nanoseconds())/n, "floor-ns/hash")
+	b.ReportMetric(float64(tAdd.Nanoseconds())/n, "addhash-ns/hash")
+	b.ReportMetric(float64(tAdd)/float64(max(tFloor, 1)), "ratio")
+	hllSink = uint64(regs[0]) + uint64(s.regs[0])
+}
+
+// BenchmarkHyperLogLogAddHashes is AddHashes over batches of 1024 hashes on
+// a dense sketch of precision 14, per hash.
+func BenchmarkHyperLogLogAddHashes(b *testing.B) {
+	s := newHLL(b, 14)
+	s.AddHashes(hllBenchHashes)
+	hs := hllBenchHashes
+	const batch = 1024
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += batch {
+		j := i & (hllBenchKeys - 1)
+		s.AddHashes(hs[j : j+min(batch, b.N-i)])
+	}
+	hllSink = uint64(s.regs[0])
+}
+
+// BenchmarkHyperLogLogAdd8Bytes hashes an 8-byte key with Hash (XXH64) and
+// adds it: the per-key cost a caller with raw keys pays.
+func BenchmarkHyperLogLogAdd8Bytes(b *testing.B) {
+	s := newHLL(b, 14)
+	var key [8]byte
+	b.ReportAllocs()
+	b.SetBytes(8)
+	for i := 0; i < b.N; i++ {
+		binary.LittleEndian.PutUint64(key[:], uint64(i))
+		s.Add(key[:])
+	}
+	hllSink = s.Estimate()
+}
+
+// BenchmarkHyperLogLogAddHashSparse adds to a sparse sketch of precision 14
+// holding up to 3000 tokens (the switch is at 3072), so every add probes the
+// token set: 3000 inserts, then hits.
+func BenchmarkHyperLogLogAddHashSparse(b *testing.B) {
+	s := newHLL(b, 14)
+	hs := hllBenchHashes[:3000]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.AddHash(hs[i%len(hs)])
+	}
+	if !s.Sparse() {
+		b.Fatal("left the sparse form")
+	}
+	hllSink = uint64(s.sparse.n)
+}
+
+func BenchmarkHyperLogLogEstimate(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"sparse-n=2000", 2000}, {"dense-n=65536", hllBenchKeys}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := newHLL(b, 14)
+			for _, h := range hllBenchHashes[:c.n] {
+				s.AddHash(h)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				hllSink += s.Estimate()
+			}
+		})
+	}
+}
+
+func BenchmarkHyperLogLogMerge(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		pa, pb uint8
+		nb     int
+	}{{"dense-p14+p14", 14, 14, hllBenchKeys}, {"dense-p14+p16", 14, 16, hllBenchKeys}, {"dense-p14+sparse-p14-n1000", 14, 14, 1000}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newHLL(b, c.pa)
+			for _, h := range hllBenchHashes {
+				a.AddHash(h * 3)
+			}
+			o := newHLL(b, c.pb)
+			for _, h := range hllBenchHashes[:c.nb] {
+				o.AddHash(h)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(1) << c.pb)
+			for i := 0; i < b.N; i++ {
+				if err := a.Merge(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			hllSink = uint64(a.regs[0])
+		})
+	}
+}
