@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 func TestSketchKnownAnswers(t *testing.T) {
@@ -111,4 +113,31 @@ func TestSketchConfigErrors(t *testing.T) {
 			require.ErrorContains(t, err, name)
 		})
 	}
+}
+
+func TestJudgeReported(t *testing.T) {
+	// Exact: key 1 ×60, key 2 ×30, key 3 ×10 (N = 100). At support 0.25 the
+	// heavy keys are 1 and 2. A report of {1, 3} has one false positive and
+	// misses key 2: precision 1/2, recall 1/2.
+	truth := datasets.NewTruth()
+	for k, c := range map[uint64]int{1: 60, 2: 30, 3: 10} {
+		for range c {
+			truth.Add(k)
+		}
+	}
+	var row SketchRow
+	judgeReported(&row, SketchConfig{Support: 0.25}, []sketch.Counter[uint64]{{Key: 1, Count: 61}, {Key: 3, Count: 26, Err: 16}}, truth, 100)
+	require.Equal(t, 0.5, *row.Precision)
+	require.Equal(t, 0.5, *row.Recall)
+	require.Equal(t, 2, *row.HeavyExact)
+	require.Equal(t, 2, *row.HeavyReported)
+	require.Equal(t, []HeavyHitter{
+		{Key: 1, Exact: 60, Estimate: 61, Heavy: true, Reported: true},
+		{Key: 3, Exact: 10, Estimate: 26, Heavy: false, Reported: true},
+		{Key: 2, Exact: 30, Heavy: true, Reported: false},
+	}, row.HeavyHitters)
+	var b bytes.Buffer
+	require.NoError(t, WriteSketch(&b, "table", Meta{Command: "sketch"}, []SketchRow{{Sketch: "x", HeavyHitters: row.HeavyHitters}}))
+	require.Regexp(t, `x\s+0x0000000000000003\s+10\s+26\s+false-positive`, b.String())
+	require.Regexp(t, `x\s+0x0000000000000002\s+30\s+0\s+MISSED`, b.String())
 }
