@@ -8,18 +8,21 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 // Auto measures the stream and routes with the cheapest partitioner that
 // balances it: hash while no key is hot enough to unbalance key grouping,
 // PKG while p1 <= 2/n, D-Choices beyond (W-Choices when D-Choices would
-// need every worker anyway). It decides every window of tuples (default
-// 65536) from
+// need every worker anyway). It decides once its first sample is full
+// (default 4096 tuples), then every window of tuples (default 65536), from
 //
 //   - a uniform reservoir sample of the window (Algorithm R, default 4096
 //     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
 //     fitted by least squares (gonum) to the sample's log rank-frequency;
-//   - the hot-key detector's head statistics, which D-Choices also uses.
+//   - the hot-key detector's head statistics, which D-Choices also uses;
+//   - a HyperLogLog (2^12 registers) of the keys this source has seen,
+//     reported with each choice (Choice.Distinct).
 //
 // All modes share one load vector, so a switch keeps the balance already
 // reached. Choices lists the decisions. Route does not allocate: the sample
@@ -41,6 +44,8 @@ type Auto struct {
 	ranks   []float64
 	choice  []Choice
 	scratch []float64
+	hll     *sketch.HyperLogLog
+	first   bool // no decision yet
 }
 
 // Auto's modes.
@@ -57,16 +62,22 @@ func newAuto(n int, c *config) (*Auto, error) {
 	if err != nil {
 		return nil, err
 	}
+	hll, err := sketch.NewHyperLogLog(12)
+	if err != nil {
+		return nil, err
+	}
 	load := make([]uint64, n)
-	a := &Auto{
+	a := &Auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
 		window: c.autoWindow, sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery}
-	a.wc = &HeadAll{load: load, det: det}
+	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
+		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64)}
+	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
+	a.wc.next = a.wc.startOffset()
 	a.choice = make([]Choice, 0, 64)
 	a.choice = append(a.choice, Choice{At: 0, Kind: modePKG})
 	return a, nil
@@ -74,14 +85,18 @@ func newAuto(n int, c *config) (*Auto, error) {
 
 // Route implements Partitioner.
 func (a *Auto) Route(key uint64) int {
-	head, _ := a.det.Observe(key)
+	head, pr := a.det.Observe(key)
+	a.hll.AddHash(key)
 	a.total++
 	if len(a.sample) < cap(a.sample) {
 		a.sample = append(a.sample, key)
 	} else if j := a.rng.IntN(a.seen + 1); j < len(a.sample) {
 		a.sample[j] = key
 	}
-	if a.seen++; a.seen == a.window {
+	// The first decision comes as soon as the sample is full, the later
+	// ones every window.
+	if a.seen++; a.seen == a.window || (a.first && a.seen == cap(a.sample)) {
+		a.first = false
 		a.decide()
 	}
 	switch a.mode {
@@ -91,13 +106,13 @@ func (a *Auto) Route(key uint64) int {
 		return w
 	case modePKG:
 		x, y := pkgChoices(key, a.n)
-		w := leastOfTwo(a.load, x, y)
+		w := leastOfTwo(a.load, x, y, key, a.dc.tie)
 		a.load[w]++
 		return w
 	case modeW:
 		return a.wc.place(key, head)
 	default:
-		return a.dc.place(key, head)
+		return a.dc.place(key, head, pr)
 	}
 }
 
@@ -178,10 +193,11 @@ func (a *Auto) decide() {
 	}
 	if mode != a.mode {
 		a.mode = mode
+		a.dc.resetMin() // other modes wrote the shared loads
 		if len(a.choice) < cap(a.choice) {
-			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)})
+			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()})
 		} else {
-			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: uint64(e.Distinct)}
+			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()}
 		}
 	}
 }

@@ -164,5 +164,6 @@ func (e *ExactDetector) refresh() {
 func (e *ExactDetector) Stats() HeadStats { return e.stats }
 
 // DefaultDetector is the detector partitioners use unless WithDetector says
-// otherwise.
-var DefaultDetector DetectorFactory = WindowedExactDetectorFactory
+// otherwise: two alternating Space-Saving summaries of ceil(4/theta)
+// counters (see docs/partitioning.md for the comparison that chose it).
+var DefaultDetector DetectorFactory = SpaceSavingDetectorFactory

@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -10,12 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
-	"github.com/skewerhq/skewer/sketch"
 )
 
 // The grid sweep of docs/partitioning.md. It runs only when asked:
@@ -32,6 +29,8 @@ var (
 	gridOut   = flag.String("grid.out", "", "write the markdown table there")
 	gridPlot  = flag.String("grid.plot", "", "write the lambda-vs-s plot there (.png or .svg)")
 	gridReal  = flag.Bool("grid.real", true, "also run pg135 and retail")
+	gridZipf  = flag.Bool("grid.zipf", true, "run the exact-frequency Zipf streams")
+	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts), countmin, spacesaving or lossy")
 )
 
 type gridRow struct {
@@ -54,40 +53,32 @@ func ints(t *testing.T, s string) []int {
 	return out
 }
 
-// pg135Keys tokenises Les Misérables as the datasets README says: lower-cased
-// words split on anything but [a-z0-9'].
+// pg135Keys loads Les Misérables as words (datasets.LoadWords).
 func pg135Keys(t *testing.T) []uint64 {
 	t.Helper()
 	path, err := datasets.SharedFile("pg135-les-miserables.txt")
 	require.NoError(t, err)
-	b, err := os.ReadFile(path)
+	c, err := datasets.LoadWords(path)
 	require.NoError(t, err)
-	words := strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\'')
-	})
-	keys := make([]uint64, len(words))
-	for i, w := range words {
-		keys[i] = sketch.HashString(w)
-	}
-	return keys
+	return recordKeys(c.Records())
 }
 
-// retailKeys reads the item ids of retail.dat in file order.
+// retailKeys loads the item ids of retail.dat in file order
+// (datasets.LoadItems).
 func retailKeys(t *testing.T) []uint64 {
 	t.Helper()
 	path, err := datasets.SharedFile("retail.dat")
 	require.NoError(t, err)
-	f, err := os.Open(path)
+	c, err := datasets.LoadItems(path)
 	require.NoError(t, err)
-	defer f.Close()
-	var keys []uint64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		for _, w := range strings.FieldsFunc(sc.Text(), unicode.IsSpace) {
-			keys = append(keys, sketch.HashString(w))
-		}
+	return recordKeys(c.Records())
+}
+
+func recordKeys(recs []datasets.Record) []uint64 {
+	keys := make([]uint64, len(recs))
+	for i, r := range recs {
+		keys[i] = r.Key
 	}
-	require.NoError(t, sc.Err())
 	return keys
 }
 
@@ -145,6 +136,9 @@ func TestGrid(t *testing.T) {
 	}
 	var defs []func() streamDef
 	for _, s := range ss {
+		if !*gridZipf {
+			break
+		}
 		defs = append(defs, func() streamDef {
 			keys, probs := exactZipf(*gridM, *gridK, s, 11)
 			var p1 float64
@@ -165,40 +159,56 @@ func TestGrid(t *testing.T) {
 			return streamDef{"retail", 0, p1, k, p}
 		})
 	}
+	// One pool over every (stream, n, S, kind); each stream is built once,
+	// by the first job that needs it.
+	streams := make([]streamDef, len(defs))
+	onces := make([]sync.Once, len(defs))
+	type job struct {
+		def, n, src int
+		kind        string
+	}
 	var rows []gridRow
 	var mu sync.Mutex
-	for _, def := range defs {
-		sd := def()
-		type job struct {
-			n, src int
-			kind   string
-		}
-		jobs := make(chan job)
-		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() {
-				for j := range jobs {
-					f, err := NewFactory(j.kind, WithDetector(OracleDetectorFactory(sd.probs)))
-					require.NoError(t, err)
-					res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
-					require.NoError(t, err)
-					mu.Lock()
-					rows = append(rows, gridRow{stream: sd.name, s: sd.s, p1: sd.p1, n: j.n, src: j.src, kind: j.kind, res: res})
-					mu.Unlock()
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				onces[j.def].Do(func() { streams[j.def] = defs[j.def]() })
+				sd := &streams[j.def]
+				det := OracleDetectorFactory(sd.probs)
+				switch *gridDet {
+				case "exact":
+					det = WindowedExactDetectorFactory
+				case "countmin":
+					det = CountMinDetectorFactory
+				case "spacesaving":
+					det = SpaceSavingDetectorFactory
+				case "lossy":
+					det = LossyCountingDetectorFactory
 				}
-			})
-		}
+				f, err := NewFactory(j.kind, WithDetector(det))
+				require.NoError(t, err)
+				res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
+				require.NoError(t, err)
+				mu.Lock()
+				rows = append(rows, gridRow{stream: sd.name, s: sd.s, p1: sd.p1, n: j.n, src: j.src, kind: j.kind, res: res})
+				fmt.Fprintf(os.Stderr, "grid: %d rows (%s s=%.1f n=%d S=%d %s lambda=%.3g)\n", len(rows), sd.name, sd.s, j.n, j.src, j.kind, res.Imbalance)
+				mu.Unlock()
+			}
+		})
+	}
+	for d := range defs {
 		for _, n := range ns {
 			for _, src := range srcs {
 				for _, kind := range kinds {
-					jobs <- job{n, src, kind}
+					jobs <- job{d, n, src, kind}
 				}
 			}
 		}
-		close(jobs)
-		wg.Wait()
-		t.Logf("%s s=%.1f done", sd.name, sd.s)
 	}
+	close(jobs)
+	wg.Wait()
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.stream != b.stream {

@@ -1,5 +1,7 @@
 package partition
 
+import "github.com/skewerhq/skewer/internal/hashx"
+
 // HeadAll routes tail keys as PKG does and spreads head keys over all n
 // workers: to the least loaded (W-Choices, Nasir et al. ICDE 2016, kind
 // "wchoices") or round-robin (kind "rr-head"). Head keys may then reach
@@ -8,7 +10,39 @@ type HeadAll struct {
 	load       []uint64
 	det        HotKeyDetector
 	roundRobin bool
-	next       int
+	next       int // rr-head: next worker; wchoices: scan position
+	minLoad    uint64
+	tie        uint64
+}
+
+// leastLoaded returns a worker with the smallest load. Loads only grow, so
+// the minimum only grows: the scan resumes where it stopped, looking for a
+// worker still at the known minimum, and recomputes the minimum only after
+// a full fruitless cycle. While workers are level this costs O(1) per call
+// amortised instead of n.
+func (p *HeadAll) leastLoaded() int {
+	n := len(p.load)
+	for range n {
+		w := p.next
+		if p.next++; p.next == n {
+			p.next = 0
+		}
+		if p.load[w] <= p.minLoad {
+			return w
+		}
+	}
+	w := 0
+	for i, l := range p.load {
+		if l < p.load[w] {
+			w = i
+		}
+	}
+	p.minLoad = p.load[w]
+	p.next = w + 1
+	if p.next == n {
+		p.next = 0
+	}
+	return w
 }
 
 func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
@@ -16,7 +50,18 @@ func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HeadAll{load: make([]uint64, n), det: det, roundRobin: rr}, nil
+	p := &HeadAll{load: make([]uint64, n), det: det, roundRobin: rr, tie: c.tie}
+	p.next = p.startOffset()
+	return p, nil
+}
+
+// startOffset is where the round-robin or the scan starts: 0 for a
+// factory's first instance, elsewhere for the others.
+func (p *HeadAll) startOffset() int {
+	if p.tie == 0 {
+		return 0
+	}
+	return hashx.Reduce(p.tie, len(p.load))
 }
 
 // Route implements Partitioner.
@@ -31,18 +76,14 @@ func (p *HeadAll) place(key uint64, head bool) int {
 	switch {
 	case !head:
 		a, b := pkgChoices(key, len(p.load))
-		w = leastOfTwo(p.load, a, b)
+		w = leastOfTwo(p.load, a, b, key, p.tie)
 	case p.roundRobin:
 		w = p.next
 		if p.next++; p.next == len(p.load) {
 			p.next = 0
 		}
 	default:
-		for i, l := range p.load {
-			if l < p.load[w] {
-				w = i
-			}
-		}
+		w = p.leastLoaded()
 	}
 	p.load[w]++
 	return w

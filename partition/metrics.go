@@ -1,20 +1,22 @@
 package partition
 
-import (
-	"github.com/RoaringBitmap/roaring/v2"
-)
+import "math/bits"
 
 // Metrics accumulates what a routed stream did to the workers: load per
-// worker, the keys each worker saw (exactly, as dense ids in one roaring
-// bitmap per worker) and the (key, worker) partials of the current
-// aggregation period. Keys are mapped to dense ids with one map, so memory
-// is O(distinct keys); Observe is for simulation, not for the hot path.
+// worker, the workers each key reached (exactly: keys are mapped to dense
+// ids with one map, and each id owns a bitset of ceil(n/64) words) and the
+// (key, worker) partials of the current aggregation period (a second
+// bitset, cleared per period). Memory is O(distinct keys * n/64) words;
+// Observe is for simulation, not for the hot path.
 type Metrics struct {
+	n        int
+	words    int
 	load     []uint64
 	ids      map[uint64]uint32
-	keys     []*roaring.Bitmap // keys per worker, whole stream
-	period   []*roaring.Bitmap // keys per worker, current period
-	partials []uint64          // partials of each closed period
+	seen     []uint64 // words per id: workers the key reached, whole stream
+	period   []uint64 // same, current period
+	partials []uint64 // partials of each closed period
+	open     uint64   // partials of the current period so far
 	m        uint64
 }
 
@@ -23,12 +25,7 @@ func NewMetrics(workers int) (*Metrics, error) {
 	if err := checkWorkers(workers); err != nil {
 		return nil, err
 	}
-	mt := &Metrics{load: make([]uint64, workers), ids: make(map[uint64]uint32)}
-	for range workers {
-		mt.keys = append(mt.keys, roaring.New())
-		mt.period = append(mt.period, roaring.New())
-	}
-	return mt, nil
+	return &Metrics{n: workers, words: (workers + 63) / 64, load: make([]uint64, workers), ids: make(map[uint64]uint32)}, nil
 }
 
 // Observe records that a tuple with this key hash went to worker w.
@@ -37,23 +34,28 @@ func (mt *Metrics) Observe(key uint64, w int) {
 	if !ok {
 		id = uint32(len(mt.ids))
 		mt.ids[key] = id
+		for range mt.words {
+			mt.seen = append(mt.seen, 0)
+			mt.period = append(mt.period, 0)
+		}
 	}
 	mt.load[w]++
 	mt.m++
-	mt.keys[w].Add(id)
-	mt.period[w].Add(id)
+	i, bit := int(id)*mt.words+w>>6, uint64(1)<<(w&63)
+	mt.seen[i] |= bit
+	if mt.period[i]&bit == 0 {
+		mt.period[i] |= bit
+		mt.open++
+	}
 }
 
 // ClosePeriod ends an aggregation period: it records the number of
 // (key, worker) partials the period produced, which a merge stage must
 // combine, and starts a new one.
 func (mt *Metrics) ClosePeriod() {
-	var p uint64
-	for _, b := range mt.period {
-		p += b.GetCardinality()
-		b.Clear()
-	}
-	mt.partials = append(mt.partials, p)
+	mt.partials = append(mt.partials, mt.open)
+	mt.open = 0
+	clear(mt.period)
 }
 
 // Load returns the tuples per worker (not a copy).
@@ -71,11 +73,15 @@ func (mt *Metrics) Partials() []uint64 { return mt.partials }
 // Snapshot summarises the metrics so far.
 func (mt *Metrics) Snapshot() Snapshot {
 	s := LoadStats(mt.load)
-	card := make([]uint64, len(mt.keys))
+	card := make([]uint64, mt.n)
 	var sum uint64
-	for i, b := range mt.keys {
-		card[i] = b.GetCardinality()
-		sum += card[i]
+	for i, x := range mt.seen {
+		for x != 0 {
+			b := bits.TrailingZeros64(x)
+			card[(i%mt.words)*64+b]++
+			sum++
+			x &= x - 1
+		}
 	}
 	if len(mt.ids) > 0 {
 		s.Replication = float64(sum) / float64(len(mt.ids))

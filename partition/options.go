@@ -2,8 +2,10 @@ package partition
 
 import (
 	"fmt"
-
 	"slices"
+	"sync/atomic"
+
+	"github.com/skewerhq/skewer/internal/hashx"
 )
 
 // Option configures a partitioner built by New or NewFactory.
@@ -23,6 +25,10 @@ type config struct {
 	autoWindow   int
 	autoSample   int
 	seed         uint64
+	// tie is a per-instance salt (0 for a factory's first instance) that
+	// decorrelates how sources break ties, so that S sources do not all
+	// favour the same workers.
+	tie uint64
 }
 
 func defaultConfig() config {
@@ -113,7 +119,13 @@ func (c *config) newDetector(n int) (HotKeyDetector, error) {
 var kinds = map[string]func(n int, c *config) (Partitioner, error){
 	"hash":    func(n int, _ *config) (Partitioner, error) { return NewHash(n) },
 	"shuffle": func(n int, _ *config) (Partitioner, error) { return NewShuffle(n) },
-	"pkg":     func(n int, _ *config) (Partitioner, error) { return NewPKG(n) },
+	"pkg": func(n int, c *config) (Partitioner, error) {
+		p, err := NewPKG(n)
+		if err == nil {
+			p.tie = c.tie
+		}
+		return p, err
+	},
 	"dchoices": func(n int, c *config) (Partitioner, error) {
 		return newDChoices(n, c, false)
 	},
@@ -161,6 +173,7 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	var instances atomic.Uint64
 	return func(workers int) (Partitioner, error) {
 		if err := checkWorkers(workers); err != nil {
 			return nil, err
@@ -169,6 +182,9 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 			return nil, invalidParam("theta", c.theta, "in (0, 1)")
 		}
 		cc := c
+		if i := instances.Add(1) - 1; i > 0 {
+			cc.tie = hashx.Mix64(i) | 1
+		}
 		return mk(workers, &cc)
 	}, nil
 }

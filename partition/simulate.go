@@ -23,6 +23,9 @@ type Config struct {
 	Period int
 	// MaxTuples stops the simulation after that many tuples (0: no limit).
 	MaxTuples int
+	// HLLPrecision, when not 0, also estimates the replication factor with
+	// a ReplicationSketch of that precision (Result.ReplicationHLL).
+	HLLPrecision uint8
 }
 
 // Sample is the load figures at one point of the stream.
@@ -45,6 +48,9 @@ type Result struct {
 	PartialsPerPeriod []uint64
 	// MeanPartials is the mean of PartialsPerPeriod.
 	MeanPartials float64
+	// ReplicationHLL is the replication factor estimated with HyperLogLog
+	// (0 unless Config.HLLPrecision is set).
+	ReplicationHLL float64
 	// Choices reports, for partitioners that choose (Auto), what source 0
 	// chose and when.
 	Choices []Choice
@@ -69,6 +75,12 @@ func Run(cfg Config) (*Result, error) {
 	mt, err := NewMetrics(cfg.Workers)
 	if err != nil {
 		return nil, err
+	}
+	var rs *ReplicationSketch
+	if cfg.HLLPrecision != 0 {
+		if rs, err = NewReplicationSketch(cfg.Workers, cfg.HLLPrecision); err != nil {
+			return nil, invalidParam("HLLPrecision", cfg.HLLPrecision, "0 or 4..18")
+		}
 	}
 	parts := make([]Partitioner, cfg.Sources)
 	for i := range parts {
@@ -101,6 +113,9 @@ func Run(cfg Config) (*Result, error) {
 				src = 0
 			}
 			mt.Observe(r.Key, w)
+			if rs != nil {
+				rs.Observe(r.Key, w)
+			}
 			t++
 			if cfg.SampleEvery > 0 && t%uint64(cfg.SampleEvery) == 0 {
 				s := LoadStats(mt.Load())
@@ -116,6 +131,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	res.Snapshot = mt.Snapshot()
 	res.Load = append([]uint64(nil), mt.Load()...)
+	if rs != nil {
+		res.ReplicationHLL, _ = rs.Estimate(nil)
+	}
 	res.PartialsPerPeriod = mt.Partials()
 	var sum uint64
 	for _, p := range res.PartialsPerPeriod {
@@ -135,8 +153,9 @@ func Run(cfg Config) (*Result, error) {
 type Choice struct {
 	At   uint64
 	Kind string
-	// P1 and Zipf are the skew estimates behind the decision, Distinct the
-	// estimated number of distinct keys.
+	// P1 and Zipf are the skew estimates behind the decision (from the
+	// window's reservoir sample), Distinct the HyperLogLog estimate of the
+	// distinct keys the source has seen.
 	P1, Zipf float64
 	Distinct uint64
 }

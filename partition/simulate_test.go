@@ -59,16 +59,77 @@ func TestSimulatorBadConfig(t *testing.T) {
 	require.NoError(t, err)
 	s := datasets.FromKeys([]uint64{1})
 	for name, cfg := range map[string]Config{
-		"Stream":      {Factory: f, Sources: 1, Workers: 1},
-		"Factory":     {Stream: s, Sources: 1, Workers: 1},
-		"Sources":     {Stream: s, Factory: f, Workers: 1},
-		"workers":     {Stream: s, Factory: f, Sources: 1},
-		"SampleEvery": {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
+		"Stream":       {Factory: f, Sources: 1, Workers: 1},
+		"Factory":      {Stream: s, Sources: 1, Workers: 1},
+		"Sources":      {Stream: s, Factory: f, Workers: 1},
+		"workers":      {Stream: s, Factory: f, Sources: 1},
+		"SampleEvery":  {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
+		"HLLPrecision": {Stream: s, Factory: f, Sources: 1, Workers: 1, HLLPrecision: 30},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Run(cfg)
 			require.ErrorIs(t, err, ErrInvalidParameter)
 			require.Contains(t, err.Error(), name)
+		})
+	}
+}
+
+func TestMetricsAgainstModel(t *testing.T) {
+	for _, n := range []int{1, 3, 64, 65, 130} {
+		mt, err := NewMetrics(n)
+		require.NoError(t, err)
+		sets := map[uint64]map[int]bool{}
+		card := make([]int, n)
+		period := map[[2]uint64]bool{}
+		var partials []uint64
+		for i := range 5000 {
+			k := uint64(i*7919) % 613
+			w := (i * 31) % n
+			if i%3 == 0 {
+				w = int(k) % n
+			}
+			mt.Observe(k, w)
+			if sets[k] == nil {
+				sets[k] = map[int]bool{}
+			}
+			if !sets[k][w] {
+				card[w]++
+			}
+			sets[k][w] = true
+			period[[2]uint64{k, uint64(w)}] = true
+			if i%1000 == 999 {
+				mt.ClosePeriod()
+				partials = append(partials, uint64(len(period)))
+				period = map[[2]uint64]bool{}
+			}
+		}
+		var sum int
+		for _, s := range sets {
+			sum += len(s)
+		}
+		snap := mt.Snapshot()
+		require.InDelta(t, float64(sum)/float64(len(sets)), snap.Replication, 1e-12, "n=%d", n)
+		require.Equal(t, partials, mt.Partials())
+		cu := make([]uint64, n)
+		for i, c := range card {
+			cu[i] = uint64(c)
+		}
+		require.InDelta(t, LoadStats(cu).Imbalance, snap.CardinalityImbalance, 1e-12)
+		require.Equal(t, len(sets), snap.Distinct)
+	}
+}
+
+func TestReplicationEstimate(t *testing.T) {
+	keys, _ := exactZipf(400_000, 100_000, 1.0, 14)
+	for _, kind := range []string{"hash", "pkg", "shuffle"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			f, err := NewFactory(kind)
+			require.NoError(t, err)
+			res, err := Run(Config{Stream: datasets.FromKeys(keys), Factory: f, Sources: 3, Workers: 20, HLLPrecision: 14})
+			require.NoError(t, err)
+			// Each of the n+1 estimates has relative sd 1.04/128 = 0.8%;
+			// the ratio of sums is within 3% with overwhelming probability.
+			require.InEpsilon(t, res.Replication, res.ReplicationHLL, 0.03)
 		})
 	}
 }

@@ -28,6 +28,8 @@ type WindowedDetector struct {
 	n      [2]uint64 // tuples each summary has seen since its reset
 	old    int       // index of the older summary
 	stats  HeadStats
+	// swapped is set at the first swap.
+	swapped bool
 }
 
 func newWindowed(theta float64, window int, a, b frequencySummary) (*WindowedDetector, error) {
@@ -56,6 +58,11 @@ func (w *WindowedDetector) Observe(key uint64) (bool, float64) {
 		w.swap()
 		o = w.old
 		c = w.sum[o].estimate(key)
+	} else if !w.swapped && w.n[o] >= 64 && w.n[o]&(w.n[o]-1) == 0 {
+		// Until the first swap, refresh the statistics at 64, 128, 256, ...
+		// tuples (amortised O(1) per tuple), so D-Choices does not route
+		// the start of a stream with an empty head.
+		w.refreshStats()
 	}
 	nn := float64(w.n[o])
 	if float64(c) < w.theta*nn {
@@ -71,6 +78,12 @@ func (w *WindowedDetector) swap() {
 	w.sum[o].reset()
 	w.n[o] = 0
 	w.old = 1 - o
+	w.swapped = true
+	w.refreshStats()
+}
+
+// refreshStats computes the head statistics of the older summary.
+func (w *WindowedDetector) refreshStats() {
 	nn := w.n[w.old]
 	st := HeadStats{}
 	w.sum[w.old].heavy(uint64(w.theta*float64(nn)+0.999999), func(_, c uint64) {
@@ -83,7 +96,8 @@ func (w *WindowedDetector) swap() {
 }
 
 // Stats implements HotKeyDetector: the head of the older summary as of the
-// last swap (every W tuples), or nothing before the first.
+// last swap (every W tuples), and before the first swap as of the last power
+// of two (from 64) tuples.
 func (w *WindowedDetector) Stats() HeadStats { return w.stats }
 
 // Window is W.

@@ -6,11 +6,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
 )
 
 // driftKeys: a uniform background over 10^4 keys plus one hot key at rate
-// p; the hot key is hotA for the first half and hotB for the second.
-func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
+// p; the hot key is hotA for the first half and hotB for the second, when
+// hotA cools to rate cool.
+func driftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	keys := make([]uint64, m)
 	for i := range keys {
@@ -19,6 +22,8 @@ func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
 			keys[i] = hotA
 		case rng.Float64() < p && i >= m/2:
 			keys[i] = hotB
+		case rng.Float64() < cool && i >= m/2:
+			keys[i] = hotA
 		default:
 			keys[i] = 1000 + rng.Uint64N(10_000)
 		}
@@ -28,11 +33,15 @@ func driftKeys(m int, p float64, hotA, hotB uint64, seed uint64) []uint64 {
 
 func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector, error)) {
 	t.Helper()
-	const theta, window, m = 0.02, 4096, 200_000
+	const theta, window = 0.02, 4096
 	const hotA, hotB = 1, 2
-	for seed := range uint64(5) {
+	m, seeds := 200_000, uint64(5)
+	if testing.Short() {
+		m, seeds = 40_000, 3
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			keys := driftKeys(m, 0.1, hotA, hotB, seed)
+			keys := driftKeys(m, 0.1, theta/10, hotA, hotB, seed)
 			det, err := mk(theta, window)
 			require.NoError(t, err)
 			lastHeadA, firstHeadB := -1, -1
@@ -47,7 +56,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 				if head {
 					require.Greater(t, p, 0.0)
 				}
-				if k >= 1000 && i > 2*window {
+				if k >= 1000 && i > 2*window || k == hotB && i < m/2 {
 					// background keys have rate 0.9/10^4 << theta
 					require.False(t, head, "background key %d head at %d", k, i)
 				}
@@ -95,4 +104,113 @@ func TestWindowedDetectorStats(t *testing.T) {
 	require.InDelta(t, p1, st.P1, 0.03)
 	require.InDelta(t, mass, st.Mass, 0.05)
 	require.InDelta(t, cnt, st.Count, 3)
+}
+
+// windowModel replays the two-summary schedule with exact counts: the
+// reference a windowed detector's answers are checked against.
+type windowModel struct {
+	w      int
+	counts [2]map[uint64]int
+	n      [2]int
+	old    int
+}
+
+func newWindowModel(w int) *windowModel {
+	return &windowModel{w: w, counts: [2]map[uint64]int{{}, {}}}
+}
+
+// observe counts key and returns its exact count in the older summary's
+// interval and that interval's length.
+func (m *windowModel) observe(key uint64) (int, int) {
+	o := m.old
+	m.counts[o][key]++
+	m.n[o]++
+	if m.n[o] > m.w {
+		m.counts[1-o][key]++
+		m.n[1-o]++
+	}
+	if m.n[o] == 2*m.w {
+		clear(m.counts[o])
+		m.n[o] = 0
+		m.old = 1 - o
+	}
+	return m.counts[m.old][key], m.n[m.old]
+}
+
+// checkDetectorGuarantee routes a stream through det and the model: every
+// key whose exact count in the older interval reaches theta*N must be head;
+// a head key's exact count must reach (theta-slack)*N.
+func checkDetectorGuarantee(t *testing.T, det HotKeyDetector, window int, theta, slack float64, keys []uint64) {
+	t.Helper()
+	m := newWindowModel(window)
+	misses, falseHeads := 0, 0
+	for i, k := range keys {
+		head, _ := det.Observe(k)
+		c, n := m.observe(k)
+		if float64(c) >= theta*float64(n) && !head {
+			misses++
+			if misses < 5 {
+				t.Logf("tuple %d: key %#x count %d of %d not head", i, k, c, n)
+			}
+		}
+		if head && float64(c) < (theta-slack)*float64(n) {
+			falseHeads++
+		}
+	}
+	require.Zero(t, misses, "keys above theta not reported head")
+	require.Zero(t, falseHeads, "keys below theta-slack reported head")
+}
+
+func TestWindowedExactDetectorGuarantee(t *testing.T) {
+	for _, s := range []float64{0.6, 1.0, 1.5} {
+		t.Run(fmt.Sprintf("zipf=%.1f", s), func(t *testing.T) {
+			keys, _ := exactZipf(60_000, 10_000, s, 13)
+			det, err := NewWindowedExactDetector(0.01, 4096)
+			require.NoError(t, err)
+			checkDetectorGuarantee(t, det, 4096, 0.01, 0, keys)
+		})
+	}
+}
+
+// TestDetectorOnDatasetsDrift runs the windowed detector on datasets'
+// drifting Zipf stream (the hot set redrawn every Period records): after
+// each drift, the epoch's top key (p ~ 0.17 at s = 1.1 over 10^4 keys)
+// must be head within 2W tuples of its first appearance, and the previous
+// epoch's top key, now a tail key, released within 2W.
+func TestDetectorOnDatasetsDrift(t *testing.T) {
+	const theta, window, period, epochs = 0.01, 4096, 50_000, 4
+	d, err := datasets.NewDrift(datasets.DriftConfig{K: 10_000, S: 1.1, N: period * epochs, Period: period, Mode: datasets.DriftRedraw, Seed: 21})
+	require.NoError(t, err)
+	recs := make([]datasets.Record, period*epochs)
+	require.Equal(t, len(recs), d.Fill(recs))
+	det, err := NewWindowedExactDetector(theta, window)
+	require.NoError(t, err)
+	for e := int64(1); e < epochs; e++ {
+		rankNow, _ := d.RankAt(d.KeyAt(1, e-1), e)
+		require.Greater(t, rankNow, uint64(100), "the previous top key must have cooled (rank %d)", rankNow)
+	}
+	firstHead := map[int64]int{}
+	lastPrevHead := map[int64]int{}
+	for i, r := range recs {
+		head, _ := det.Observe(r.Key)
+		e := int64(i / period)
+		if e == 0 || !head {
+			continue
+		}
+		off := i - int(e)*period
+		if r.Key == d.KeyAt(1, e) {
+			if _, ok := firstHead[e]; !ok {
+				firstHead[e] = off
+			}
+		}
+		if r.Key == d.KeyAt(1, e-1) {
+			lastPrevHead[e] = off
+		}
+	}
+	for e := int64(1); e < epochs; e++ {
+		f, ok := firstHead[e]
+		require.True(t, ok, "epoch %d: new top key never head", e)
+		require.LessOrEqual(t, f, 2*window, "epoch %d", e)
+		require.LessOrEqual(t, lastPrevHead[e], 2*window, "epoch %d: old top key not released", e)
+	}
 }

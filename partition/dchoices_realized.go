@@ -1,0 +1,138 @@
+package partition
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
+
+// The expected-coverage conditions of SolveD assume the head keys'
+// candidate sets are independent random sets. For a given stream they are
+// not: with few workers, or a few heavy keys, the realized sets can overlap
+// far more than expected (measured: s = 1.3, n = 5 left lambda = 0.11 with
+// the expected conditions alone). D-Choices therefore also checks the
+// realized sets: over the heaviest head keys seen since the last re-solve,
+// sorted by probability, every prefix i must satisfy
+//
+//	p_1 + ... + p_i + bTail * u_i^2 <= (1+eps) * u_i
+//
+// where u_i is the fraction of workers the union of their d candidates
+// covers. Candidate sets grow with d, and the condition, once it holds, keeps
+// holding as u_i grows, so the smallest such d is found by binary search.
+
+// maxRealizedKeys bounds how many head keys the realized check uses.
+const maxRealizedKeys = 64
+
+type headSlot struct {
+	key  uint64
+	p    float64
+	used bool
+}
+
+// headTable collects the head keys seen since the last re-solve with their
+// latest estimated probability: open addressing, fixed size, no allocation.
+type headTable struct {
+	slots []headSlot
+	list  []headSlot // scratch for sorting
+	n     int
+	limit int
+}
+
+func newHeadTable(limit int) *headTable {
+	size := 1 << bits.Len(uint(4*limit))
+	return &headTable{slots: make([]headSlot, size), list: make([]headSlot, 0, limit), limit: limit}
+}
+
+func (t *headTable) put(key uint64, p float64) {
+	mask := uint64(len(t.slots) - 1)
+	for i := (key * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			if t.n >= t.limit {
+				return
+			}
+			*s = headSlot{key: key, p: p, used: true}
+			t.n++
+			return
+		}
+		if s.key == key {
+			s.p = p
+			return
+		}
+	}
+}
+
+// sorted returns the collected keys by probability, heaviest first, and
+// empties the table.
+func (t *headTable) sorted() []headSlot {
+	t.list = t.list[:0]
+	for i := range t.slots {
+		if t.slots[i].used {
+			t.list = append(t.list, t.slots[i])
+			t.slots[i] = headSlot{}
+		}
+	}
+	t.n = 0
+	slices.SortFunc(t.list, func(a, b headSlot) int { return cmp.Compare(b.p, a.p) })
+	return t.list[:min(len(t.list), maxRealizedKeys)]
+}
+
+// realizedOK reports whether d distinct candidates satisfy the prefix
+// conditions for the given head keys.
+func (p *DChoices) realizedOK(d int, keys []headSlot, tail float64) bool {
+	n := len(p.load)
+	clear(p.cover)
+	covered := 0
+	var mass float64
+	for _, h := range keys {
+		mass += h.p
+		c, stride := p.distinctStart(h.key)
+		for range d {
+			if w, b := c>>6, uint64(1)<<(c&63); p.cover[w]&b == 0 {
+				p.cover[w] |= b
+				covered++
+			}
+			if c += stride; c >= n {
+				c -= n
+			}
+		}
+		u := float64(covered) / float64(n)
+		if mass+tail*u*u > (1+p.eps)*u {
+			return false
+		}
+	}
+	return true
+}
+
+// solveRealized raises d from d0 until the realized conditions hold.
+func (p *DChoices) solveRealized(d0 int, keys []headSlot, tail float64) int {
+	n := len(p.load)
+	if len(keys) == 0 || d0 >= n || p.realizedOK(d0, keys, tail) {
+		return d0
+	}
+	lo, hi := d0, n // realizedOK(lo) is false, realizedOK(n) is true
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if p.realizedOK(mid, keys, tail) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// each visits the keys in the table.
+func (t *headTable) each(visit func(key uint64)) {
+	for i := range t.slots {
+		if t.slots[i].used {
+			visit(t.slots[i].key)
+		}
+	}
+}
+
+// clear empties the table.
+func (t *headTable) clear() {
+	clear(t.slots)
+	t.n = 0
+}

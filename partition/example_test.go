@@ -1,0 +1,60 @@
+package partition_test
+
+import (
+	"fmt"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/partition"
+)
+
+// skewedKeys is a small stream where key 0 carries half of the tuples.
+func skewedKeys() []uint64 {
+	keys := make([]uint64, 0, 100_000)
+	for i := range 100_000 {
+		if i%2 == 0 {
+			keys = append(keys, hashx.Mix64(0))
+		} else {
+			keys = append(keys, hashx.Mix64(uint64(1+i%5000)))
+		}
+	}
+	return keys
+}
+
+func Example() {
+	// One partitioner per source; D-Choices spreads the hot key over the
+	// workers it needs and keeps every other key on at most two.
+	p, err := partition.New("dchoices", 8)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Route(hashx.Mix64(42)) < p.Workers(), partition.SplitsKeys(p))
+	// Output: true true
+}
+
+func ExampleRun() {
+	keys := skewedKeys()
+	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+		f, err := partition.NewFactory(kind)
+		if err != nil {
+			panic(err)
+		}
+		res, err := partition.Run(partition.Config{
+			Stream: datasets.FromKeys(keys), Factory: f, Sources: 2, Workers: 8,
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-8s lambda=%.3f replication=%.2f\n", kind, res.Imbalance, res.Replication)
+	}
+	// Output:
+	// hash     lambda=3.547 replication=1.00
+	// pkg      lambda=1.500 replication=1.21
+	// dchoices lambda=0.000 replication=1.23
+	// wchoices lambda=0.000 replication=1.23
+}
+
+func ExampleKinds() {
+	fmt.Println(partition.Kinds())
+	// Output: [auto dchoices dchoices-paper hash pkg rr-head shuffle wchoices]
+}

@@ -1,0 +1,121 @@
+package partition
+
+import (
+	"math"
+
+	"github.com/skewerhq/skewer/sketch"
+)
+
+// Sizing. A windowed detector answers from a summary of the last W..2W
+// tuples. For threshold theta:
+//
+//   - Space-Saving with k counters monitors every key with count > N/k and
+//     never underestimates a monitored key, so k > 1/theta reports every key
+//     whose count reaches theta*N; estimates exceed counts by at most N/k, so
+//     a false head has count >= (theta - 1/k)N. We take k = ceil(4/theta)
+//     (20n at the default theta = 1/(5n)): false heads have p >= 0.75 theta.
+//   - Lossy Counting with epsilon = theta/4 keeps every key with count >=
+//     epsilon*N and bounds its count from above by f + Delta <= count +
+//     epsilon*N, so "upper bound >= theta*N" reports every key above theta
+//     and only keys above 0.75 theta.
+
+// SpaceSavingCapacity is the number of counters a Space-Saving detector
+// uses for threshold theta: ceil(4/theta).
+func SpaceSavingCapacity(theta float64) int { return int(math.Ceil(detectorSlack / theta)) }
+
+type spaceSavingSummary struct{ ss *sketch.SpaceSaving[uint64] }
+
+func (s spaceSavingSummary) add(k uint64) uint64 {
+	s.ss.Add(k)
+	c, _ := s.ss.Estimate(k)
+	return c
+}
+
+func (s spaceSavingSummary) estimate(k uint64) uint64 { c, _ := s.ss.Estimate(k); return c }
+
+func (s spaceSavingSummary) heavy(min uint64, visit func(k, c uint64)) {
+	for _, c := range s.ss.Top(s.ss.Len()) {
+		if c.Count >= min {
+			visit(c.Key, c.Count)
+		}
+	}
+}
+
+func (s spaceSavingSummary) reset() { s.ss.Reset() }
+
+// NewSpaceSavingDetector returns a windowed detector over two Space-Saving
+// summaries of SpaceSavingCapacity(theta) counters each: every key whose
+// count in the older window reaches theta times its length is head.
+func NewSpaceSavingDetector(theta float64, window int) (*WindowedDetector, error) {
+	if err := checkTheta(theta); err != nil {
+		return nil, err
+	}
+	k := SpaceSavingCapacity(theta)
+	a, err := sketch.NewSpaceSaving[uint64](k)
+	if err != nil {
+		return nil, err
+	}
+	b, err := sketch.NewSpaceSaving[uint64](k)
+	if err != nil {
+		return nil, err
+	}
+	return newWindowed(theta, window, spaceSavingSummary{a}, spaceSavingSummary{b})
+}
+
+// SpaceSavingDetectorFactory builds Space-Saving detectors with the default
+// window.
+func SpaceSavingDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
+	return NewSpaceSavingDetector(theta, DefaultWindow(theta))
+}
+
+type lossySummary struct{ lc *sketch.LossyCounting[uint64] }
+
+func (s lossySummary) add(k uint64) uint64 {
+	s.lc.Add(k)
+	_, u := s.lc.Bounds(k)
+	return u
+}
+
+func (s lossySummary) estimate(k uint64) uint64 { _, u := s.lc.Bounds(k); return u }
+
+func (s lossySummary) heavy(min uint64, visit func(k, c uint64)) {
+	n := s.lc.N()
+	if n == 0 {
+		return
+	}
+	sup := math.Max(float64(min)/float64(n), s.lc.Epsilon()*1.000001)
+	cs, err := s.lc.Frequent(math.Min(sup, 1))
+	if err != nil {
+		return
+	}
+	for _, c := range cs {
+		if c.Count >= min {
+			visit(c.Key, c.Count)
+		}
+	}
+}
+
+func (s lossySummary) reset() { s.lc.Reset() }
+
+// NewLossyCountingDetector returns a windowed detector over two Lossy
+// Counting summaries with epsilon = theta/4.
+func NewLossyCountingDetector(theta float64, window int) (*WindowedDetector, error) {
+	if err := checkTheta(theta); err != nil {
+		return nil, err
+	}
+	a, err := sketch.NewLossyCounting[uint64](theta / detectorSlack)
+	if err != nil {
+		return nil, err
+	}
+	b, err := sketch.NewLossyCounting[uint64](theta / detectorSlack)
+	if err != nil {
+		return nil, err
+	}
+	return newWindowed(theta, window, lossySummary{a}, lossySummary{b})
+}
+
+// LossyCountingDetectorFactory builds Lossy Counting detectors with the
+// default window.
+func LossyCountingDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
+	return NewLossyCountingDetector(theta, DefaultWindow(theta))
+}
