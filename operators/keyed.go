@@ -49,12 +49,9 @@ type WindowStats struct {
 // pane holds the accumulators of one window, by key in insertion order.
 type pane[Acc any] struct {
 	start, end int64
-	idx        map[uint64]int32
-	keys       []uint64
-	accs       []Acc
-	marked     []bool  // marked[i]: key i changed since the last firing
-	touched    []int32 // the marked slots, in the order they changed
-	dirty      bool    // holds inputs not yet emitted
+	tab        table[Acc]
+	touched    []uint64 // after the first firing: the marked keys, in the order they changed
+	dirty      bool     // holds inputs not yet emitted
 	fired      bool
 }
 
@@ -65,8 +62,9 @@ type pane[Acc any] struct {
 // [start, end) fires once the watermark reaches end-1; its state is kept
 // until the watermark reaches end-1+lateness, and an input arriving later
 // than that is late: counted, returned as such by Add, never aggregated.
-// Firings are emitted in window order, keys within a window in the order
-// they first arrived. Not safe for concurrent use.
+// Firings are emitted in window order; keys within a window in a
+// deterministic order (table order on a first firing, order of change on a
+// late update). Not safe for concurrent use.
 type KeyedWindows[In, Acc, Out any] struct {
 	agg      Aggregate[In, Acc, Out]
 	win      Windows
@@ -117,7 +115,7 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 			p = k.free[n-1]
 			k.free = k.free[:n-1]
 		} else {
-			p = &pane[Acc]{idx: make(map[uint64]int32)}
+			p = &pane[Acc]{}
 		}
 		p.start, p.end, p.fired, p.dirty = start, k.win.End(start), false, false
 		k.panes[start] = p
@@ -127,20 +125,13 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 }
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
-	i, ok := p.idx[key]
-	if !ok {
-		i = int32(len(p.accs))
-		p.idx[key] = i
-		p.keys = append(p.keys, key)
-		p.accs = append(p.accs, create())
-		p.marked = append(p.marked, false)
-	}
-	if !p.marked[i] {
-		p.marked[i] = true
-		p.touched = append(p.touched, i)
+	e := p.tab.upsert(key, create)
+	if p.fired && !e.marked { // after the first firing, track what changes
+		e.marked = true
+		p.touched = append(p.touched, key)
 	}
 	p.dirty = true
-	return &p.accs[i]
+	return &e.acc
 }
 
 // Add aggregates one input of the given key at time t into every window
@@ -196,7 +187,7 @@ func (k *KeyedWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
 func (k *KeyedWindows[In, Acc, Out]) Pending() int {
 	n := 0
 	for _, p := range k.panes {
-		n += len(p.keys)
+		n += p.tab.n
 	}
 	return n
 }
@@ -244,14 +235,25 @@ func (k *KeyedWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
 	k.stats.Fired++
 	if k.phase == PartialPhase {
-		for _, i := range p.touched {
-			partial(Partial[Acc]{Key: p.keys[i], Start: p.start, Acc: p.accs[i]})
+		// The table holds only what arrived since the last firing.
+		for i := range p.tab.ents {
+			if e := &p.tab.ents[i]; e.used {
+				partial(Partial[Acc]{Key: e.key, Start: p.start, Acc: e.acc})
+			}
 		}
 		p.reset() // later inputs form a delta
+	} else if !p.fired {
+		// First firing: every key, in table order (one sequential pass).
+		for i := range p.tab.ents {
+			if e := &p.tab.ents[i]; e.used {
+				result(Result[Out]{Key: e.key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc)})
+			}
+		}
 	} else {
-		for _, i := range p.touched {
-			p.marked[i] = false
-			result(Result[Out]{Key: p.keys[i], Start: p.start, End: p.end, Value: k.agg.Result(p.accs[i]), Update: p.fired})
+		for _, key := range p.touched {
+			e := p.tab.find(key)
+			e.marked = false
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
 	}
@@ -259,10 +261,6 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 }
 
 func (p *pane[Acc]) reset() {
-	clear(p.idx)
-	p.keys = p.keys[:0]
-	clear(p.accs)
-	p.accs = p.accs[:0]
-	p.marked = p.marked[:0]
+	p.tab.reset() // also drops references held by pointer accumulators
 	p.touched = p.touched[:0]
 }

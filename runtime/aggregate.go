@@ -67,7 +67,7 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 
 func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
 
-func resultKey[Out any](r operators.Result[Out]) uint64 { return r.Key }
+func resultKey[Out any](r operators.Result[Out]) uint64   { return r.Key }
 func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }
 
 // WindowAggregate adds a keyed window aggregation of a keyed stream s (see
@@ -108,7 +108,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	}
 	latePort := &port[In]{}
 	mkLate := func(ctx context.Context, st *stageBase, w int) (*collector[In], error) {
-		return newCollector(ctx, latePort, w, j.cfg, &st.metrics[w])
+		return newCollector(ctx, j, latePort, w, &st.metrics[w])
 	}
 	res := &Aggregated[In, Out]{TwoPhase: split}
 	if !split {

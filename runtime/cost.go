@@ -61,9 +61,11 @@ type server struct {
 	timer    *time.Timer
 }
 
-// charge applies the cost of n records; it returns false if ctx ended while
-// waiting.
-func (s *server) charge(ctx context.Context, n int) bool {
+// charge applies the cost of n records that arrived at the given time; it
+// returns false if ctx ended while waiting. As in a FIFO single-server
+// queue, service starts at max(arrival, end of the previous service), so a
+// late timer wake-up is carried, not lost, while the worker stays busy.
+func (s *server) charge(ctx context.Context, n int, arrival time.Time) bool {
 	if s.cost.spin > 0 {
 		spin(s.cost.spin * n)
 	}
@@ -71,8 +73,8 @@ func (s *server) charge(ctx context.Context, n int) bool {
 		return true
 	}
 	now := time.Now()
-	if s.deadline.Before(now) {
-		s.deadline = now
+	if s.deadline.Before(arrival) {
+		s.deadline = arrival
 	}
 	s.deadline = s.deadline.Add(time.Duration(n) * s.cost.service)
 	wait := s.deadline.Sub(now)

@@ -49,6 +49,16 @@ func Partitioned(name string, f partition.Factory) Edge {
 	return Edge{kind: edgePartitioned, name: name, factory: f}
 }
 
+// Kind is Partitioned with partition.NewFactory(kind, opts...): "hash",
+// "shuffle", "pkg", "dchoices", "wchoices", ... (see partition.Kinds).
+func Kind(kind string, opts ...partition.Option) (Edge, error) {
+	f, err := partition.NewFactory(kind, opts...)
+	if err != nil {
+		return Edge{}, err
+	}
+	return Partitioned(kind, f), nil
+}
+
 // String names the edge.
 func (e Edge) String() string { return e.name }
 

@@ -12,6 +12,7 @@ type batch[T any] struct {
 	ev     []operators.Event[T]
 	wm     int64 // the sender's watermark after these records
 	ingest int64 // ingest time of the oldest record, ns since job start
+	sent   int64 // when it was queued, ns since job start
 	from   int32 // sender index on this edge
 	eof    bool  // the sender has ended
 }
@@ -25,11 +26,12 @@ type batch[T any] struct {
 type inbox[T any] struct {
 	ch   chan *batch[T]
 	free chan *batch[T]
+	m    *workerMetrics // the receiver's
 }
 
-func newInbox[T any](queue, senders, batchSize int) *inbox[T] {
+func newInbox[T any](queue, senders, batchSize int, m *workerMetrics) *inbox[T] {
 	n := queue + senders + 1
-	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n)}
+	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n), m: m}
 	for range n {
 		in.free <- &batch[T]{ev: make([]operators.Event[T], 0, batchSize)}
 	}
@@ -52,6 +54,7 @@ type edge[T any] struct {
 // and one open batch per receiver.
 type outbox[T any] struct {
 	ctx    context.Context
+	job    *Job
 	e      *edge[T]
 	part   partition.Partitioner // nil: broadcast
 	from   int32
@@ -95,9 +98,6 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 	if b == nil {
 		b = o.open(i)
 	}
-	if len(b.ev) == 0 {
-		b.ingest = *o.ingest
-	}
 	b.ev = append(b.ev, ev)
 	if len(b.ev) == o.size {
 		o.send(i, wm, false)
@@ -116,6 +116,7 @@ func (o *outbox[T]) open(i int) *batch[T] {
 		}
 	}
 	b.ev, b.eof = b.ev[:0], false
+	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b
 	return b
 }
@@ -127,8 +128,12 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	}
 	o.cur[i] = nil
 	b.wm, b.from, b.eof = wm, o.from, eof
+	if o.job != nil {
+		b.sent = o.job.now()
+	}
 	o.sentWM[i] = wm
-	ch := o.e.inboxes[i].ch
+	in := o.e.inboxes[i]
+	ch := in.ch
 	select {
 	case ch <- b:
 	default:
@@ -138,7 +143,7 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 			panic(stopped{})
 		}
 	}
-	o.m.observeQueue(len(ch))
+	in.m.observeQueue(len(ch))
 }
 
 // flush sends every open batch, and an empty one to each receiver whose
@@ -170,6 +175,10 @@ type collector[T any] struct {
 
 func (c *collector[T]) emit(ev operators.Event[T]) {
 	c.count++
+	if len(c.outs) == 1 {
+		c.outs[0].put(ev, c.wm)
+		return
+	}
 	for _, o := range c.outs {
 		o.put(ev, c.wm)
 	}

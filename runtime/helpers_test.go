@@ -103,3 +103,12 @@ func countsOf(rs []operators.Result[uint64]) map[winKey]uint64 {
 	}
 	return m
 }
+
+// kindEdge is the edge of a partition kind, for tests and benchmarks.
+func kindEdge(kind string) Edge {
+	e, err := Kind(kind)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}

@@ -100,7 +100,9 @@ func (j *Job) addStage(r runner) {
 // error of user code (a *WorkerError naming the stage and worker), or the
 // context's error if ctx ends first. At the end of input every stage drains
 // and every window fires. Run returns only when all of the job's goroutines
-// have. A job runs once.
+// have; user code (a stream's Fill, a map or sink function) must therefore
+// return: cancellation is seen between batches and in blocked sends. A job
+// runs once.
 func (j *Job) Run(ctx context.Context) error {
 	if j.err != nil {
 		return j.err
@@ -204,7 +206,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 func makeInboxes[T any](e *edge[T], n int, cfg jobConfig, ms []workerMetrics) {
 	e.inboxes = e.inboxes[:0]
 	for w := range n {
-		in := newInbox[T](cfg.queue, e.senders, cfg.batchSize)
+		in := newInbox[T](cfg.queue, e.senders, cfg.batchSize, &ms[w])
 		e.inboxes = append(e.inboxes, in)
 		f := func() int { return len(in.ch) }
 		ms[w].queueLen.Store(&f)
@@ -212,13 +214,15 @@ func makeInboxes[T any](e *edge[T], n int, cfg jobConfig, ms []workerMetrics) {
 	}
 }
 
-func newCollector[T any](ctx context.Context, p *port[T], w int, cfg jobConfig, m *workerMetrics) (*collector[T], error) {
+func newCollector[T any](ctx context.Context, job *Job, p *port[T], w int, m *workerMetrics) (*collector[T], error) {
+	cfg := job.cfg
 	c := &collector[T]{wm: operators.NoWatermark, m: m}
 	for _, e := range p.edges {
 		o, err := newOutbox(ctx, e, w, cfg.batchSize, m, &c.ingest)
 		if err != nil {
 			return nil, err
 		}
+		o.job = job
 		c.outs = append(c.outs, o)
 	}
 	return c, nil
@@ -272,7 +276,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				for _, o := range outs {
 					o.setIngest(bt.ingest)
 				}
-				if !srv.charge(ctx, n) {
+				if !srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent))) {
 					return nil
 				}
 				if err := h.process(bt.ev); err != nil {

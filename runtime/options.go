@@ -76,9 +76,9 @@ type stageConfig struct {
 	windows  operators.Windows
 	lateness time.Duration
 	// sources
-	rate       float64
-	disorder   time.Duration
-	procTime   bool
+	rate     float64
+	disorder time.Duration
+	procTime bool
 }
 
 func (c *stageConfig) validate() error {

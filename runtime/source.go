@@ -50,7 +50,7 @@ func (s *sourceStage) prepareInputs() {}
 func (s *sourceStage) prepareOutputs(ctx context.Context) error {
 	s.colls = make([]*collector[datasets.Record], s.cfg.parallelism)
 	for w := range s.colls {
-		c, err := newCollector(ctx, s.out, w, s.job.cfg, &s.metrics[w])
+		c, err := newCollector(ctx, s.job, s.out, w, &s.metrics[w])
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 		t0 := time.Now()
 		n := stream.Fill(buf[:want])
 		if n > 0 {
-			if !srv.charge(ctx, n) {
+			if !srv.charge(ctx, n, time.Now()) {
 				return nil
 			}
 			var wall int64
@@ -126,17 +126,28 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 				wall = time.Now().UnixNano()
 			}
 			out.setIngest(now)
-			for i := range buf[:n] {
-				r := buf[i]
-				if rate > 0 {
-					out.setIngest(int64(float64(emitted+i) / rate * 1e9))
+			switch {
+			case rate > 0 || s.cfg.procTime:
+				for i := range buf[:n] {
+					r := buf[i]
+					if rate > 0 {
+						out.setIngest(int64(float64(emitted+i) / rate * 1e9))
+					}
+					t := r.Time
+					if s.cfg.procTime {
+						t = wall
+					}
+					gen.Observe(t)
+					out.emit(operators.Event[datasets.Record]{Time: t, Value: r})
 				}
-				t := r.Time
-				if s.cfg.procTime {
-					t = wall
+			default: // the common case, kept tight
+				maxT := buf[0].Time
+				for i := range buf[:n] {
+					r := &buf[i]
+					maxT = max(maxT, r.Time)
+					out.emit(operators.Event[datasets.Record]{Time: r.Time, Value: *r})
 				}
-				gen.Observe(t)
-				out.emit(operators.Event[datasets.Record]{Time: t, Value: r})
+				gen.Observe(maxT)
 			}
 			emitted += n
 			out.setWatermark(gen.Watermark())

@@ -24,7 +24,7 @@ func (s *consumerStage[In, Out]) prepareOutputs(ctx context.Context) error {
 	s.hs = make([]handler[In], s.cfg.parallelism)
 	s.outs = make([][]output, s.cfg.parallelism)
 	for w := range s.hs {
-		c, err := newCollector(ctx, s.out, w, s.job.cfg, &s.metrics[w])
+		c, err := newCollector(ctx, s.job, s.out, w, &s.metrics[w])
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,8 @@ func stageCfg(opts []StageOpt) stageConfig {
 	return c
 }
 
-// Map adds a stage applying f to every record (default edge Forward).
+// Map adds a stage applying f to every record (default edge Forward). The
+// output has no key: KeyBy it before a partitioned edge or an aggregation.
 func Map[In, Out any](s *Stream[In], name string, f func(In) Out, opts ...StageOpt) *Stream[Out] {
 	if f == nil {
 		s.job.fail(invalidParam(name+" f", "nil", "a function"))
@@ -151,7 +152,8 @@ func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In]) error {
 
 func (h *flatMapHandler[In, Out]) advance(int64) {}
 
-// FlatMap adds a stage calling f for every record with an emit function.
+// FlatMap adds a stage calling f for every record with an emit function;
+// like Map, its output has no key.
 func FlatMap[In, Out any](s *Stream[In], name string, f func(in In, emit func(Out)), opts ...StageOpt) *Stream[Out] {
 	if f == nil {
 		s.job.fail(invalidParam(name+" f", "nil", "a function"))

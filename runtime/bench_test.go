@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+)
+
+var (
+	benchOnce  sync.Once
+	benchRecs  []datasets.Record
+	benchSink  uint64
+	benchShort bool
+)
+
+// keyedCountInput is the 1M-key Zipf(1.1) stream of the keyed-count figure
+// (4M records; 200k under -short so the 1x run stays fast).
+func keyedCountInput() []datasets.Record {
+	benchOnce.Do(func() {
+		n := 4_000_000
+		if testing.Short() {
+			n, benchShort = 200_000, true
+		}
+		benchRecs = zipfRecords(42, n, 1.1, 1_000_000, 0, 0)
+	})
+	return benchRecs
+}
+
+// BenchmarkKeyedCountCOST is the COST baseline: one goroutine counting the
+// stream in a Go map, then reading every count out.
+func BenchmarkKeyedCountCOST(b *testing.B) {
+	recs := keyedCountInput()
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		m := make(map[uint64]uint64)
+		for i := range recs {
+			m[recs[i].Key]++
+		}
+		var s uint64
+		for _, c := range m {
+			s += c
+		}
+		benchSink += s
+	}
+	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+	reportCPU(b, cpu0, len(recs))
+}
+
+// BenchmarkKeyedCount runs the same count on the runtime: four sources, hash
+// edge, a global-window Count on each worker, a sink per worker.
+func BenchmarkKeyedCount(b *testing.B) {
+	recs := keyedCountInput()
+	for _, workers := range benchWorkers() {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			sources := max(4, workers/2)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				j, err := NewJob(BatchSize(1024), QueueBatches(16))
+				if err != nil {
+					b.Fatal(err)
+				}
+				streams := make([]datasets.Stream, sources)
+				for i := range streams {
+					streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
+				}
+				src := Source(j, "src", streams)
+				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers))
+				sums := make([]uint64, workers)
+				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				err = j.Run(ctx)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range sums {
+					benchSink += s
+				}
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, len(recs))
+		})
+	}
+}
+
+// benchWorkers is 1, 2, 4, 8 and GOMAXPROCS (16 on a 16-core machine).
+func benchWorkers() []int {
+	ws := []int{1, 2, 4, 8}
+	if p := goruntime.GOMAXPROCS(0); !slices.Contains(ws, p) {
+		ws = append(ws, p)
+	}
+	return ws
+}
+
+// BenchmarkKeyedCountIdeal is the no-exchange ideal: each of `workers`
+// goroutines counts its own contiguous slice of the stream in its own map.
+func BenchmarkKeyedCountIdeal(b *testing.B) {
+	recs := keyedCountInput()
+	for _, workers := range benchWorkers() {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			sums := make([]uint64, workers)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w := range workers {
+					part := recs[w*len(recs)/workers : (w+1)*len(recs)/workers]
+					wg.Go(func() {
+						m := make(map[uint64]uint64)
+						for i := range part {
+							m[part[i].Key]++
+						}
+						var s uint64
+						for _, c := range m {
+							s += c
+						}
+						sums[w] = s
+					})
+				}
+				wg.Wait()
+			}
+			for _, s := range sums {
+				benchSink += s
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, len(recs))
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports CPU nanoseconds per record since start: on a shared
+// machine it shows the work a run costs, which wall time hides.
+func reportCPU(b *testing.B, start time.Duration, records int) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(records)/float64(b.N), "cpu-ns/rec")
+}

@@ -1,0 +1,56 @@
+// Package runtime runs skewer dataflows in parallel: sources, stateless
+// stages, keyed window aggregations and sinks, connected by edges that carry
+// a partitioner from package partition, on goroutines that move batches of
+// records over bounded channels.
+//
+//	job, _ := runtime.NewJob(runtime.BatchSize(512), runtime.FlushInterval(5*time.Millisecond))
+//	src := runtime.Source(job, "words", streams, runtime.OutOfOrderness(time.Second))
+//	dc, _ := runtime.Kind("dchoices") // any partition.Kinds() name
+//	counts := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
+//		runtime.Window(win), runtime.Via(dc), runtime.Parallelism(8))
+//	runtime.Sink(counts.Results, "out", func(worker int, r operators.Result[uint64]) error { ... })
+//	err := job.Run(ctx)
+//
+// # Exchange and backpressure
+//
+// A sending worker appends each record to an open batch per receiver and
+// sends the batch when it is full or when the flush interval has passed (a
+// ticker per worker; sources check the deadline once per batch they read),
+// so there is no channel operation per record. Every receiver has a queue of
+// QueueBatches batches and a fixed set of batch buffers that circulate
+// between senders and receiver, so the steady state allocates nothing. A
+// full queue blocks its senders: a slow worker slows its sources, memory
+// stays bounded, nothing is dropped.
+//
+// # Watermarks and windows
+//
+// Every batch carries its sender's watermark after its records; a worker's
+// watermark is the minimum over its senders (operators.WatermarkTracker),
+// with IdleTimeout for inputs that stall, and is re-sent on every flush tick.
+// Sources generate watermarks with a bounded out-of-orderness, or follow the
+// clock under ProcessingTime. At the end of input every stage drains and
+// every window fires.
+//
+// # Two-phase aggregation
+//
+// WindowAggregate checks whether its edge splits keys (partition.SplitsKeys;
+// Forward from several workers and shuffle do too). If so it runs a partial
+// stage on every worker and a final stage fed by hash partitioning that
+// merges the partial accumulators with Aggregate.Merge and emits each
+// (key, window) once, when the watermark passes. The user's Aggregate is
+// the same either way.
+//
+// # Errors, cancellation, metrics, cost
+//
+// A panic or error in user code stops the job; Run returns a *WorkerError
+// naming the stage and worker. Cancelling Run's context stops every worker
+// at its next batch or blocked send; Run returns only after all of the job's
+// goroutines have. Job.Metrics gives per-worker counters (records in and
+// out, late records, batches, busy time, queue length and high-water mark)
+// safe to read while the job runs. WithCost charges each record a CPU spin
+// or a modelled service time (a worker as a FIFO single-server queue), so
+// skew shows on small machines. WithLatency hooks a sink to see the ingest
+// time of each batch's oldest record; Rate makes a source open-loop.
+//
+// A Job is built by one goroutine and run once.
+package runtime

@@ -1,0 +1,93 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/operators"
+)
+
+var (
+	skewOnce sync.Once
+	skewRecs []datasets.Record
+)
+
+// skewInput is the service-time figure's stream: the datasets Zipf(1.5)
+// generator over 10^6 keys (the hottest key carries 1/zeta(1.5) = 38% of
+// the records).
+func skewInput() []datasets.Record {
+	skewOnce.Do(func() {
+		n := 200_000
+		if testing.Short() {
+			n = 8_000
+		}
+		z, err := datasets.NewZipf(1_000_000, 1.5, int64(n), 15)
+		if err != nil {
+			panic(err)
+		}
+		skewRecs = make([]datasets.Record, n)
+		z.Fill(skewRecs)
+	})
+	return skewRecs
+}
+
+// skewEdges are the edges the service-time figure compares; hash first.
+var skewEdges = []edgeCase{{"hash", Hash()}, {"pkg", kindEdge("pkg")}, {"dchoices", kindEdge("dchoices")},
+	{"wchoices", kindEdge("wchoices")}, {"shuffle", Shuffle()}}
+
+// runKeyedCount counts recs over workers behind e, each worker charging
+// cost per record, and returns the wall time.
+func runKeyedCount(b *testing.B, recs []datasets.Record, sources, workers int, e Edge, cost Cost) time.Duration {
+	b.Helper()
+	j, err := NewJob(BatchSize(64), QueueBatches(8), FlushInterval(2*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	streams := make([]datasets.Stream, sources)
+	for i := range streams {
+		streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
+	}
+	src := Source(j, "src", streams)
+	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers), Via(e), WithCost(cost))
+	sums := make([]uint64, workers)
+	Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	if err := j.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	el := time.Since(t0)
+	var total uint64
+	for _, s := range sums {
+		total += s
+	}
+	if total != uint64(len(recs)) {
+		b.Fatalf("counted %d of %d records", total, len(recs))
+	}
+	return el
+}
+
+// BenchmarkSkewedServiceTime: 8 workers, each a single-server queue taking
+// 20 µs per record, behind each edge. Hash is capped by the worker holding
+// the hottest key; the metrics report each edge's throughput and its ratio
+// to hash, all measured in one run.
+func BenchmarkSkewedServiceTime(b *testing.B) {
+	recs := skewInput()
+	b.ReportAllocs()
+	times := make([]time.Duration, len(skewEdges))
+	for b.Loop() {
+		for i, ec := range skewEdges {
+			times[i] += runKeyedCount(b, recs, 2, 8, ec.edge, ServiceTime(20*time.Microsecond))
+		}
+	}
+	for i, ec := range skewEdges {
+		b.ReportMetric(float64(len(recs))*float64(b.N)/times[i].Seconds(), ec.name+"-rec/s")
+		if i > 0 {
+			b.ReportMetric(times[0].Seconds()/times[i].Seconds(), ec.name+"/hash")
+		}
+	}
+}
