@@ -22,7 +22,7 @@
 // per record in flight in a pipeline, so plain values are recorded from the
 // schedule). Latencies go into an HdrHistogram (three significant
 // digits, 1 µs to 1 h) per recording goroutine, merged at the end, and into
-// a per-slot mean series whose least-squares slope tells whether latency
+// a per-slot mean series whose Theil–Sen slope tells whether latency
 // rose steadily over the run. FindSustainable searches for the highest
 // offered rate whose slope stays flat: the sustainable throughput.
 //

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -132,32 +133,30 @@ func (r *LatencyRecorder) Series() (x, y []float64) {
 	return x, y
 }
 
-// Trend fits a least-squares line to Series and returns its slope (seconds
-// of latency gained per second of run: 0 for a steady system, about
-// 1 - capacity/offered for one whose queues grow) and the rise it implies
-// over the span of the series. With fewer than three points it returns
-// zeros.
+// Trend fits a line to Series with the Theil–Sen estimator (the median of
+// the slopes between every pair of points), which a few slots spiked by a
+// collection or a scheduling hiccup cannot tilt, and returns its slope
+// (seconds of latency gained per second of run: 0 for a steady system,
+// about 1 - capacity/offered for one whose queues grow) and the rise it
+// implies over the span of the series. With fewer than three points it
+// returns zeros.
 func (r *LatencyRecorder) Trend() (slope float64, rise time.Duration) {
 	x, y := r.Series()
 	if len(x) < 3 {
 		return 0, 0
 	}
-	var mx, my float64
+	slopes := make([]float64, 0, len(x)*(len(x)-1)/2)
 	for i := range x {
-		mx += x[i]
-		my += y[i]
+		for j := i + 1; j < len(x); j++ {
+			slopes = append(slopes, (y[j]-y[i])/(x[j]-x[i]))
+		}
 	}
-	mx /= float64(len(x))
-	my /= float64(len(y))
-	var sxy, sxx float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
+	slices.Sort(slopes)
+	n := len(slopes)
+	slope = slopes[n/2]
+	if n%2 == 0 {
+		slope = (slopes[n/2-1] + slopes[n/2]) / 2
 	}
-	if sxx == 0 {
-		return 0, 0
-	}
-	slope = sxy / sxx
 	span := x[len(x)-1] - x[0]
 	return slope, time.Duration(math.Round(slope * span * 1e9))
 }

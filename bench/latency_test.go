@@ -58,6 +58,23 @@ func TestLatencyTrend(t *testing.T) {
 		require.InDelta(t, 0.25, slope, 1e-6)
 		require.InDelta(t, float64(975*time.Millisecond), float64(rise), float64(time.Millisecond))
 	})
+	t.Run("steady with a spike at the end", func(t *testing.T) {
+		// A collection stalls the last 200 ms: a least-squares line would
+		// tilt up, but latency does not rise steadily.
+		r, err := NewLatencyRecorder(100 * time.Millisecond)
+		require.NoError(t, err)
+		for ms := range 2000 {
+			at := time.Duration(ms) * time.Millisecond
+			lat := 2 * time.Millisecond
+			if ms >= 1800 {
+				lat = 80 * time.Millisecond
+			}
+			r.Record(at, lat)
+		}
+		slope, rise := r.Trend()
+		require.InDelta(t, 0, slope, 1e-9)
+		require.Zero(t, rise)
+	})
 	t.Run("steady", func(t *testing.T) {
 		r, err := NewLatencyRecorder(100 * time.Millisecond)
 		require.NoError(t, err)
