@@ -55,7 +55,8 @@ func NewLatencyRecorder(slot time.Duration) (*LatencyRecorder, error) {
 }
 
 // Record adds one latency observed at run time at (time since the run
-// started; it places the value in the trend series).
+// started; it places the value in the trend series). Values below 1 µs,
+// negative ones included, count as 1 µs.
 func (r *LatencyRecorder) Record(at, latency time.Duration) {
 	v := int64(latency)
 	if v < latencyLowest {
@@ -75,7 +76,7 @@ func (r *LatencyRecorder) Record(at, latency time.Duration) {
 		r.sums = append(r.sums, 0)
 		r.counts = append(r.counts, 0)
 	}
-	r.sums[i] += float64(latency)
+	r.sums[i] += float64(v)
 	r.counts[i]++
 }
 

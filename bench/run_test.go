@@ -90,6 +90,25 @@ func TestRunKnownAnswers(t *testing.T) {
 		require.InDelta(t, 3, s.Replication, 1e-12)
 		require.GreaterOrEqual(t, s.LatencyMs.Count, int64(3))
 	})
+	t.Run("window longer than the input", func(t *testing.T) {
+		// The input ends long before the hour-long window does: the window
+		// fires at the end of input, and its event-time latency is measured
+		// from its latest record, not from the window's end an hour away.
+		rows, err := RunAll(ctx, RunConfig{
+			Workload: keyList("hand", keys(3000)), Partitioners: []string{"pkg"},
+			Workers: []int{3}, Tuples: 3000, Batch: 100, Rate: 100000, Window: time.Hour,
+		})
+		require.NoError(t, err)
+		r := rows[0]
+		require.EqualValues(t, 3000, r.LatencyMs.Count, "one result per key: 3000 distinct keys")
+		require.Greater(t, r.LatencyMs.P50, 0.001, "not clamped at 1 µs: measured from a record's time")
+		require.Less(t, r.LatencyMs.Max, float64(time.Minute/time.Millisecond))
+		var n uint64
+		for _, l := range r.WorkerLoad {
+			n += l
+		}
+		require.EqualValues(t, 3000, n)
+	})
 }
 
 func TestRunConfigErrors(t *testing.T) {
