@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
@@ -74,6 +75,7 @@ type Generator struct {
 	batch  int
 	sent   int64 // records queued so far; read after Run returns
 	behind time.Duration
+	last   atomic.Int64 // the latest stamp given to a record, Unix ns
 }
 
 // NewGenerator returns a generator over stream. epoch is the Unix time in
@@ -152,6 +154,7 @@ func (g *Generator) Run(ctx context.Context) error {
 			for j := range buf {
 				buf[j].Time = g.epoch + int64(float64(i+int64(j))*interval)
 			}
+			g.last.Store(buf[n-1].Time)
 			due := time.Duration(float64(i+int64(n-1)) * interval)
 			g.clock.SleepUntil(due)
 			if late := g.clock.Now() - due; late > g.behind {
@@ -192,6 +195,18 @@ func (g *Generator) Release(b []datasets.Record) {
 // Stamp reports whether records carry a scheduled time (Rate > 0). When it
 // is false, the taking source stamps records itself (StampNow).
 func (g *Generator) Stamp() bool { return g.cfg.Rate > 0 }
+
+// LastStamp is the latest time stamped on a record so far (Unix ns): the
+// largest event time the stream has reached. Safe for concurrent use.
+func (g *Generator) LastStamp() int64 { return g.last.Load() }
+
+// stamp marks records taken at Unix time now (rate 0: no schedule).
+func (g *Generator) stamp(b []datasets.Record, now int64) {
+	for i := range b {
+		b[i].Time = now
+	}
+	g.last.Store(now)
+}
 
 // Now is the generator clock's Unix time in nanoseconds.
 func (g *Generator) Now() int64 { return g.epoch + int64(g.clock.Now()) }

@@ -260,26 +260,6 @@ func findSustainable(ctx context.Context, cfg RunConfig, p string, workers int, 
 	return nil
 }
 
-// countAndLatest is the windowed job's aggregate: the records of a key in a
-// window and the largest event time among them, from which the sink measures
-// event-time latency (emission minus the window's largest event time; the
-// window's end may lie past the end of input).
-type countAndLatest struct {
-	N      uint64
-	Latest int64
-}
-
-var countLatest = operators.Aggregate[datasets.Record, countAndLatest, countAndLatest]{
-	Create: func() countAndLatest { return countAndLatest{Latest: math.MinInt64} },
-	Add: func(a countAndLatest, r datasets.Record) countAndLatest {
-		return countAndLatest{N: a.N + 1, Latest: max(a.Latest, r.Time)}
-	},
-	Merge: func(a, b countAndLatest) countAndLatest {
-		return countAndLatest{N: a.N + b.N, Latest: max(a.Latest, b.Latest)}
-	},
-	Result: func(a countAndLatest) countAndLatest { return a },
-}
-
 // workerState is what one sink worker keeps: its latencies and its keyed
 // state (a count per key, the state a keyed aggregation holds).
 type workerState struct {
@@ -366,17 +346,21 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 		if err != nil {
 			return row, invalidParam("window", cfg.Window, "a valid tumbling window size")
 		}
-		agg := runtime.WindowAggregate(src, "count", countLatest,
+		agg := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))
 		workStage = "count"
 		if agg.TwoPhase {
 			workStage, partials, results = "count/partial", "count/partial", "count/final"
 		}
-		runtime.Sink(agg.Results, "sink", func(w int, r operators.Result[countAndLatest]) error {
+		runtime.Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error {
 			st := &states[w%len(states)]
 			now := clock.Now()
-			st.lat.Record(now, time.Duration(epoch+int64(now)-r.Value.Latest))
-			st.counts[r.Key] += r.Value.N
+			// The window's largest event time: its end, or the latest
+			// record's time when the input stopped inside the window
+			// (event times are the generator's dense schedule).
+			maxEvent := min(r.End-1, gen.LastStamp())
+			st.lat.Record(now, time.Duration(epoch+int64(now)-maxEvent))
+			st.counts[r.Key] += r.Value
 			st.n++
 			return nil
 		}, runtime.Parallelism(workers))

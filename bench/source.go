@@ -28,10 +28,7 @@ func (s *genSource) Fill(dst []datasets.Record) int {
 			}
 			s.cur, s.pos = b, 0
 			if !s.g.Stamp() {
-				now := s.g.Now()
-				for i := range b {
-					b[i].Time = now
-				}
+				s.g.stamp(b, s.g.Now())
 			}
 		}
 		c := copy(dst[n:], s.cur[s.pos:])
