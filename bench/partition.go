@@ -180,7 +180,9 @@ func readRecords(s datasets.Stream, n int64) []datasets.Record {
 }
 
 func simulate(cfg PartitionConfig, spec WorkloadSpec, wl Workload, recs []datasets.Record, truth *datasets.Truth, kind string, n, sources int) (PartitionRow, error) {
-	f, err := partition.NewFactory(kind, partition.WithSeed(spec.Seed))
+	// Each source has its own partitioner: tell them how many share the
+	// stream, so detector windows span the same stretch of it.
+	f, err := partition.NewFactory(kind, partition.WithSeed(spec.Seed), partition.WithSources(sources))
 	if err != nil {
 		return PartitionRow{}, invalidChoice("partitioner", kind, partition.Kinds())
 	}

@@ -299,7 +299,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	if err != nil {
 		return row, err
 	}
-	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed))
+	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed), partition.WithSources(cfg.Sources))
 	if err != nil {
 		return row, invalidChoice("partitioner", kind, partition.Kinds())
 	}
