@@ -65,8 +65,11 @@ func (t *Truth) Counts() map[uint64]uint64 { return t.counts }
 
 // Top returns the k most frequent keys, by count descending and then by key
 // ascending, so that ties are broken deterministically. Fewer than k when
-// the stream has fewer distinct keys.
+// the stream has fewer distinct keys, none when k <= 0.
 func (t *Truth) Top(k int) []KeyCount {
+	if k <= 0 {
+		return nil
+	}
 	all := make([]KeyCount, 0, len(t.counts))
 	for key, c := range t.counts {
 		all = append(all, KeyCount{key, c})

@@ -16,6 +16,8 @@ func TestTruthCountsExactly(t *testing.T) {
 	// 3 and 5 tie at 3: the smaller key comes first.
 	require.Equal(t, []KeyCount{{3, 3}, {5, 3}, {7, 1}}, tr.Top(3))
 	require.Len(t, tr.Top(100), 5)
+	require.Empty(t, tr.Top(0))
+	require.NotPanics(t, func() { require.Empty(t, tr.Top(-1)) }, "a negative k is no keys, not a panic")
 	require.InDelta(t, 3.0/9, tr.P1(), 1e-15)
 	set := tr.KeySet()
 	require.Equal(t, uint64(5), set.GetCardinality())

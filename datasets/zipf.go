@@ -197,8 +197,12 @@ func ZipfNorm(k uint64, s float64) float64 {
 
 // ZipfPMF returns the probabilities of ranks 1..k (index 0 is rank 1) of the
 // Zipf distribution with exponent s, in O(k) time and memory. It is the
-// exact reference the tests hold the samplers to.
+// exact reference the tests hold the samplers to. It returns nil for
+// k <= 0.
 func ZipfPMF(k int, s float64) []float64 {
+	if k <= 0 {
+		return nil
+	}
 	p := make([]float64, k)
 	for i := range p {
 		p[i] = math.Pow(float64(i+1), -s)

@@ -232,3 +232,12 @@ func TestZipfNormMatchesClosedForms(t *testing.T) {
 }
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }
+
+func TestZipfPMFEmpty(t *testing.T) {
+	require.NotPanics(t, func() {
+		require.Empty(t, ZipfPMF(0, 1))
+		require.Empty(t, ZipfPMF(-3, 1))
+	}, "k <= 0 is an empty distribution, not a panic")
+	p := ZipfPMF(3, 1)
+	require.InDeltaSlice(t, []float64{6.0 / 11, 3.0 / 11, 2.0 / 11}, p, 1e-15)
+}

@@ -47,12 +47,18 @@ type WindowStats struct {
 }
 
 // pane holds the accumulators of one window, by key in insertion order.
+//
+// The pads keep the table's header (read on every input, written on every
+// new key) off the cache lines of objects allocated next to it, such as
+// another worker's pane.
 type pane[Acc any] struct {
+	_          [64]byte
 	start, end int64
 	tab        table[Acc]
 	touched    []uint64 // after the first firing: the marked keys, in the order they changed
 	dirty      bool     // holds inputs not yet emitted
 	fired      bool
+	_          [64]byte
 }
 
 // KeyedWindows is the state machine of a keyed window aggregation on one
@@ -66,6 +72,7 @@ type pane[Acc any] struct {
 // deterministic order (table order on a first firing, order of change on a
 // late update). Not safe for concurrent use.
 type KeyedWindows[In, Acc, Out any] struct {
+	_        [64]byte // see pane
 	agg      Aggregate[In, Acc, Out]
 	win      Windows
 	lateness int64
@@ -76,6 +83,8 @@ type KeyedWindows[In, Acc, Out any] struct {
 	free     []*pane[Acc]
 	fire     []*pane[Acc]
 	stats    WindowStats
+	sink     uint64 // keeps AddBatch's prefetch loads
+	_        [64]byte
 }
 
 // NewKeyedWindows returns an empty aggregation in the given phase.
@@ -125,13 +134,12 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 }
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
-	e := p.tab.upsert(key, create)
-	if p.fired && !e.marked { // after the first firing, track what changes
-		e.marked = true
+	a, idx := p.tab.upsert(key, create)
+	if p.fired && p.tab.mark(idx) { // after the first firing, track what changes
 		p.touched = append(p.touched, key)
 	}
 	p.dirty = true
-	return &e.acc
+	return a
 }
 
 // Add aggregates one input of the given key at time t into every window
@@ -161,6 +169,98 @@ func (k *KeyedWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 		k.stats.Late++
 	}
 	return added
+}
+
+// prefetchAhead is how many keys AddBatch looks up ahead of updating them.
+const prefetchAhead = 16
+
+// AddBatch adds ev[i] under key keys[i] for every i, exactly as Add would
+// one by one, and appends to late the index of every input that was late.
+// It is Add's fast path: for the global window it resolves the window once
+// per batch, folds runs of one key in a local accumulator and, on a table
+// beyond 1 MiB, loads the table slots of the next keys before updating
+// them, so their cache misses overlap; for tumbling windows it looks up a
+// window only when it changes. keys and ev must have the same length.
+func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], late []int32) []int32 {
+	ev = ev[:len(keys)]
+	if !k.win.IsGlobal() && k.win.size == k.win.slide {
+		return k.addTumbling(keys, ev, late)
+	}
+	if !k.win.IsGlobal() || k.wm >= EndOfInput {
+		for i := range keys {
+			if !k.Add(keys[i], ev[i].Time, ev[i].Value) {
+				late = append(late, int32(i))
+			}
+		}
+		return late
+	}
+	p := k.pane(math.MinInt64)
+	if p.fired || len(keys) == 0 {
+		for i := range keys {
+			a := p.slot(keys[i], k.agg.Create)
+			*a = k.agg.Add(*a, ev[i].Value)
+		}
+		k.stats.Added += uint64(len(keys))
+		return late
+	}
+	// A run of equal keys (a hot key's, typically) is folded in a local
+	// accumulator with one lookup: cur stays valid until the next upsert,
+	// and acc is stored back before it.
+	tab, create, add := &p.tab, k.agg.Create, k.agg.Add
+	cur, _ := tab.upsert(keys[0], create)
+	curKey, acc := keys[0], *cur
+	prefetch := tab.large()
+	var sink uint64
+	if prefetch {
+		sink = tab.touch(keys[:min(prefetchAhead, len(keys))])
+	}
+	for i := 0; i < len(keys); i += prefetchAhead {
+		chunk := keys[i:min(i+prefetchAhead, len(keys))]
+		if next := i + prefetchAhead; prefetch && next < len(keys) {
+			// The next chunk's loads are in flight while this one is updated.
+			sink += tab.touch(keys[next:min(next+prefetchAhead, len(keys))])
+		}
+		for j, key := range chunk {
+			if key != curKey {
+				*cur = acc
+				cur = tab.get(key, create)
+				curKey, acc = key, *cur
+			}
+			acc = add(acc, ev[i+j].Value)
+		}
+	}
+	*cur = acc
+	k.sink += sink
+	p.dirty = true
+	k.stats.Added += uint64(len(keys))
+	return late
+}
+
+// addTumbling is AddBatch for tumbling windows: one window per input, whose
+// pane and lateness are looked up only when it differs from the previous
+// input's.
+func (k *KeyedWindows[In, Acc, Out]) addTumbling(keys []uint64, ev []Event[In], late []int32) []int32 {
+	create, add := k.agg.Create, k.agg.Add
+	var p *pane[Acc]
+	lateStart, haveLate := int64(0), false
+	added := 0
+	for i, key := range keys {
+		s := k.win.LastStart(ev[i].Time)
+		if p == nil || s != p.start {
+			if haveLate && s == lateStart || k.wm >= k.cleanup(s+k.win.size) {
+				lateStart, haveLate = s, true
+				late = append(late, int32(i))
+				continue
+			}
+			p = k.pane(s)
+		}
+		a := p.slot(key, create)
+		*a = add(*a, ev[i].Value)
+		added++
+	}
+	k.stats.Added += uint64(added)
+	k.stats.Late += uint64(len(keys) - added)
+	return late
 }
 
 // AddPartial merges a partial accumulator (FinalPhase). It returns false
@@ -236,24 +336,30 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	k.stats.Fired++
 	if k.phase == PartialPhase {
 		// The table holds only what arrived since the last firing.
+		if p.tab.zero {
+			partial(Partial[Acc]{Key: 0, Start: p.start, Acc: p.tab.zacc})
+		}
 		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.used {
+			if e := &p.tab.ents[i]; e.key != 0 {
 				partial(Partial[Acc]{Key: e.key, Start: p.start, Acc: e.acc})
 			}
 		}
 		p.reset() // later inputs form a delta
 	} else if !p.fired {
 		// First firing: every key, in table order (one sequential pass).
+		if p.tab.zero {
+			result(Result[Out]{Key: 0, Start: p.start, End: p.end, Value: k.agg.Result(p.tab.zacc)})
+		}
 		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.used {
+			if e := &p.tab.ents[i]; e.key != 0 {
 				result(Result[Out]{Key: e.key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc)})
 			}
 		}
 	} else {
 		for _, key := range p.touched {
-			e := p.tab.find(key)
-			e.marked = false
-			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc), Update: p.fired})
+			a, idx := p.tab.find(key)
+			p.tab.unmark(idx)
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
 	}

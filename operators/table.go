@@ -1,20 +1,27 @@
 package operators
 
+import "unsafe"
+
 // table is an open-addressing hash table (linear probing, Fibonacci
 // hashing, load <= 3/4) from uint64 keys to accumulators stored inline, so
 // that updating a key costs one probe sequence in one array: a Go map plus
-// a side slice costs two cache misses per record on a large key set.
+// a side slice costs two cache misses per record on a large key set. An
+// entry is only its key and accumulator (16 bytes for a count): key 0 marks
+// an empty slot, and the key 0 itself lives beside the array. Marks (keys
+// changed since a window's first firing) are a bitset allocated only when
+// first used, so the common path never touches them.
 type table[Acc any] struct {
 	ents  []entry[Acc]
 	shift uint // 64 - log2(len(ents))
-	n     int
+	n     int  // keys held, the zero key included
+	zero  bool // key 0 is held, in zacc
+	zacc  Acc
+	marks []uint64 // one bit per slot, then one for the zero key; nil until mark
 }
 
 type entry[Acc any] struct {
-	key    uint64
-	acc    Acc
-	used   bool
-	marked bool // changed since the last firing
+	key uint64 // 0: empty
+	acc Acc
 }
 
 const minTableBits = 4
@@ -23,72 +30,158 @@ func (t *table[Acc]) init(bits uint) {
 	t.ents = make([]entry[Acc], 1<<bits)
 	t.shift = 64 - bits
 	t.n = 0
+	if t.zero {
+		t.n = 1
+	}
 }
 
 // pos is the home slot of key.
 func (t *table[Acc]) pos(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> t.shift }
 
-// find returns key's entry, or nil.
-func (t *table[Acc]) find(key uint64) *entry[Acc] {
+// zeroIdx is the slot index standing for the zero key.
+func (t *table[Acc]) zeroIdx() int { return len(t.ents) }
+
+// find returns key's accumulator and slot index, or nil.
+func (t *table[Acc]) find(key uint64) (*Acc, int) {
+	if key == 0 {
+		if t.zero {
+			return &t.zacc, t.zeroIdx()
+		}
+		return nil, -1
+	}
 	if t.ents == nil {
-		return nil
+		return nil, -1
 	}
 	mask := uint64(len(t.ents) - 1)
 	for i := t.pos(key); ; i = (i + 1) & mask {
 		e := &t.ents[i]
-		if !e.used {
-			return nil
-		}
 		if e.key == key {
-			return e
+			return &e.acc, int(i)
+		}
+		if e.key == 0 {
+			return nil, -1
 		}
 	}
 }
 
-// upsert returns key's entry, inserting it with create() if absent.
-func (t *table[Acc]) upsert(key uint64, create func() Acc) *entry[Acc] {
+// upsert returns key's accumulator and slot index, inserting it with
+// create() if absent. The pointer is valid until the next upsert.
+func (t *table[Acc]) upsert(key uint64, create func() Acc) (*Acc, int) {
 	if t.ents == nil {
 		t.init(minTableBits)
+	}
+	if key == 0 {
+		if !t.zero {
+			t.zero, t.zacc = true, create()
+			t.n++
+		}
+		return &t.zacc, t.zeroIdx()
 	}
 	mask := uint64(len(t.ents) - 1)
 	for i := t.pos(key); ; i = (i + 1) & mask {
 		e := &t.ents[i]
-		if e.used {
-			if e.key == key {
-				return e
-			}
+		if e.key == key {
+			return &e.acc, int(i)
+		}
+		if e.key != 0 {
 			continue
 		}
 		if (t.n+1)*4 > len(t.ents)*3 {
 			t.grow()
 			return t.upsert(key, create)
 		}
-		e.key, e.acc, e.used = key, create(), true
+		e.key, e.acc = key, create()
 		t.n++
-		return e
+		return &e.acc, int(i)
 	}
 }
 
+// get is upsert's accumulator, with the common hit in the home slot
+// inlined.
+func (t *table[Acc]) get(key uint64, create func() Acc) *Acc {
+	if e := &t.ents[t.pos(key)&uint64(len(t.ents)-1)]; e.key == key && key != 0 {
+		return &e.acc
+	}
+	a, _ := t.upsert(key, create)
+	return a
+}
+
+// touch loads the home slots of keys so that their cache misses overlap
+// (a software prefetch); it returns a value only to keep the loads.
+func (t *table[Acc]) touch(keys []uint64) uint64 {
+	ents, shift := t.ents, t.shift
+	var s uint64
+	for _, k := range keys {
+		s += ents[(k*0x9e3779b97f4a7c15)>>shift].key
+	}
+	return s
+}
+
+// prefetchBytes is the table size above which AddBatch touches slots
+// ahead. Measured on a 2-core EPYC (512 KiB L2, 32 MiB L3), Zipf(1.1)
+// keys: touching saves 10-25% of the CPU per key for 2-8 MiB tables, about
+// 5% at 2 MiB, and costs 10-20% at 512 KiB and 1 MiB, where the misses are
+// cheap and out-of-order execution already overlaps them.
+const prefetchBytes = 1 << 20
+
+// large reports whether the table is larger than prefetchBytes.
+func (t *table[Acc]) large() bool {
+	return uintptr(len(t.ents))*unsafe.Sizeof(entry[Acc]{}) > prefetchBytes
+}
+
 func (t *table[Acc]) grow() {
-	old := t.ents
+	old, oldMarks, oldZero := t.ents, t.marks, len(t.ents)
 	t.init(uint(64-t.shift) + 1)
+	if oldMarks != nil {
+		t.marks = make([]uint64, (len(t.ents)+1+63)/64)
+		if bit(oldMarks, oldZero) {
+			setBit(t.marks, t.zeroIdx())
+		}
+	}
 	mask := uint64(len(t.ents) - 1)
 	for k := range old {
 		o := &old[k]
-		if !o.used {
+		if o.key == 0 {
 			continue
 		}
 		i := t.pos(o.key)
-		for t.ents[i].used {
+		for t.ents[i].key != 0 {
 			i = (i + 1) & mask
 		}
 		t.ents[i] = *o
 		t.n++
+		if oldMarks != nil && bit(oldMarks, k) {
+			setBit(t.marks, int(i))
+		}
 	}
 }
+
+// mark sets slot idx's mark and reports whether it was clear.
+func (t *table[Acc]) mark(idx int) bool {
+	if t.marks == nil {
+		t.marks = make([]uint64, (len(t.ents)+1+63)/64)
+	}
+	if bit(t.marks, idx) {
+		return false
+	}
+	setBit(t.marks, idx)
+	return true
+}
+
+// unmark clears slot idx's mark.
+func (t *table[Acc]) unmark(idx int) {
+	if t.marks != nil {
+		t.marks[idx/64] &^= 1 << (idx % 64)
+	}
+}
+
+func bit(b []uint64, i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func setBit(b []uint64, i int)   { b[i/64] |= 1 << (i % 64) }
 
 // reset empties the table, keeping its capacity.
 func (t *table[Acc]) reset() {
 	clear(t.ents)
-	t.n = 0
+	clear(t.marks)
+	var zero Acc
+	t.zero, t.zacc, t.n = false, zero, 0
 }

@@ -21,21 +21,48 @@ func TestTableMatchesMap(t *testing.T) {
 					if name == "random" {
 						k = r.Uint64N(1 << 40)
 					}
-					e := tab.upsert(k, func() uint64 { return 0 })
-					e.acc++
+					a, _ := tab.upsert(k, func() uint64 { return 0 })
+					*a++
 					want[k]++
 				}
 				require.Equal(t, len(want), tab.n, "round %d", round)
 				for k, v := range want {
-					e := tab.find(k)
-					require.NotNil(t, e)
-					require.Equal(t, v, e.acc)
+					a, _ := tab.find(k)
+					require.NotNil(t, a)
+					require.Equal(t, v, *a)
 				}
-				require.Nil(t, tab.find(1<<62+7))
+				a, _ := tab.find(1<<62 + 7)
+				require.Nil(t, a)
 				tab.reset()
 				require.Zero(t, tab.n)
-				require.Nil(t, tab.find(0))
+				a, _ = tab.find(0)
+				require.Nil(t, a)
 			}
 		})
+	}
+}
+
+// TestTableMarksSurviveGrowth marks every third key (the zero key among
+// them), grows the table past several doublings, and checks that exactly
+// the marked keys are still marked.
+func TestTableMarksSurviveGrowth(t *testing.T) {
+	var tab table[uint64]
+	create := func() uint64 { return 0 }
+	for k := range uint64(30) {
+		_, idx := tab.upsert(k, create)
+		if k%3 == 0 {
+			require.True(t, tab.mark(idx))
+			require.False(t, tab.mark(idx), "second mark of %d", k)
+		}
+	}
+	for k := uint64(30); k < 5000; k++ {
+		tab.upsert(k*0x9e3779b97f4a7c15, create)
+	}
+	for k := range uint64(30) {
+		_, idx := tab.find(k)
+		require.GreaterOrEqual(t, idx, 0)
+		require.Equal(t, k%3 == 0, bit(tab.marks, idx), "key %d", k)
+		tab.unmark(idx)
+		require.False(t, bit(tab.marks, idx))
 	}
 }

@@ -19,8 +19,9 @@ func GlobalWindow() Windows { return Windows{} }
 func Tumbling(size time.Duration) (Windows, error) { return Sliding(size, size) }
 
 // Sliding returns windows of the given size starting every slide; a time
-// falls in ceil(size/slide) windows. slide must divide into size at most
-// 1024 times.
+// falls in size/slide windows when slide divides size, otherwise in
+// floor(size/slide) or ceil(size/slide) of them. floor(size/slide) must be
+// at most 1024 (so a time falls in at most 1025 windows).
 func Sliding(size, slide time.Duration) (Windows, error) {
 	switch {
 	case size <= 0:
@@ -71,7 +72,7 @@ func (w Windows) LastStart(t int64) int64 {
 	return t - r
 }
 
-// Count is the number of windows that hold any time: ceil(size/slide).
+// Count is the most windows any one time falls in: ceil(size/slide).
 func (w Windows) Count() int {
 	if w.size == 0 {
 		return 1

@@ -69,7 +69,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 	load := make([]uint64, n)
 	a := &Auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
-		window: c.autoWindow, sample: make([]uint64, 0, c.autoSample),
+		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
@@ -105,8 +105,7 @@ func (a *Auto) Route(key uint64) int {
 		a.load[w]++
 		return w
 	case modePKG:
-		x, y := pkgChoices(key, a.n)
-		w := leastOfTwo(a.load, x, y, key, a.dc.tie)
+		w := pkgPick(a.load, key, a.dc.tie)
 		a.load[w]++
 		return w
 	case modeW:

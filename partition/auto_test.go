@@ -74,3 +74,24 @@ func TestAutoSwitchesWhenTheStreamChanges(t *testing.T) {
 	require.InDelta(t, 2*seg, float64(ch[len(ch)-1].At), float64(2*win), "flat stream noticed within two windows")
 	require.Less(t, lambda(load), 0.01)
 }
+
+// TestAutoDChoicesSeesWholeLoad: after hash or PKG wrote the shared loads,
+// D-Choices' overflow check must compare with the whole load, not only the
+// tuples it routed itself; otherwise every head tuple looks above the mean
+// and walks the key's whole sequence as an "overflow".
+func TestAutoDChoicesSeesWholeLoad(t *testing.T) {
+	seg, win := 120_000, 1<<14
+	flat, _ := exactZipf(seg, 100_000, 0.2, 11)
+	skewed, _ := exactZipf(seg, 100_000, 1.6, 12)
+	p, err := New("auto", 10, WithSeed(3), WithAutoWindow(win, 4096))
+	require.NoError(t, err)
+	a := p.(*Auto)
+	route(t, p, append(flat, skewed...))
+	require.Equal(t, modeD, a.Mode(), "%+v", a.Choices())
+	var sum uint64
+	for _, l := range a.load {
+		sum += l
+	}
+	require.Equal(t, sum, a.dc.sum, "D-Choices' total load")
+	require.Less(t, a.dc.Overflows(), uint64(seg/100), "head tuples sent beyond their d candidates")
+}

@@ -60,12 +60,16 @@ type DChoices struct {
 	// heads and cover serve the realized-coverage check (distinct variant).
 	heads *headTable
 	cover []uint64
+	// scanOnly disables the per-key cursors (tests compare against it).
+	scanOnly bool
 }
 
-// resetMin recomputes minLoad and atMin (after others wrote the loads).
+// resetMin recomputes minLoad, atMin and sum (after others wrote the
+// loads: Auto's other modes share them).
 func (p *DChoices) resetMin() {
-	p.minLoad, p.atMin = p.load[0], 0
+	p.minLoad, p.atMin, p.sum = p.load[0], 0, 0
 	for _, x := range p.load {
+		p.sum += x
 		if x < p.minLoad {
 			p.minLoad, p.atMin = x, 1
 		} else if x == p.minLoad {
@@ -79,10 +83,10 @@ func (p *DChoices) bump(w int) {
 	p.sum++
 	l := p.load[w]
 	p.load[w] = l + 1
-	if l == p.minLoad {
-		if p.atMin--; p.atMin <= 0 {
-			p.resetMin()
-		}
+	// Whether w was at the minimum is a coin flip while the loads are
+	// level: counted without a jump, so only the rare rescan branches.
+	if p.atMin -= int(b2u(l == p.minLoad)); p.atMin <= 0 {
+		p.resetMin()
 	}
 }
 
@@ -161,19 +165,16 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 		p.since = 0
 		p.resolve()
 	}
-	n := len(p.load)
 	if !head {
-		a, b := pkgChoices(key, n)
-		w := leastOfTwo(p.load, a, b, key, p.tie)
+		w := pkgPick(p.load, key, p.tie)
 		p.bump(w)
 		return w
 	}
 	var w int
 	if p.paper {
-		w = p.leastHashed(key)
+		w = p.leastHashed(key, pr)
 	} else {
-		p.heads.put(key, pr)
-		w = p.leastDistinct(key)
+		w = p.leastDistinct(key, pr)
 	}
 	p.bump(w)
 	return w
@@ -183,6 +184,7 @@ func (p *DChoices) resolve() {
 	st := p.det.Stats()
 	if p.paper {
 		p.d = SolveD(st, len(p.load), p.eps, hashedCoverage)
+		p.heads.clear() // only the cursors use it
 		return
 	}
 	d := SolveD(st, len(p.load), p.eps, distinctCoverage)
@@ -195,27 +197,113 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 	return hashx.Reduce(key, n), int(p.strides[hashx.Reduce(secondHash(key), len(p.strides))])
 }
 
-func (p *DChoices) leastDistinct(key uint64) int {
-	n := len(p.load)
+// leastDistinct returns the first candidate, in the key's scan order
+// (offsets o, o+1, ..., d-1, 0, ..., o-1 of its sequence, o = 0 for a
+// factory's first instance), whose load is the smallest of the d, or the
+// overflow worker when even that is above the mean by more than the slack.
+//
+// A scan of the d candidates per head tuple cost up to d loads (d = 35 ...
+// 65 at n = 100: 120 ns per route, most of D-Choices' cost), so each head
+// key keeps, in its headTable slot (emptied at every re-solve), a lower
+// bound min on its candidates' loads and a cursor j: the candidates before
+// j in scan order are above min. Loads only grow, so both stay true as
+// other tuples are routed: the next tuple resumes at j and the first
+// candidate with load <= min is the answer (its load is then the exact
+// minimum, and every earlier one is above it: the same worker the full
+// scan picks). Only when no candidate from j on is at min is the minimum
+// recomputed by a scan. While the candidates are level, the steady state
+// D-Choices produces, that is O(1) loads per tuple amortised; placement is
+// unchanged (golden vectors and every figure).
+func (p *DChoices) leastDistinct(key uint64, pr float64) int {
 	start, stride := p.distinctStart(key)
-	load := p.load
-	o := 0
-	if p.tie != 0 {
-		o = int((hashx.Mix64(key^p.tie) >> 1) % uint64(p.d))
+	var best int
+	if h := p.heads.put(key, pr); h != nil && !p.scanOnly {
+		best = p.cursorLeast(h, key, start, stride)
+	} else {
+		best = p.scanLeast(p.offset(key), start, stride)
 	}
-	// Scan candidates o, o+1, ..., d-1, 0, ..., o-1 of the sequence.
-	c := (start + o*stride) % n
-	best, bl := c, load[c]
-	for i := 1; i < p.d && bl > p.minLoad; i++ {
-		if o+i == p.d {
+	return p.checkOverflow(best, start, stride)
+}
+
+// offset is where a key's scan starts among its d candidates.
+func (p *DChoices) offset(key uint64) int {
+	if p.tie == 0 {
+		return 0
+	}
+	return int((hashx.Mix64(key^p.tie) >> 1) % uint64(p.d))
+}
+
+// candidate returns the worker at scan position j (offset (o+j) mod d of
+// the sequence).
+func (p *DChoices) candidate(o, j, start, stride int) int {
+	i := o + j
+	if i >= p.d {
+		i -= p.d
+	}
+	return (start + i*stride) % len(p.load)
+}
+
+// scanLeast returns the first candidate in scan order at the smallest load
+// of the d (stopping early at the global minimum).
+func (p *DChoices) scanLeast(o, start, stride int) int {
+	best, _ := p.scanFrom(o, 0, start, stride)
+	return best
+}
+
+// scanFrom scans positions j0, ..., d-1 and returns the first at the
+// smallest load among them and its position.
+func (p *DChoices) scanFrom(o, j0, start, stride int) (int, int) {
+	n, load := len(p.load), p.load
+	c := p.candidate(o, j0, start, stride)
+	best, bj, bl := c, j0, load[c]
+	// wrap keeps the walk branch-free: whether c+stride passes n is a coin
+	// flip per step, and the jump it compiled to was mispredicted about
+	// every other candidate.
+	for j := j0 + 1; j < p.d && bl > p.minLoad; j++ {
+		c = wrap(c+stride, n)
+		if o+j == p.d {
 			c = start
-		} else if c += stride; c >= n {
-			c -= n
 		}
 		if l := load[c]; l < bl {
-			best, bl = c, l
+			best, bj, bl = c, j, l
 		}
 	}
+	return best, bj
+}
+
+// cursorLeast is scanLeast with the key's cursor (see leastDistinct).
+func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
+	n, load := len(p.load), p.load
+	// Every load is >= minLoad: when minLoad has passed the key's bound, no
+	// candidate is at it, and the walk is skipped (a light head key whose
+	// candidates other tuples raised since its last one).
+	if h.init && int(h.d) == p.d && p.minLoad <= h.min {
+		o, j, c := int(h.o), int(h.j), int(h.at)
+		for ; j < p.d; j++ {
+			if j > int(h.j) {
+				c = wrap(c+stride, n)
+				if o+j == p.d {
+					c = start
+				}
+			}
+			if load[c] <= h.min {
+				h.j, h.at = int32(j), int32(c)
+				return c
+			}
+		}
+	} else {
+		h.init, h.d, h.o = true, int32(p.d), int32(p.offset(key))
+	}
+	best, j := p.scanFrom(int(h.o), 0, start, stride)
+	h.j, h.at, h.min = int32(j), int32(best), load[best]
+	return best
+}
+
+// checkOverflow returns best, a least loaded candidate, unless it is above
+// the mean by more than the slack.
+func (p *DChoices) checkOverflow(best, start, stride int) int {
+	n, load := len(p.load), p.load
+	bl := load[best]
 	if bl*uint64(n) <= p.sum+p.sum/4096+uint64(n) {
 		return best
 	}
@@ -225,11 +313,9 @@ func (p *DChoices) leastDistinct(key uint64) int {
 	// (candidates d, d+1, ...) to the first worker at or below the mean;
 	// one exists, since the sequence visits every worker.
 	p.overflows++
-	c = (start + (p.d-1)*stride) % n
+	c := (start + (p.d-1)*stride) % n
 	for i := p.d; i < n; i++ {
-		if c += stride; c >= n {
-			c -= n
-		}
+		c = wrap(c+stride, n)
 		if load[c]*uint64(n) <= p.sum {
 			return c
 		}
@@ -237,20 +323,50 @@ func (p *DChoices) leastDistinct(key uint64) int {
 	return best
 }
 
-func (p *DChoices) leastHashed(key uint64) int {
+// leastHashed returns the first of the paper's d hashed candidates at the
+// smallest load, with the same per-key cursor as leastDistinct (offset 0).
+func (p *DChoices) leastHashed(key uint64, pr float64) int {
+	h := p.heads.put(key, pr)
+	if p.scanOnly {
+		h = nil
+	}
+	if h != nil && h.init && int(h.d) == p.d && p.minLoad <= h.min {
+		n, load := len(p.load), p.load
+		h2 := secondHash(key)
+		c := int(h.at)
+		for j := int(h.j); j < p.d; j++ {
+			if j > int(h.j) {
+				c = hashx.Reduce(hashx.Mix64(key+uint64(j)*h2), n)
+			}
+			if load[c] <= h.min {
+				h.j, h.at = int32(j), int32(c)
+				return c
+			}
+		}
+	}
+	best, bj := p.scanHashed(key)
+	if h != nil {
+		h.init, h.d, h.j, h.at, h.min = true, int32(p.d), int32(bj), int32(best), p.load[best]
+	}
+	return best
+}
+
+// scanHashed returns the first hashed candidate at the smallest load
+// (stopping early at the global minimum) and its position.
+func (p *DChoices) scanHashed(key uint64) (int, int) {
 	n := len(p.load)
 	load := p.load
 	h2 := secondHash(key)
-	best := hashx.Reduce(key, n)
+	best, bj := hashx.Reduce(key, n), 0
 	bl := load[best]
 	g := key
 	for i := 1; i < p.d && bl > p.minLoad; i++ {
 		g += h2
 		if c := hashx.Reduce(hashx.Mix64(g), n); load[c] < bl {
-			best, bl = c, load[c]
+			best, bj, bl = c, i, load[c]
 		}
 	}
-	return best
+	return best, bj
 }
 
 // HeadCandidates appends the d candidates a head key has now (with the

@@ -27,6 +27,12 @@ type headSlot struct {
 	key  uint64
 	p    float64
 	used bool
+	// D-Choices' cursor for the key (see leastDistinct), valid when init
+	// and d matches: scan offset o, cursor position j and its worker at,
+	// and min, a lower bound on the key's candidates' loads.
+	init        bool
+	d, o, j, at int32
+	min         uint64
 }
 
 // headTable collects the head keys seen since the last re-solve with their
@@ -43,21 +49,23 @@ func newHeadTable(limit int) *headTable {
 	return &headTable{slots: make([]headSlot, size), list: make([]headSlot, 0, limit), limit: limit}
 }
 
-func (t *headTable) put(key uint64, p float64) {
+// put records a head key's latest probability and returns its slot, or
+// nil when the table is full and the key is not in it.
+func (t *headTable) put(key uint64, p float64) *headSlot {
 	mask := uint64(len(t.slots) - 1)
 	for i := (key * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used {
 			if t.n >= t.limit {
-				return
+				return nil
 			}
 			*s = headSlot{key: key, p: p, used: true}
 			t.n++
-			return
+			return s
 		}
 		if s.key == key {
 			s.p = p
-			return
+			return s
 		}
 	}
 }

@@ -47,7 +47,7 @@ func (f *headFilter) mayContain(key uint64) bool {
 // detectors are measured against. It does not count.
 type OracleDetector struct {
 	filter headFilter
-	head   map[uint64]float64
+	head   keyTable
 	stats  HeadStats
 }
 
@@ -60,17 +60,23 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 	if probs == nil {
 		return nil, invalidParam("probs", "nil", "a map of key probabilities")
 	}
-	o := &OracleDetector{head: make(map[uint64]float64)}
+	o := &OracleDetector{}
 	for k, p := range probs {
 		if p < 0 || p > 1 {
 			return nil, invalidParam(fmt.Sprintf("probs[%#x]", k), p, "in [0, 1]")
 		}
 		if p >= theta {
-			o.head[k] = p
 			o.filter.add(k)
 			o.stats.Count++
 			o.stats.Mass += p
 			o.stats.P1 = max(o.stats.P1, p)
+		}
+	}
+	// At most 1/theta keys reach theta; the table holds those seen.
+	o.head = newKeyTable(o.stats.Count)
+	for k, p := range probs {
+		if p >= theta {
+			o.head.put(k, p)
 		}
 	}
 	return o, nil
@@ -87,7 +93,7 @@ func (o *OracleDetector) Observe(key uint64) (bool, float64) {
 	if !o.filter.mayContain(key) {
 		return false, 0
 	}
-	p, ok := o.head[key]
+	p, ok := o.head.get(key)
 	return ok, p
 }
 

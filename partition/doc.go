@@ -35,7 +35,10 @@
 //     whose d candidates are all above the mean load (by mean/4096 + 1)
 //     overflows to the next worker of its key's sequence at or below the
 //     mean (rare; DChoices.Overflows). About d partials per head key, 2 per
-//     tail key.
+//     tail key. A head key keeps a cursor into its candidates and a lower
+//     bound on their loads (loads only grow), so finding the least loaded
+//     of the d costs O(1) loads amortised instead of d, with the same
+//     choice as a full scan.
 //   - "dchoices-paper": the paper's variant, d candidates from d hashes
 //     (they collide), c = 1-((n-1)/n)^d. Kept to show what distinct
 //     candidates gain (docs/partitioning.md).
@@ -64,9 +67,14 @@
 // (epsilon = theta/4), NewWindowedExactDetector exact counts (memory
 // O(distinct keys in 2W tuples)), and NewCountMinDetector conservative
 // Count-Min sketches (epsilon = theta/4, delta = 0.01) with a candidate
-// table of 4/theta keys. Memory per source: 8n bytes of loads plus the
+// table of 4/theta keys. With S sources each source sees 1/S of the
+// stream: WithSources(S) divides the default detector's window (and Auto's
+// decision window) by S, so they react within the same stretch of the
+// stream as one source would. Memory per source: 8n bytes of loads plus the
 // detector (default: 2 * ceil(4/theta) Space-Saving counters, about 270 KB
-// at n = 100 as measured; Count-Min 1.1 MB).
+// at n = 100 as measured; Count-Min 1.1 MB); D-Choices adds its head table
+// (2048 slots of 48 bytes, 96 KB: the realized-coverage keys and the
+// per-key cursors).
 //
 // # Measuring
 //

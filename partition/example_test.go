@@ -49,9 +49,9 @@ func ExampleRun() {
 	}
 	// Output:
 	// hash     lambda=3.547 replication=1.00
-	// pkg      lambda=1.500 replication=1.21
-	// dchoices lambda=0.000 replication=1.23
-	// wchoices lambda=0.000 replication=1.23
+	// pkg      lambda=1.500 replication=1.19
+	// dchoices lambda=0.000 replication=1.20
+	// wchoices lambda=0.000 replication=1.21
 }
 
 func ExampleKinds() {

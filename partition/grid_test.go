@@ -31,6 +31,7 @@ var (
 	gridReal  = flag.Bool("grid.real", true, "also run pg135 and retail")
 	gridZipf  = flag.Bool("grid.zipf", true, "run the exact-frequency Zipf streams")
 	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts), countmin, spacesaving or lossy")
+	gridWin   = flag.Bool("grid.winpersource", false, "spacesaving: the default detector with WithSources(S) (windows divided by S)")
 )
 
 type gridRow struct {
@@ -187,7 +188,11 @@ func TestGrid(t *testing.T) {
 				case "lossy":
 					det = LossyCountingDetectorFactory
 				}
-				f, err := NewFactory(j.kind, WithDetector(det))
+				opts := []Option{WithDetector(det)}
+				if *gridWin && *gridDet == "spacesaving" {
+					opts = []Option{WithSources(j.src)} // the default detector, windows / S
+				}
+				f, err := NewFactory(j.kind, opts...)
 				require.NoError(t, err)
 				res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
 				require.NoError(t, err)

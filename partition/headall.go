@@ -75,8 +75,7 @@ func (p *HeadAll) place(key uint64, head bool) int {
 	var w int
 	switch {
 	case !head:
-		a, b := pkgChoices(key, len(p.load))
-		w = leastOfTwo(p.load, a, b, key, p.tie)
+		w = pkgPick(p.load, key, p.tie)
 	case p.roundRobin:
 		w = p.next
 		if p.next++; p.next == len(p.load) {

@@ -131,6 +131,44 @@ func TestSolveD(t *testing.T) {
 	}
 }
 
+// TestWithSourcesScalesWindows checks that WithSources divides the default
+// detector's window (down to its floor) and Auto's decision window, and
+// leaves an explicit detector alone.
+func TestWithSourcesScalesWindows(t *testing.T) {
+	window := func(t *testing.T, p Partitioner) int {
+		t.Helper()
+		w, ok := p.(interface{ Detector() HotKeyDetector }).Detector().(*WindowedDetector)
+		require.True(t, ok)
+		return w.Window()
+	}
+	theta := 1.0 / 500
+	for _, tc := range []struct {
+		sources, want int
+	}{{1, DefaultWindow(theta)}, {5, DefaultWindow(theta) / 5}, {1000, minSourceWindow}} {
+		t.Run(fmt.Sprintf("sources=%d", tc.sources), func(t *testing.T) {
+			p, err := New("dchoices", 100, WithSources(tc.sources))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, window(t, p))
+		})
+	}
+	t.Run("explicit detector", func(t *testing.T) {
+		p, err := New("wchoices", 100, WithSources(5), WithDetector(SpaceSavingDetectorFactory))
+		require.NoError(t, err)
+		require.Equal(t, DefaultWindow(theta), window(t, p))
+	})
+	t.Run("auto", func(t *testing.T) {
+		p, err := New("auto", 100, WithSources(8))
+		require.NoError(t, err)
+		require.Equal(t, (1<<16)/8, p.(*Auto).window)
+		p, err = New("auto", 100, WithAutoWindow(100, 4096))
+		require.NoError(t, err)
+		require.Equal(t, 100, p.(*Auto).window, "one source: the window as given")
+		p, err = New("auto", 100, WithAutoWindow(1<<16, 4096), WithSources(100))
+		require.NoError(t, err)
+		require.Equal(t, 4096, p.(*Auto).window, "never below the sample")
+	})
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -148,6 +186,7 @@ func TestBadInput(t *testing.T) {
 		{"epsilon", "dchoices", 3, []Option{WithEpsilon(2)}, "epsilon"},
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
 		{"nil option", "hash", 3, []Option{nil}, "option"},
+		{"sources", "dchoices", 3, []Option{WithSources(0)}, "sources"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.kind, tc.n, tc.opts...)
@@ -163,6 +202,35 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidParameter)
 }
 
+// TestRouteDoesNotAllocateAcrossSwaps routes with the default windowed
+// Space-Saving detector through several window swaps (after a warm-up
+// that lets the summaries reach their capacity): a swap reuses the
+// detector's buffers, so Route stays allocation-free.
+func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
+	keys, _ := exactZipf(100_000, 20_000, 1.1, 4)
+	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"} {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := New(kind, 16)
+			require.NoError(t, err)
+			w := DefaultWindow(1.0 / 80)
+			i := 0
+			for ; i < 4*w; i++ {
+				p.Route(keys[i%len(keys)])
+			}
+			// One run over 3W tuples: AllocsPerRun divides by the runs
+			// (integer division), so a few allocations per swap spread
+			// over W runs each would read as 0.
+			allocs := testing.AllocsPerRun(1, func() {
+				for range 3 * w {
+					p.Route(keys[i%len(keys)])
+					i++
+				}
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
+
 func TestRouteDoesNotAllocate(t *testing.T) {
 	keys, probs := exactZipf(50_000, 5_000, 1.2, 2)
 	for _, kind := range Kinds() {
@@ -170,9 +238,17 @@ func TestRouteDoesNotAllocate(t *testing.T) {
 			p, err := New(kind, 16, WithDetector(OracleDetectorFactory(probs)))
 			require.NoError(t, err)
 			i := 0
-			allocs := testing.AllocsPerRun(20_000, func() {
+			for ; i < 20_000; i++ { // warm-up: Auto's sparse HyperLogLog turns dense
 				p.Route(keys[i%len(keys)])
-				i++
+			}
+			// One run of 20,000 routes: AllocsPerRun's integer division
+			// over 20,000 runs of one route would hide any allocation rarer
+			// than one per route.
+			allocs := testing.AllocsPerRun(1, func() {
+				for range 20_000 {
+					p.Route(keys[i%len(keys)])
+					i++
+				}
 			})
 			require.Zero(t, allocs)
 		})

@@ -12,31 +12,53 @@ func secondHash(key uint64) uint64 { return hashx.Mix64(key^0x5bd1e9955bd1e995) 
 // paper's two independent hashes coincide with probability 1/n, leaving
 // that share of keys (hot ones included) a single choice; with n = 5 a top
 // key at p1 = 0.19 < 1/n then unbalances PKG (lambda 0.15 measured).
+// For n = 1 both are 0.
 func pkgChoices(key uint64, n int) (int, int) {
 	a := hashx.Reduce(key, n)
-	if n == 1 {
-		return a, a
-	}
-	b := a + 1 + hashx.Reduce(key+secondHash(key), n-1)
-	if b >= n {
-		b -= n
-	}
+	// n = 1: Reduce(., 0) is 0 and b = a+1 = 1 wraps to 0 below.
+	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
 	return a, b
 }
 
-// leastOfTwo returns the candidate with the smaller load. Ties go to a
-// when tie is 0 (a factory's first instance); otherwise a bit of the key
-// mixed with tie decides, so that instances break ties independently.
-func leastOfTwo(load []uint64, a, b int, key, tie uint64) int {
+// pkgPick returns the less loaded of the key's two candidates
+// (pkgChoices, repeated here so the hot paths of PKG, D-Choices and
+// W-Choices pay a single call). Ties go to the first candidate when tie is
+// 0 (a factory's first instance); otherwise the top bit of key*tie (tie is
+// odd) decides, so that instances break ties independently.
+//
+// It is branch-free: whether the second candidate wraps around n and which
+// candidate is less loaded are coin flips per tuple, and the jumps they
+// compiled to were mispredicted about every other tuple. The comparisons
+// become masks: loads stay below 2^63, so lb - la has its top
+// bit set exactly when lb < la.
+func pkgPick(load []uint64, key, tie uint64) int {
+	n := len(load)
+	a := hashx.Reduce(key, n)
+	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
 	la, lb := load[a], load[b]
-	w := a
-	if lb < la { // compiled to a conditional move: the outcome is random
-		w = b
+	less := (lb - la) >> 63 // 1 when lb < la
+	// On a tie the top bit of key*tie decides: 0 when tie is 0, a bit
+	// that differs between instances otherwise (one multiplication).
+	flip := less | b2u(la == lb)&((key*tie)>>63)
+	return a ^ (a^b)&-int(flip)
+}
+
+// wrap returns x mod n for x in [0, 2n), without a branch: x >= n is a
+// coin flip per key, and Go compiles "if x >= n { x -= n }" to a jump that
+// the CPU mispredicts about every other tuple (measured: it was most of
+// PKG's routing cost).
+func wrap(x, n int) int {
+	d := x - n
+	return d + n&(d>>63)
+}
+
+// b2u is 1 for true and 0 for false, without a branch (SETcc).
+func b2u(c bool) uint64 {
+	var x uint64
+	if c {
+		x = 1
 	}
-	if la == lb && tie != 0 && hashx.Mix64(key^tie)&1 == 1 {
-		w = b
-	}
-	return w
+	return x
 }
 
 // PKG is partial key grouping (Nasir et al., ICDE 2015): each key has two
@@ -59,10 +81,17 @@ func NewPKG(workers int) (*PKG, error) {
 
 // Route implements Partitioner.
 func (p *PKG) Route(key uint64) int {
-	a, b := pkgChoices(key, len(p.load))
-	w := leastOfTwo(p.load, a, b, key, p.tie)
-	p.load[w]++
-	return w
+	// pkgPick's body, inlined by hand (the compiler will not: too large),
+	// saves a call on PKG's whole cost.
+	load := p.load
+	n := len(load)
+	a := hashx.Reduce(key, n)
+	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
+	la, lb := load[a], load[b]
+	flip := (lb-la)>>63 | b2u(la == lb)&((key*p.tie)>>63)
+	a ^= (a ^ b) & -int(flip) // a mask, not "if flip != 0": that became a jump here
+	load[a]++
+	return a
 }
 
 // Workers implements Partitioner.

@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/skewerhq/skewer/datasets"
@@ -89,7 +88,7 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("partition: source %d: %w", i, err)
 		}
 		if p.Workers() != cfg.Workers {
-			return nil, errors.New("partition: factory built a partitioner for the wrong number of workers")
+			return nil, invalidParam("Factory(Workers).Workers()", p.Workers(), fmt.Sprintf("Workers = %d", cfg.Workers))
 		}
 		parts[i] = p
 	}

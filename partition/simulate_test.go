@@ -65,6 +65,8 @@ func TestSimulatorBadConfig(t *testing.T) {
 		"workers":      {Stream: s, Factory: f, Sources: 1},
 		"SampleEvery":  {Stream: s, Factory: f, Sources: 1, Workers: 1, SampleEvery: -1},
 		"HLLPrecision": {Stream: s, Factory: f, Sources: 1, Workers: 1, HLLPrecision: 30},
+		"Factory(Workers)": {Stream: s, Sources: 1, Workers: 3,
+			Factory: func(int) (Partitioner, error) { return NewHash(2) }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Run(cfg)

@@ -23,25 +23,28 @@ import (
 // uses for threshold theta: ceil(4/theta).
 func SpaceSavingCapacity(theta float64) int { return int(math.Ceil(detectorSlack / theta)) }
 
-type spaceSavingSummary struct{ ss *sketch.SpaceSaving[uint64] }
-
-func (s spaceSavingSummary) add(k uint64) uint64 {
-	s.ss.Add(k)
-	c, _ := s.ss.Estimate(k)
-	return c
+// spaceSavingSummary adapts a Space-Saving summary; top is reused by heavy,
+// so a window swap does not allocate.
+type spaceSavingSummary struct {
+	ss  *sketch.SpaceSaving[uint64]
+	top []sketch.Counter[uint64]
 }
 
-func (s spaceSavingSummary) estimate(k uint64) uint64 { c, _ := s.ss.Estimate(k); return c }
+func (s *spaceSavingSummary) add(k uint64) uint64 { return s.ss.AddCount(k) }
 
-func (s spaceSavingSummary) heavy(min uint64, visit func(k, c uint64)) {
-	for _, c := range s.ss.Top(s.ss.Len()) {
-		if c.Count >= min {
-			visit(c.Key, c.Count)
+func (s *spaceSavingSummary) estimate(k uint64) uint64 { c, _ := s.ss.Estimate(k); return c }
+
+func (s *spaceSavingSummary) heavy(min uint64, visit func(k, c uint64)) {
+	s.top = s.ss.AppendTop(s.top[:0], s.ss.Len())
+	for _, c := range s.top {
+		if c.Count < min {
+			break // sorted by count, descending
 		}
+		visit(c.Key, c.Count)
 	}
 }
 
-func (s spaceSavingSummary) reset() { s.ss.Reset() }
+func (s *spaceSavingSummary) reset() { s.ss.Reset() }
 
 // NewSpaceSavingDetector returns a windowed detector over two Space-Saving
 // summaries of SpaceSavingCapacity(theta) counters each: every key whose
@@ -59,7 +62,9 @@ func NewSpaceSavingDetector(theta float64, window int) (*WindowedDetector, error
 	if err != nil {
 		return nil, err
 	}
-	return newWindowed(theta, window, spaceSavingSummary{a}, spaceSavingSummary{b})
+	return newWindowed(theta, window,
+		&spaceSavingSummary{ss: a, top: make([]sketch.Counter[uint64], 0, k)},
+		&spaceSavingSummary{ss: b, top: make([]sketch.Counter[uint64], 0, k)})
 }
 
 // SpaceSavingDetectorFactory builds Space-Saving detectors with the default

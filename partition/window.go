@@ -1,5 +1,7 @@
 package partition
 
+import "math"
+
 // frequencySummary is what the windowed detector needs from a frequency
 // summary: count a key and return its (over-)estimated count so far, read
 // an estimate without counting, list the keys whose estimate reaches a
@@ -30,6 +32,10 @@ type WindowedDetector struct {
 	stats  HeadStats
 	// swapped is set at the first swap.
 	swapped bool
+	// visit is w.accumulate, bound once: a closure passed to heavy at every
+	// refresh would escape (heavy is an interface method) and allocate.
+	visit func(key, count uint64)
+	accN  float64 // the older summary's tuples, while refreshing
 }
 
 func newWindowed(theta float64, window int, a, b frequencySummary) (*WindowedDetector, error) {
@@ -40,6 +46,7 @@ func newWindowed(theta float64, window int, a, b frequencySummary) (*WindowedDet
 		return nil, invalidParam("window", window, "> 0")
 	}
 	w := &WindowedDetector{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b}}
+	w.visit = w.accumulate
 	// Stagger: the second summary starts W tuples after the first.
 	return w, nil
 }
@@ -85,14 +92,17 @@ func (w *WindowedDetector) swap() {
 // refreshStats computes the head statistics of the older summary.
 func (w *WindowedDetector) refreshStats() {
 	nn := w.n[w.old]
-	st := HeadStats{}
-	w.sum[w.old].heavy(uint64(w.theta*float64(nn)+0.999999), func(_, c uint64) {
-		p := float64(c) / float64(nn)
-		st.Count++
-		st.Mass += p
-		st.P1 = max(st.P1, p)
-	})
-	w.stats = st
+	w.stats, w.accN = HeadStats{}, float64(nn)
+	// The smallest count c with c >= theta·nn, Observe's head test.
+	w.sum[w.old].heavy(uint64(math.Ceil(w.theta*float64(nn))), w.visit)
+}
+
+// accumulate adds one head key of the older summary to w.stats.
+func (w *WindowedDetector) accumulate(_, c uint64) {
+	p := float64(c) / w.accN
+	w.stats.Count++
+	w.stats.Mass += p
+	w.stats.P1 = max(w.stats.P1, p)
 }
 
 // Stats implements HotKeyDetector: the head of the older summary as of the

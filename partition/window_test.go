@@ -214,3 +214,26 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 		require.LessOrEqual(t, lastPrevHead[e], 2*window, "epoch %d: old top key not released", e)
 	}
 }
+
+// TestWindowedStatsAgreeWithObserve: Stats counts as head exactly the keys
+// Observe calls head, also when theta·n falls just above an integer (the
+// threshold must be rounded up exactly, not by adding 0.999999).
+func TestWindowedStatsAgreeWithObserve(t *testing.T) {
+	const n = 64 // the first refresh
+	theta := (5 + 1e-7) / n
+	d, err := NewWindowedExactDetector(theta, 1<<14)
+	require.NoError(t, err)
+	var head bool
+	for i := range n {
+		key := uint64(1000 + i)
+		if i%16 == 0 || i == n-1 {
+			key = 7 // 5 times, the last at tuple n: just below theta·n
+		}
+		h, _ := d.Observe(key)
+		if key == 7 {
+			head = h
+		}
+	}
+	require.False(t, head, "key 7 has count 5 < theta·n")
+	require.Zero(t, d.Stats().Count, "Stats counts a key Observe does not call head: %+v", d.Stats())
+}

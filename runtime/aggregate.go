@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 )
 
@@ -24,6 +25,9 @@ type Aggregated[In, Out any] struct {
 type windowHandler[In, Acc, Out any] struct {
 	kw      *operators.KeyedWindows[In, Acc, Out]
 	keyOf   func(In) uint64
+	recKey  bool     // In is datasets.Record keyed by its Key
+	keys    []uint64 // the batch's keys
+	lateIdx []int32  // the batch's late inputs
 	late    *collector[In]
 	m       *workerMetrics
 	result  func(operators.Result[Out])
@@ -31,15 +35,22 @@ type windowHandler[In, Acc, Out any] struct {
 }
 
 func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In]) error {
-	var late uint64
-	for _, e := range ev {
-		if !h.kw.Add(h.keyOf(e.Value), e.Time, e.Value) {
-			late++
-			h.late.emit(e)
+	h.keys = h.keys[:0]
+	if h.recKey {
+		for _, r := range any(ev).([]operators.Event[datasets.Record]) {
+			h.keys = append(h.keys, r.Value.Key)
+		}
+	} else {
+		for i := range ev {
+			h.keys = append(h.keys, h.keyOf(ev[i].Value))
 		}
 	}
-	if late > 0 {
-		h.m.late.Add(late)
+	h.lateIdx = h.kw.AddBatch(h.keys, ev, h.lateIdx[:0])
+	if len(h.lateIdx) > 0 {
+		for _, i := range h.lateIdx {
+			h.late.emit(ev[i])
+		}
+		h.m.late.Add(uint64(len(h.lateIdx)))
 	}
 	return nil
 }
@@ -123,11 +134,11 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				if err != nil {
 					return nil, nil, err
 				}
-				h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, late: late, m: &st.metrics[w], result: emitResult(out)}
+				h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out)}
 				return h, []output{late}, nil
 			})
 		res.Results.keyOf = resultKey[Out]
-		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf}
+		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey}
 		return res
 	}
 	var pst *consumerStage[In, operators.Partial[Acc]]
@@ -144,7 +155,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			emit := func(p operators.Partial[Acc]) {
 				out.emit(operators.Event[operators.Partial[Acc]]{Time: cfg.windows.End(p.Start) - 1, Value: p})
 			}
-			h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, late: late, m: &pst.metrics[w], partial: emit}
+			h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
 			return h, []output{late}, nil
 		})
 	partials.keyOf = partialKey[Acc]
@@ -163,7 +174,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			return &mergeHandler[Acc, Out]{kw: kw, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
 		})
 	res.Results.keyOf = resultKey[Out]
-	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf}
+	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey}
 	return res
 }
 

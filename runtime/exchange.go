@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
@@ -19,23 +20,42 @@ type batch[T any] struct {
 
 // inbox is one receiving worker's bounded queue and the free list of its
 // batch buffers. Buffers circulate: free -> sender -> ch -> receiver ->
-// free, so the steady state allocates nothing. There are queue+senders+1
-// buffers: at most queue in ch, one open per sender, one being processed,
-// so a sender never waits on free for long (only while the queue is full,
-// which is the backpressure).
+// free, so the steady state allocates nothing. There are at most
+// queue+senders+1 buffers: at most queue in ch, one open per sender, one
+// being processed, so a sender never waits on free for long (only while the
+// queue is full, which is the backpressure). They are made when first
+// needed, so a receiver that keeps up costs a few buffers, not its bound.
 type inbox[T any] struct {
 	ch   chan *batch[T]
 	free chan *batch[T]
 	m    *workerMetrics // the receiver's
+	made atomic.Int32   // buffers made so far (may overshoot max: then none is made)
+	max  int32
+	size int
 }
 
 func newInbox[T any](queue, senders, batchSize int, m *workerMetrics) *inbox[T] {
 	n := queue + senders + 1
-	in := &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n), m: m}
-	for range n {
-		in.free <- &batch[T]{ev: make([]operators.Event[T], 0, batchSize)}
+	return &inbox[T]{ch: make(chan *batch[T], queue), free: make(chan *batch[T], n), m: m, max: int32(n), size: batchSize}
+}
+
+// get returns a free buffer, making one while fewer than max exist, else
+// waiting for one (panicking stopped if ctx ends first).
+func (in *inbox[T]) get(ctx context.Context) *batch[T] {
+	select {
+	case b := <-in.free:
+		return b
+	default:
 	}
-	return in
+	if in.made.Load() < in.max && in.made.Add(1) <= in.max {
+		return &batch[T]{ev: make([]operators.Event[T], 0, in.size)}
+	}
+	select {
+	case b := <-in.free:
+		return b
+	case <-ctx.Done():
+		panic(stopped{})
+	}
 }
 
 // stopped is panicked by a sender whose context ended while it was blocked;
@@ -46,6 +66,7 @@ type stopped struct{}
 type edge[T any] struct {
 	spec    Edge
 	keyOf   func(T) uint64
+	recKey  bool // T is datasets.Record keyed by its Key (see Stream.recKey)
 	senders int
 	inboxes []*inbox[T]
 }
@@ -57,6 +78,7 @@ type outbox[T any] struct {
 	job    *Job
 	e      *edge[T]
 	part   partition.Partitioner // nil: broadcast
+	fwd    int                   // the receiver of a forward edge, else -1
 	from   int32
 	cur    []*batch[T]
 	sentWM []int64
@@ -75,11 +97,18 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	if err != nil {
 		return nil, err
 	}
-	o.part = p
+	o.part, o.fwd = p, -1
+	if f, ok := p.(forward); ok {
+		o.fwd = f.w
+	}
 	return o, nil
 }
 
 func (o *outbox[T]) put(ev operators.Event[T], wm int64) {
+	if o.fwd >= 0 {
+		o.append(o.fwd, ev, wm)
+		return
+	}
 	if o.part == nil {
 		for i := range o.cur {
 			o.append(i, ev, wm)
@@ -105,16 +134,7 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 }
 
 func (o *outbox[T]) open(i int) *batch[T] {
-	var b *batch[T]
-	select {
-	case b = <-o.e.inboxes[i].free:
-	default:
-		select {
-		case b = <-o.e.inboxes[i].free:
-		case <-o.ctx.Done():
-			panic(stopped{})
-		}
-	}
+	b := o.e.inboxes[i].get(o.ctx)
 	b.ev, b.eof = b.ev[:0], false
 	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b

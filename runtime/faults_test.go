@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,6 +64,24 @@ func TestPanickingOperatorStopsJob(t *testing.T) {
 	require.Equal(t, "bad record", we.Panic)
 	require.NotEmpty(t, we.Stack)
 	require.Contains(t, err.Error(), `stage "boom" worker 0 panicked: bad record`)
+}
+
+// TestPanickedErrorUnwraps: a value panicked that is an error (as the
+// sketch aggregates' failed Merge panics) stays in Run's error chain.
+func TestPanickedErrorUnwraps(t *testing.T) {
+	j, err := NewJob(BatchSize(32))
+	require.NoError(t, err)
+	src := Source(j, "src", []datasets.Stream{&endless{}})
+	errMerge := errors.New("sketch merge failed")
+	boom := Map(src, "boom", func(r datasets.Record) uint64 {
+		panic(fmt.Errorf("wrapped: %w", errMerge))
+	})
+	Sink(boom, "sink", func(int, uint64) error { return nil })
+	err = waitRun(t, runAsync(context.Background(), j))
+	var we *WorkerError
+	require.ErrorAs(t, err, &we)
+	require.ErrorIs(t, err, errMerge)
+	require.Contains(t, err.Error(), `stage "boom" worker 0 panicked: wrapped: sketch merge failed`)
 }
 
 func TestSinkErrorStopsJob(t *testing.T) {

@@ -153,8 +153,11 @@ func safeWork(ctx context.Context, st runner, w int) (err error) {
 				err = nil
 				return
 			}
-			err = &WorkerError{Stage: st.base().name, Worker: w, Panic: r, Stack: debug.Stack(),
-				Err: fmt.Errorf("panic: %v", r)}
+			perr := fmt.Errorf("panic: %v", r)
+			if e, ok := r.(error); ok {
+				perr = fmt.Errorf("panic: %w", e) // keeps e's chain for errors.Is
+			}
+			err = &WorkerError{Stage: st.base().name, Worker: w, Panic: r, Stack: debug.Stack(), Err: perr}
 		}
 	}()
 	if err := st.work(ctx, w); err != nil {
@@ -171,6 +174,9 @@ type Stream[T any] struct {
 	st    *stageBase
 	port  *port[T]
 	keyOf func(T) uint64
+	// recKey: T is datasets.Record and keyOf is its Key field (a source's
+	// own key), which the exchange and the keyed state read inline.
+	recKey bool
 }
 
 // port is the set of edges leaving one output of a stage.
@@ -185,7 +191,7 @@ func KeyBy[T any](s *Stream[T], keyOf func(T) uint64) *Stream[T] {
 		s.job.fail(invalidParam("KeyBy keyOf", "nil", "a function"))
 	}
 	k := *s
-	k.keyOf = keyOf
+	k.keyOf, k.recKey = keyOf, false
 	return &k
 }
 
@@ -197,7 +203,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 	if e.kind == edgePartitioned && e.name != "shuffle" && s.keyOf == nil {
 		return nil, fmt.Errorf("%w: edge %s needs a keyed stream (KeyBy)", ErrInvalidParameter, e.name)
 	}
-	ed := &edge[T]{spec: e, keyOf: s.keyOf, senders: s.st.cfg.parallelism}
+	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, senders: s.st.cfg.parallelism}
 	ed.inboxes = make([]*inbox[T], 0, n)
 	s.port.edges = append(s.port.edges, ed)
 	return ed, nil

@@ -11,6 +11,7 @@ type workerMetrics struct {
 	hwm                          atomic.Int64
 	queueLen                     atomic.Pointer[func() int]
 	queueCap                     atomic.Int64
+	_                            [64]byte // keeps neighbouring workers' counters off one cache line
 }
 
 func (m *workerMetrics) observeQueue(n int) {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
@@ -89,8 +90,8 @@ func (c *stageConfig) validate() error {
 		return invalidParam("Cost", c.cost, "non-negative")
 	case c.lateness < 0:
 		return invalidParam("AllowedLateness", c.lateness, ">= 0")
-	case c.rate < 0:
-		return invalidParam("Rate", c.rate, ">= 0")
+	case !(c.rate >= 0) || math.IsInf(c.rate, 1): // also rejects NaN
+		return invalidParam("Rate", c.rate, "a finite rate >= 0")
 	case c.disorder < 0:
 		return invalidParam("OutOfOrderness", c.disorder, ">= 0")
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,6 +182,13 @@ func TestBuildErrors(t *testing.T) {
 	require.NoError(t, err)
 	Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}), "s", func(int, datasets.Record) error { return nil }, Parallelism(-1))
 	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
+	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
+		j, err = NewJob()
+		require.NoError(t, err)
+		Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}, Rate(rate)), "s", func(int, datasets.Record) error { return nil })
+		require.ErrorIs(t, j.Err(), ErrInvalidParameter, "Rate(%v)", rate)
+		require.ErrorContains(t, j.Err(), "Rate")
+	}
 }
 
 // TestSteadyStateAllocatesNothing runs the same job on 100k and 400k

@@ -132,7 +132,7 @@ func Filter[T any](s *Stream[T], name string, keep func(T) bool, opts ...StageOp
 		func(_ context.Context, _ int, c *collector[T]) (handler[T], []output, error) {
 			return &filterHandler[T]{keep: keep, out: c}, nil, nil
 		})
-	out.keyOf = s.keyOf
+	out.keyOf, out.recKey = s.keyOf, s.recKey
 	return out
 }
 

@@ -103,6 +103,25 @@ func (s *SpaceSaving[K]) Add(key K) {
 	s.insert(key, 1)
 }
 
+// AddCount counts one occurrence of key, as Add does, and returns the
+// key's count afterwards (the count Estimate would return) with the one
+// index look-up Add makes, for callers such as hot-key detectors that test
+// every key they count.
+func (s *SpaceSaving[K]) AddCount(key K) uint64 {
+	if s.n == math.MaxUint64 {
+		c, _ := s.Estimate(key)
+		return c
+	}
+	s.n++
+	i, ok := s.index.get(key)
+	if ok {
+		s.bump(i, 1)
+	} else {
+		i = s.insert(key, 1)
+	}
+	return s.bkt[s.ctr[i].bucket].count
+}
+
 // AddN counts w occurrences of key; w = 0 changes nothing. The total weight
 // N saturates at 2^64−1: weight beyond it is not counted.
 func (s *SpaceSaving[K]) AddN(key K, w uint64) {
@@ -191,14 +210,14 @@ func (s *SpaceSaving[K]) Reset() {
 // insert gives a key that is not monitored a counter of weight w: a fresh
 // one while there is room, otherwise the counter that has held the smallest
 // count longest (the first of the smallest bucket), whose count becomes the
-// key's error.
-func (s *SpaceSaving[K]) insert(key K, w uint64) {
+// key's error. It returns the key's counter.
+func (s *SpaceSaving[K]) insert(key K, w uint64) int32 {
 	if len(s.ctr) < s.capacity {
 		i := int32(len(s.ctr))
 		s.ctr = append(s.ctr, ssCounter[K]{key: key})
 		s.index.put(key, i)
 		s.place(i, w)
-		return
+		return i
 	}
 	b := s.min
 	i := s.bkt[b].head
@@ -208,6 +227,7 @@ func (s *SpaceSaving[K]) insert(key K, w uint64) {
 	c.key = key
 	c.err = s.bkt[b].count
 	s.bump(i, w)
+	return i
 }
 
 // place attaches the unattached counter i to the bucket of count w,

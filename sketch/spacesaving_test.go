@@ -297,3 +297,31 @@ func TestSpaceSavingAddDoesNotAllocate(t *testing.T) {
 		require.Zero(t, allocs)
 	})
 }
+
+// TestSpaceSavingAddCount: AddCount leaves the summary exactly as Add does,
+// returns what Estimate returns afterwards, and does not allocate in steady
+// state.
+func TestSpaceSavingAddCount(t *testing.T) {
+	keys := freqZipfKeys(5, 1.1, 100_000, 60_000)
+	a, err := sketch.NewSpaceSaving[uint64](200)
+	require.NoError(t, err)
+	b, err := sketch.NewSpaceSaving[uint64](200)
+	require.NoError(t, err)
+	for i, k := range keys[:30_000] {
+		a.Add(k)
+		got := b.AddCount(k)
+		want, _ := a.Estimate(k)
+		require.Equal(t, want, got, "AddCount of key %d at %d", k, i)
+	}
+	require.Equal(t, a.Top(200), b.Top(200))
+	require.Equal(t, a.N(), b.N())
+	rest := keys[30_000:]
+	var sink uint64
+	allocs := testing.AllocsPerRun(5, func() {
+		for _, k := range rest {
+			sink += b.AddCount(k)
+		}
+	})
+	require.Zero(t, allocs)
+	require.NotZero(t, sink)
+}

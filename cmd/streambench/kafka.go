@@ -1,10 +1,3 @@
-//go:build streambench_kafka
-
-// The build constraint above keeps this file out of builds until the rest
-// of cmd/streambench (branch bench) is merged beside it: then delete the
-// constraint and `streambench kafka` registers itself. Tested with the
-// bench branch merged: go vet, go test ./cmd/streambench, and runs.
-
 package main
 
 import (

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skewerhq/skewer/partition"
+)
+
+// PartitionerKinds lists the partitioners a run or sweep may name: every
+// kind of partition.New.
+func PartitionerKinds() []string { return partition.Kinds() }
+
+// RunRows turns run results into output rows.
+func RunRows(rows []RunRow) []Row { return toRows(rows) }
+
+// PartitionRows turns sweep results into output rows.
+func PartitionRows(rows []PartitionRow) []Row { return toRows(rows) }
+
+func toRows[R Row](rows []R) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		out[i] = r
+	}
+	return out
+}
+
+// order returns the distinct values of key over rows, in first-seen order.
+func order[R any, K comparable](rows []R, key func(R) K) []K {
+	var ks []K
+	for _, r := range rows {
+		if k := key(r); !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// RunPanels draws a run: throughput against workers per partitioner, and
+// the latency percentiles per partitioner at the largest worker count. With
+// repeated runs (-count) each point is the median of its repetitions.
+func RunPanels(rows []RunRow) []Panel {
+	tp := Panel{Title: "Throughput", XLabel: "workers", YLabel: "tuples/s", LegendLeft: true}
+	lat := Panel{Title: "Latency", XLabel: "percentile", YLabel: "ms", LogY: true, LogFloor: 1e-3, LegendLeft: true,
+		XTicks: []string{"p50", "p95", "p99", "p99.9", "max"}}
+	maxW := 0
+	for _, r := range rows {
+		maxW = max(maxW, r.Workers)
+	}
+	ws := order(rows, func(r RunRow) int { return r.Workers })
+	slices.Sort(ws)
+	for _, p := range order(rows, func(r RunRow) string { return r.Partitioner }) {
+		l := Line{Name: p}
+		for _, w := range ws {
+			var tps, p50, p95, p99, p999, mx []float64
+			for _, r := range rows {
+				if r.Partitioner == p && r.Workers == w {
+					m := r.LatencyMs
+					tps, p50, p95, p99 = append(tps, r.ThroughputTPS), append(p50, m.P50), append(p95, m.P95), append(p99, m.P99)
+					p999, mx = append(p999, m.P999), append(mx, m.Max)
+				}
+			}
+			if len(tps) == 0 {
+				continue
+			}
+			l.X = append(l.X, float64(w))
+			l.Y = append(l.Y, median(tps))
+			if w == maxW {
+				lat.Lines = append(lat.Lines, Line{Name: fmt.Sprintf("%s n=%d", p, w),
+					X: []float64{0, 1, 2, 3, 4}, Y: []float64{median(p50), median(p95), median(p99), median(p999), median(mx)}})
+			}
+		}
+		tp.Lines = append(tp.Lines, l)
+	}
+	return []Panel{tp, lat}
+}
+
+// median of a non-empty slice (sorted in place).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// PartitionPanels draws a sweep: imbalance against s per partitioner, one
+// panel per worker count (log scale: a perfect balance is drawn at 1e-6).
+func PartitionPanels(rows []PartitionRow) []Panel {
+	var panels []Panel
+	srcs := order(rows, func(r PartitionRow) int { return r.Sources })
+	for _, n := range order(rows, func(r PartitionRow) int { return r.Workers }) {
+		pn := Panel{Title: fmt.Sprintf("Imbalance, n = %d", n), XLabel: "Zipf s", YLabel: "λ = (max-avg)/avg", LogY: true, LegendLeft: true}
+		for _, s := range srcs {
+			for _, p := range order(rows, func(r PartitionRow) string { return r.Partitioner }) {
+				l := Line{Name: p}
+				if len(srcs) > 1 {
+					l.Name = fmt.Sprintf("%s S=%d", p, s)
+				}
+				for _, r := range rows {
+					if r.Workers == n && r.Sources == s && r.Partitioner == p {
+						l.X = append(l.X, r.ZipfS)
+						l.Y = append(l.Y, r.Imbalance)
+					}
+				}
+				pn.Lines = append(pn.Lines, l)
+			}
+		}
+		panels = append(panels, pn)
+	}
+	return panels
+}

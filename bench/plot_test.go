@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSavePlot(t *testing.T) {
+	panels := []Panel{
+		{Title: "imbalance", XLabel: "s", YLabel: "λ", LogY: true, Lines: []Line{
+			{Name: "hash", X: []float64{0.5, 1, 1.5}, Y: []float64{0.01, 0.5, 2}},
+			{Name: "dchoices", X: []float64{0.5, 1, 1.5}, Y: []float64{0, 1e-4, 1e-3}},
+		}},
+		{Title: "latency", XTicks: []string{"p50", "p99"}, Lines: []Line{{Name: "hash", X: []float64{0, 1}, Y: []float64{1, 9}}}},
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ file, magic string }{{"a.svg", "<?xml"}, {"a.png", "\x89PNG"}} {
+		t.Run(tc.file, func(t *testing.T) {
+			p := filepath.Join(dir, tc.file)
+			require.NoError(t, SavePlot(p, panels))
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.Greater(t, len(b), 1000)
+			require.Equal(t, tc.magic, string(b[:len(tc.magic)]))
+		})
+	}
+	t.Run("bad extension", func(t *testing.T) {
+		err := SavePlot(filepath.Join(dir, "a.gif"), panels)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "plot")
+	})
+}
+
+func TestRunPanelsMedian(t *testing.T) {
+	rows := []RunRow{
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 10, LatencyMs: LatencySummary{P50: 1}},
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 30, LatencyMs: LatencySummary{P50: 3}},
+		{Partitioner: "hash", Workers: 2, ThroughputTPS: 20, LatencyMs: LatencySummary{P50: 2}},
+		{Partitioner: "hash", Workers: 1, ThroughputTPS: 5},
+		{Partitioner: "pkg", Workers: 2, ThroughputTPS: 40, LatencyMs: LatencySummary{P99: 7}},
+	}
+	ps := RunPanels(rows)
+	require.Len(t, ps, 2)
+	require.Equal(t, []Line{{Name: "hash", X: []float64{1, 2}, Y: []float64{5, 20}}, {Name: "pkg", X: []float64{2}, Y: []float64{40}}}, ps[0].Lines)
+	require.Len(t, ps[1].Lines, 2)
+	require.Equal(t, "hash n=2", ps[1].Lines[0].Name)
+	require.Equal(t, 2.0, ps[1].Lines[0].Y[0], "median p50")
+	require.Equal(t, 7.0, ps[1].Lines[1].Y[2])
+}

@@ -1,0 +1,426 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	goruntime "runtime"
+	"slices"
+	"time"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/sketch"
+)
+
+// SketchKinds names the sketches `streambench sketch` judges.
+var SketchKinds = []string{"hyperloglog", "countmin", "countmin-cu", "lossy", "spacesaving"}
+
+// SketchConfig is one `streambench sketch`: the sketches run over a stream
+// and judged against exact counts.
+type SketchConfig struct {
+	Workload Workload
+	// Tuples is the stream length (a file may end sooner).
+	Tuples int64
+	Seed   uint64
+	// Sketches to run (default all of SketchKinds).
+	Sketches []string
+	// Support is the heavy-hitter threshold φ: a key is heavy when its
+	// exact count is at least φN.
+	Support float64
+	// Epsilon is the error of Count-Min (width e/ε), Lossy Counting (ε)
+	// and Space-Saving (capacity ⌈1/ε⌉); it must be below Support.
+	Epsilon float64
+	// Delta is Count-Min's failure probability (depth ln 1/δ).
+	Delta float64
+	// Precision is HyperLogLog's p (2^p registers).
+	Precision uint8
+}
+
+func (c *SketchConfig) validate() error {
+	if len(c.Sketches) == 0 {
+		c.Sketches = SketchKinds
+	}
+	switch {
+	case c.Workload.Open == nil:
+		return invalidParam("workload", "nil", "a workload")
+	case c.Tuples <= 0:
+		return invalidParam("tuples", c.Tuples, "> 0")
+	case !(c.Support > 0 && c.Support <= 1):
+		return invalidParam("support", c.Support, "in (0, 1]")
+	case !(c.Epsilon > 0 && c.Epsilon < c.Support):
+		return invalidParam("epsilon", c.Epsilon, fmt.Sprintf("in (0, support = %g)", c.Support))
+	case !(c.Delta > 0 && c.Delta < 1):
+		return invalidParam("delta", c.Delta, "in (0, 1)")
+	case c.Precision < 4 || c.Precision > 18:
+		return invalidParam("precision", c.Precision, "in [4, 18]")
+	}
+	for _, s := range c.Sketches {
+		if !slices.Contains(SketchKinds, s) {
+			return invalidChoice("sketches", s, SketchKinds)
+		}
+	}
+	return nil
+}
+
+// HeavyHitter is one key a heavy-hitter sketch reported, or one it missed.
+type HeavyHitter struct {
+	Key uint64 `json:"key"`
+	// Name is the key's original form when the workload has one.
+	Name     string `json:"name,omitempty"`
+	Exact    uint64 `json:"exact"`
+	Estimate uint64 `json:"estimate"`
+	// Heavy tells whether the exact count reaches support·N (false: a
+	// false positive); Reported false marks a heavy key the sketch missed.
+	Heavy    bool `json:"heavy"`
+	Reported bool `json:"reported"`
+}
+
+// SketchRow is one sketch judged: the JSON schema of `streambench sketch`
+// (see docs/streambench.md). Fields that do not apply to a sketch are
+// omitted.
+type SketchRow struct {
+	Sketch   string `json:"sketch"`
+	Params   string `json:"params"`
+	Workload string `json:"workload"`
+	Tuples   int64  `json:"tuples"`
+	Seed     uint64 `json:"seed"`
+	// MemoryBytes is the live heap the filled sketch holds (runtime.MemStats
+	// HeapAlloc after a collection, with and without it).
+	MemoryBytes uint64 `json:"memory_bytes"`
+	// NsPerUpdate is the time of the update loop over the stream's key
+	// hashes, divided by the number of updates.
+	NsPerUpdate float64 `json:"ns_per_update"`
+
+	DistinctExact    int      `json:"distinct_exact"`
+	DistinctEstimate *uint64  `json:"distinct_estimate,omitempty"`
+	DistinctRelError *float64 `json:"distinct_rel_error,omitempty"`
+
+	// Count-Min: over-estimate (estimate - exact) over every distinct key,
+	// and the share of keys whose over-estimate exceeds εN.
+	OverMean       *float64      `json:"overestimate_mean,omitempty"`
+	OverMax        *uint64       `json:"overestimate_max,omitempty"`
+	OverShareAbove *float64      `json:"overestimate_share_above_eps_n,omitempty"`
+	EpsilonN       *float64      `json:"eps_n,omitempty"`
+	Support        *float64      `json:"support,omitempty"`
+	HeavyExact     *int          `json:"heavy_exact,omitempty"`
+	HeavyReported  *int          `json:"heavy_reported,omitempty"`
+	Precision      *float64      `json:"precision,omitempty"`
+	Recall         *float64      `json:"recall,omitempty"`
+	HeavyHitters   []HeavyHitter `json:"heavy_hitters,omitempty"`
+}
+
+func opt[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// Cells implements Row.
+func (r SketchRow) Cells() []Cell {
+	return []Cell{
+		{Name: "sketch", Head: "SKETCH", Value: r.Sketch, Key: true},
+		{Name: "params", Head: "PARAMS", Value: r.Params, Key: true},
+		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
+		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Key: true, NoTable: true},
+		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
+		{Name: "memory_bytes", Head: "MEM-KiB", Value: float64(r.MemoryBytes) / 1024, Prec: 1, Unit: "mem-KiB"},
+		{Name: "ns_per_update", Head: "NS/UPDATE", Value: r.NsPerUpdate, Prec: 1, Unit: "ns/update"},
+		{Name: "distinct_exact", Head: "DISTINCT", Value: r.DistinctExact, NoTable: true},
+		{Name: "distinct_estimate", Head: "ESTIMATE", Value: opt(r.DistinctEstimate)},
+		{Name: "distinct_rel_error", Head: "REL-ERR", Value: opt(r.DistinctRelError), Prec: 4, Unit: "rel-err"},
+		{Name: "overestimate_mean", Head: "OVER-MEAN", Value: opt(r.OverMean), Prec: 2, Unit: "over-mean"},
+		{Name: "overestimate_max", Head: "OVER-MAX", Value: opt(r.OverMax), Unit: "over-max"},
+		{Name: "overestimate_share_above_eps_n", Head: ">εN", Value: opt(r.OverShareAbove), Prec: 4, Unit: "share-above-epsN"},
+		{Name: "heavy_exact", Head: "HEAVY", Value: opt(r.HeavyExact)},
+		{Name: "heavy_reported", Head: "REPORTED", Value: opt(r.HeavyReported)},
+		{Name: "precision", Head: "PRECISION", Value: opt(r.Precision), Prec: 3, Unit: "precision"},
+		{Name: "recall", Head: "RECALL", Value: opt(r.Recall), Prec: 3, Unit: "recall"},
+	}
+}
+
+// RunSketches reads the workload once, counts it exactly, runs every
+// configured sketch over it and judges each against the exact counts.
+func RunSketches(cfg SketchConfig) ([]SketchRow, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	stream, err := cfg.Workload.Open(cfg.Tuples)
+	if err != nil {
+		return nil, err
+	}
+	keys := readKeys(stream, cfg.Tuples)
+	truth := datasets.NewTruth()
+	for _, k := range keys {
+		truth.Add(k)
+	}
+	var rows []SketchRow
+	for _, kind := range cfg.Sketches {
+		row := SketchRow{Sketch: kind, Workload: cfg.Workload.Name, Tuples: int64(len(keys)), Seed: cfg.Seed, DistinctExact: truth.Distinct()}
+		var err error
+		switch kind {
+		case "hyperloglog":
+			err = judgeHLL(&row, cfg, keys, truth)
+		case "countmin", "countmin-cu":
+			err = judgeCountMin(&row, cfg, keys, truth, kind == "countmin-cu")
+		case "lossy", "spacesaving":
+			err = judgeHeavy(&row, cfg, keys, truth, kind)
+		}
+		if err != nil {
+			return rows, fmt.Errorf("bench: %s: %w", kind, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func readKeys(s datasets.Stream, n int64) []uint64 {
+	keys := make([]uint64, 0, min(n, 1<<24))
+	buf := make([]datasets.Record, 4096)
+	for int64(len(keys)) < n {
+		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(keys)))])
+		for _, r := range buf[:m] {
+			keys = append(keys, r.Key)
+		}
+		if m == 0 {
+			break
+		}
+	}
+	return keys
+}
+
+// measureSketch builds a sketch with mk, feeds it every key with add, and
+// returns the sketch with the heap it holds and the time per update.
+func measureSketch[S any](keys []uint64, mk func() (S, error), add func(S, []uint64)) (S, uint64, float64, error) {
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	s, err := mk()
+	if err != nil {
+		return s, 0, 0, err
+	}
+	t0 := time.Now()
+	add(s, keys)
+	el := time.Since(t0)
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	goruntime.KeepAlive(s)
+	mem := after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+	ns := 0.0
+	if len(keys) > 0 {
+		ns = float64(el.Nanoseconds()) / float64(len(keys))
+	}
+	return s, mem, ns, nil
+}
+
+func judgeHLL(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth) error {
+	row.Params = fmt.Sprintf("p=%d", cfg.Precision)
+	h, mem, ns, err := measureSketch(keys, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(cfg.Precision) },
+		func(h *sketch.HyperLogLog, ks []uint64) {
+			for _, k := range ks {
+				h.AddHash(k)
+			}
+		})
+	if err != nil {
+		return err
+	}
+	row.MemoryBytes, row.NsPerUpdate = mem, ns
+	est := h.Estimate()
+	rel := 0.0
+	if truth.Distinct() > 0 {
+		rel = (float64(est) - float64(truth.Distinct())) / float64(truth.Distinct())
+	}
+	row.DistinctEstimate, row.DistinctRelError = &est, &rel
+	return nil
+}
+
+func judgeCountMin(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, conservative bool) error {
+	row.Params = fmt.Sprintf("eps=%g,delta=%g", cfg.Epsilon, cfg.Delta)
+	mk := func() (*sketch.CountMin, error) { return sketch.NewCountMin(cfg.Epsilon, cfg.Delta) }
+	if conservative {
+		mk = func() (*sketch.CountMin, error) { return sketch.NewConservativeCountMin(cfg.Epsilon, cfg.Delta) }
+	}
+	cm, mem, ns, err := measureSketch(keys, mk, func(c *sketch.CountMin, ks []uint64) {
+		for _, k := range ks {
+			c.AddHash(k, 1)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	row.MemoryBytes, row.NsPerUpdate = mem, ns
+	epsN := cfg.Epsilon * float64(len(keys))
+	var sum float64
+	var mx uint64
+	above := 0
+	for k, c := range truth.Counts() {
+		est := cm.EstimateHash(k)
+		if est < c {
+			return fmt.Errorf("estimate %d below the exact count %d of key %#x: the sketch's lower bound is broken", est, c, k)
+		}
+		over := est - c
+		sum += float64(over)
+		mx = max(mx, over)
+		if float64(over) > epsN {
+			above++
+		}
+	}
+	n := float64(max(1, truth.Distinct()))
+	mean, share := sum/n, float64(above)/n
+	row.OverMean, row.OverMax, row.OverShareAbove, row.EpsilonN = &mean, &mx, &share, &epsN
+	return nil
+}
+
+func judgeHeavy(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, kind string) error {
+	var reported []sketch.Counter[uint64]
+	var mem uint64
+	var ns float64
+	if kind == "lossy" {
+		row.Params = fmt.Sprintf("eps=%g", cfg.Epsilon)
+		lc, m, t, err := measureSketch(keys, func() (*sketch.LossyCounting[uint64], error) { return sketch.NewLossyCounting[uint64](cfg.Epsilon) },
+			func(l *sketch.LossyCounting[uint64], ks []uint64) {
+				for _, k := range ks {
+					l.Add(k)
+				}
+			})
+		if err != nil {
+			return err
+		}
+		mem, ns = m, t
+		if reported, err = lc.Frequent(cfg.Support); err != nil {
+			return err
+		}
+	} else {
+		capacity := int(math.Ceil(1 / cfg.Epsilon))
+		row.Params = fmt.Sprintf("capacity=%d", capacity)
+		ss, m, t, err := measureSketch(keys, func() (*sketch.SpaceSaving[uint64], error) { return sketch.NewSpaceSaving[uint64](capacity) },
+			func(s *sketch.SpaceSaving[uint64], ks []uint64) {
+				for _, k := range ks {
+					s.Add(k)
+				}
+			})
+		if err != nil {
+			return err
+		}
+		mem, ns = m, t
+		t0 := cfg.Support * float64(len(keys))
+		for _, c := range ss.Top(capacity) {
+			if float64(c.Count) >= t0 {
+				reported = append(reported, c)
+			}
+		}
+	}
+	row.MemoryBytes, row.NsPerUpdate = mem, ns
+	judgeReported(row, cfg, reported, truth, float64(len(keys)))
+	return nil
+}
+
+// judgeReported scores a heavy-hitter report against the exact counts:
+// precision = reported heavy / reported, recall = reported heavy / heavy.
+func judgeReported(row *SketchRow, cfg SketchConfig, reported []sketch.Counter[uint64], truth *datasets.Truth, n float64) {
+	threshold := cfg.Support * n
+	heavy := map[uint64]bool{}
+	for k, c := range truth.Counts() {
+		if float64(c) >= threshold {
+			heavy[k] = true
+		}
+	}
+	hit := 0
+	seen := map[uint64]bool{}
+	for _, c := range reported {
+		ex := truth.Count(c.Key)
+		hh := HeavyHitter{Key: c.Key, Exact: ex, Estimate: c.Count, Heavy: heavy[c.Key], Reported: true}
+		if hh.Heavy {
+			hit++
+		}
+		seen[c.Key] = true
+		row.HeavyHitters = append(row.HeavyHitters, nameOf(cfg.Workload, hh))
+	}
+	var missed []HeavyHitter
+	for k := range heavy {
+		if !seen[k] {
+			missed = append(missed, nameOf(cfg.Workload, HeavyHitter{Key: k, Exact: truth.Count(k), Heavy: true}))
+		}
+	}
+	slices.SortFunc(missed, func(a, b HeavyHitter) int { return int(b.Exact) - int(a.Exact) })
+	row.HeavyHitters = append(row.HeavyHitters, missed...)
+	prec, rec := 1.0, 1.0
+	if len(reported) > 0 {
+		prec = float64(hit) / float64(len(reported))
+	}
+	if len(heavy) > 0 {
+		rec = float64(hit) / float64(len(heavy))
+	}
+	nh, nr, sup := len(heavy), len(reported), cfg.Support
+	row.Precision, row.Recall, row.HeavyExact, row.HeavyReported, row.Support = &prec, &rec, &nh, &nr, &sup
+}
+
+func nameOf(w Workload, hh HeavyHitter) HeavyHitter {
+	if w.Namer != nil {
+		if s, ok := w.Namer.KeyName(hh.Key); ok {
+			hh.Name = s
+		}
+	}
+	return hh
+}
+
+// hitterRow is one line of the heavy-hitter listing the table format adds
+// after the sketch table.
+type hitterRow struct {
+	sketch string
+	HeavyHitter
+}
+
+func (h hitterRow) Cells() []Cell {
+	name := h.Name
+	if name == "" {
+		name = fmt.Sprintf("%#016x", h.Key)
+	}
+	status := "ok"
+	switch {
+	case !h.Reported:
+		status = "MISSED"
+	case !h.Heavy:
+		status = "false-positive"
+	}
+	return []Cell{
+		{Name: "sketch", Head: "SKETCH", Value: h.sketch},
+		{Name: "key", Head: "KEY", Value: name},
+		{Name: "exact", Head: "EXACT", Value: h.Exact},
+		{Name: "estimate", Head: "ESTIMATE", Value: h.Estimate},
+		{Name: "status", Head: "STATUS", Value: status},
+	}
+}
+
+// WriteSketch writes sketch rows; the table format adds, below the summary,
+// every heavy hitter each summary reported (or missed) with its exact and
+// estimated count. JSON carries them in heavy_hitters.
+func WriteSketch(w io.Writer, format string, meta Meta, rows []SketchRow) error {
+	rs := make([]Row, len(rows))
+	for i, r := range rows {
+		rs[i] = r
+	}
+	if err := Write(w, format, meta, rs); err != nil || format != "table" {
+		return err
+	}
+	var hs []Row
+	for _, r := range rows {
+		for _, h := range r.HeavyHitters {
+			hs = append(hs, hitterRow{sketch: r.Sketch, HeavyHitter: h})
+		}
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return Write(w, "table", Meta{Command: "sketch heavy hitters", Settings: [][2]string{{"support", fmt.Sprint(meta.get("support"))}}}, hs)
+}
+
+func (m Meta) get(k string) string {
+	for _, kv := range m.Settings {
+		if kv[0] == k {
+			return kv[1]
+		}
+	}
+	return ""
+}

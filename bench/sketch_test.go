@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/sketch"
+)
+
+func TestSketchKnownAnswers(t *testing.T) {
+	// A hand-made stream of 10,000 keys: key 1 ×5000, key 2 ×2000, key 3
+	// ×1000, and 2000 keys once each. At support 0.05 (500) the heavy
+	// hitters are exactly keys 1, 2 and 3; 2003 keys are distinct.
+	var ks []uint64
+	for i := range 5000 {
+		ks = append(ks, hashx.Mix64(1))
+		if i < 2000 {
+			ks = append(ks, hashx.Mix64(2))
+		}
+		if i < 1000 {
+			ks = append(ks, hashx.Mix64(3))
+		}
+		if i < 2000 {
+			ks = append(ks, hashx.Mix64(uint64(100+i)))
+		}
+	}
+	require.Len(t, ks, 10000)
+	rows, err := RunSketches(SketchConfig{
+		Workload: keyList("hand", ks), Tuples: 10000, Support: 0.05, Epsilon: 0.01, Delta: 0.01, Precision: 14,
+	})
+	require.NoError(t, err)
+	require.Len(t, rows, len(SketchKinds))
+	by := map[string]SketchRow{}
+	for _, r := range rows {
+		by[r.Sketch] = r
+		require.Equal(t, 2003, r.DistinctExact)
+		require.EqualValues(t, 10000, r.Tuples)
+		require.Greater(t, r.NsPerUpdate, 0.0)
+	}
+	t.Run("hyperloglog", func(t *testing.T) {
+		r := by["hyperloglog"]
+		// p = 14: relative standard error 1.04/128 = 0.8%; 5 sigma.
+		require.InDelta(t, 2003, float64(*r.DistinctEstimate), 2003*5*1.04/128)
+		require.InDelta(t, (float64(*r.DistinctEstimate)-2003)/2003, *r.DistinctRelError, 1e-12)
+	})
+	for _, kind := range []string{"countmin", "countmin-cu"} {
+		t.Run(kind, func(t *testing.T) {
+			r := by[kind]
+			require.InDelta(t, 100, *r.EpsilonN, 1e-9)
+			require.GreaterOrEqual(t, *r.OverMean, 0.0)
+			require.LessOrEqual(t, *r.OverShareAbove, 0.01, "P(over > εN) ≤ δ per key")
+			require.LessOrEqual(t, *r.OverMean, float64(*r.OverMax))
+		})
+	}
+	for _, kind := range []string{"lossy", "spacesaving"} {
+		t.Run(kind, func(t *testing.T) {
+			r := by[kind]
+			require.Equal(t, 3, *r.HeavyExact)
+			require.Equal(t, 1.0, *r.Recall)
+			require.Equal(t, 1.0, *r.Precision)
+			require.Equal(t, 3, *r.HeavyReported)
+			rank := map[uint64]uint64{hashx.Mix64(1): 1, hashx.Mix64(2): 2, hashx.Mix64(3): 3}
+			exact := map[uint64]uint64{}
+			for _, h := range r.HeavyHitters {
+				require.True(t, h.Reported)
+				require.GreaterOrEqual(t, h.Estimate, h.Exact)
+				require.LessOrEqual(t, h.Estimate-h.Exact, uint64(100), "error within εN")
+				exact[rank[h.Key]] = h.Exact
+			}
+			require.Equal(t, map[uint64]uint64{1: 5000, 2: 2000, 3: 1000}, exact)
+		})
+	}
+	t.Run("json schema", func(t *testing.T) {
+		var b bytes.Buffer
+		require.NoError(t, WriteSketch(&b, "json", Meta{Command: "sketch"}, rows))
+		var got []map[string]any
+		require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+		require.Len(t, got, len(SketchKinds))
+		require.Contains(t, got[0], "distinct_estimate")
+		require.Contains(t, got[0], "distinct_exact")
+		require.NotContains(t, got[0], "heavy_hitters")
+		hh := got[3]["heavy_hitters"].([]any)
+		require.Len(t, hh, 3)
+		require.Contains(t, hh[0], "key")
+		require.Contains(t, hh[0], "exact")
+		require.Contains(t, hh[0], "estimate")
+	})
+	t.Run("table lists hitters", func(t *testing.T) {
+		var b bytes.Buffer
+		require.NoError(t, WriteSketch(&b, "table", Meta{Command: "sketch", Settings: [][2]string{{"support", "0.05"}}}, rows))
+		require.Contains(t, b.String(), "# streambench sketch heavy hitters support=0.05")
+		require.Regexp(t, `spacesaving\s+0x[0-9a-f]{16}\s+5000\s+5000\s+ok`, b.String())
+	})
+}
+
+func TestSketchConfigErrors(t *testing.T) {
+	w := keyList("k", constantKeys(10))
+	for name, cfg := range map[string]SketchConfig{
+		"support":   {Workload: w, Tuples: 10, Support: 0, Epsilon: 0.01, Delta: 0.01, Precision: 14},
+		"epsilon":   {Workload: w, Tuples: 10, Support: 0.01, Epsilon: 0.01, Delta: 0.01, Precision: 14},
+		"delta":     {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 1, Precision: 14},
+		"precision": {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 3},
+		"sketches":  {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: []string{"bloom"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := RunSketches(cfg)
+			require.ErrorIs(t, err, ErrInvalidParameter)
+			require.ErrorContains(t, err, name)
+		})
+	}
+}
+
+func TestJudgeReported(t *testing.T) {
+	// Exact: key 1 ×60, key 2 ×30, key 3 ×10 (N = 100). At support 0.25 the
+	// heavy keys are 1 and 2. A report of {1, 3} has one false positive and
+	// misses key 2: precision 1/2, recall 1/2.
+	truth := datasets.NewTruth()
+	for k, c := range map[uint64]int{1: 60, 2: 30, 3: 10} {
+		for range c {
+			truth.Add(k)
+		}
+	}
+	var row SketchRow
+	judgeReported(&row, SketchConfig{Support: 0.25}, []sketch.Counter[uint64]{{Key: 1, Count: 61}, {Key: 3, Count: 26, Err: 16}}, truth, 100)
+	require.Equal(t, 0.5, *row.Precision)
+	require.Equal(t, 0.5, *row.Recall)
+	require.Equal(t, 2, *row.HeavyExact)
+	require.Equal(t, 2, *row.HeavyReported)
+	require.Equal(t, []HeavyHitter{
+		{Key: 1, Exact: 60, Estimate: 61, Heavy: true, Reported: true},
+		{Key: 3, Exact: 10, Estimate: 26, Heavy: false, Reported: true},
+		{Key: 2, Exact: 30, Heavy: true, Reported: false},
+	}, row.HeavyHitters)
+	var b bytes.Buffer
+	require.NoError(t, WriteSketch(&b, "table", Meta{Command: "sketch"}, []SketchRow{{Sketch: "x", HeavyHitters: row.HeavyHitters}}))
+	require.Regexp(t, `x\s+0x0000000000000003\s+10\s+26\s+false-positive`, b.String())
+	require.Regexp(t, `x\s+0x0000000000000002\s+30\s+0\s+MISSED`, b.String())
+}

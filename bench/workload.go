@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/skewerhq/skewer/datasets"
+)
+
+// WorkloadKinds names the synthetic workloads, FileFormats the formats of a
+// user's data file.
+var (
+	WorkloadKinds = []string{"zipf", "exact-zipf", "uniform", "drift"}
+	FileFormats   = []string{"words", "items", "freq"}
+)
+
+// WorkloadSpec describes a workload as the command line gives it: a
+// synthetic kind with its parameters, or a file in one of FileFormats.
+type WorkloadSpec struct {
+	Kind  string
+	ZipfS float64
+	Keys  uint64
+	Seed  uint64
+	// File, when set, replaces the synthetic kind: words (text, one key per
+	// word), items (whitespace-separated ids) or freq (key<TAB>count,
+	// sampled into a stream of the requested length).
+	File   string
+	Format string
+	// DriftEvery is, for drift, how many records pass between moves of the
+	// hot set (default a tenth of the run, at most 100,000). At each move a
+	// new permutation maps ranks to keys: the hot set jumps anywhere.
+	DriftEvery int64
+}
+
+// Build validates the spec, loads a file if one is named, and returns the
+// workload.
+func (s WorkloadSpec) Build() (Workload, error) {
+	if s.File != "" {
+		return s.buildFile()
+	}
+	if math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0 {
+		return Workload{}, invalidParam("zipf-s", s.ZipfS, ">= 0")
+	}
+	if s.Keys == 0 {
+		return Workload{}, invalidParam("keys", s.Keys, ">= 1")
+	}
+	w := Workload{Name: s.Kind, ZipfS: s.ZipfS, Keys: s.Keys}
+	switch s.Kind {
+	case "zipf":
+		w.Open = func(n int64) (datasets.Stream, error) {
+			return wrapData(datasets.NewZipf(s.Keys, s.ZipfS, n, s.Seed))
+		}
+	case "uniform":
+		w.ZipfS = 0
+		w.Open = func(n int64) (datasets.Stream, error) { return wrapData(datasets.NewUniform(s.Keys, n, s.Seed)) }
+	case "exact-zipf":
+		w.Open = func(n int64) (datasets.Stream, error) {
+			if n > datasets.MaxExactRecords {
+				return nil, invalidParam("tuples", n, fmt.Sprintf("at most %d for exact-zipf (set -tuples)", datasets.MaxExactRecords))
+			}
+			return wrapData(datasets.NewExactZipf(s.Keys, s.ZipfS, n, s.Seed))
+		}
+	case "drift":
+		w.Open = func(n int64) (datasets.Stream, error) {
+			every := s.DriftEvery
+			if every <= 0 {
+				every = max(1, min(n/10, 100_000))
+			}
+			return wrapData(datasets.NewDrift(datasets.DriftConfig{
+				K: s.Keys, S: s.ZipfS, N: n, Period: every, Mode: datasets.DriftRedraw, Seed: s.Seed,
+			}))
+		}
+	default:
+		return Workload{}, invalidChoice("workload", s.Kind, WorkloadKinds)
+	}
+	return w, nil
+}
+
+// wrapData turns a datasets parameter error into this package's, so that
+// the command line reports it as a bad value.
+func wrapData[S datasets.Stream](st S, err error) (datasets.Stream, error) {
+	if err != nil {
+		if errors.Is(err, datasets.ErrInvalidParameter) {
+			return nil, fmt.Errorf("%w: workload: %v", ErrInvalidParameter, err)
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+func (s WorkloadSpec) buildFile() (Workload, error) {
+	w := Workload{Name: filepath.Base(s.File)}
+	switch s.Format {
+	case "words", "items":
+		load := datasets.LoadWords
+		if s.Format == "items" {
+			load = datasets.LoadItems
+		}
+		c, err := load(s.File)
+		if err != nil {
+			return Workload{}, fmt.Errorf("bench: --file %s: %w", s.File, err)
+		}
+		recs := c.Records()
+		w.Keys = uint64(c.Distinct())
+		w.Namer = c
+		w.Open = func(n int64) (datasets.Stream, error) {
+			return datasets.FromRecords(recs[:min(n, int64(len(recs)))]), nil
+		}
+	case "freq":
+		t, err := datasets.LoadFreqTable(s.File)
+		if err != nil {
+			return Workload{}, fmt.Errorf("bench: --file %s: %w", s.File, err)
+		}
+		w.Keys = uint64(t.Rows())
+		w.Namer = t
+		w.Open = func(n int64) (datasets.Stream, error) { return t.Sample(n, s.Seed) }
+	default:
+		return Workload{}, invalidChoice("format", s.Format, FileFormats)
+	}
+	return w, nil
+}

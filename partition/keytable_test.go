@@ -1,0 +1,63 @@
+package partition
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestKeyTableMatchesMap checks the oracle's open-addressing table against
+// a map, key 0 and colliding home slots included.
+func TestKeyTableMatchesMap(t *testing.T) {
+	for _, size := range []int{1, 7, 500, 5000} {
+		t.Run(fmt.Sprintf("size=%d", size), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(size), 9))
+			want := map[uint64]float64{0: 0.5}
+			for len(want) < size {
+				want[r.Uint64()] = r.Float64() + 1e-9
+			}
+			tab := newKeyTable(len(want))
+			for k, p := range want {
+				tab.put(k, p)
+			}
+			for k, p := range want {
+				got, ok := tab.get(k)
+				require.True(t, ok, "key %#x", k)
+				require.Equal(t, p, got)
+			}
+			for range 10 * size {
+				k := r.Uint64()
+				_, inMap := want[k]
+				_, ok := tab.get(k)
+				require.Equal(t, inMap, ok)
+			}
+		})
+	}
+}
+
+// TestPKGRouteMatchesPick checks PKG.Route's hand-inlined choice against
+// pkgPick (used by D-Choices, W-Choices and Auto) on a skewed stream, for a
+// first instance (tie 0) and a later one, and that the pick is one of
+// pkgChoices' two candidates.
+func TestPKGRouteMatchesPick(t *testing.T) {
+	keys, _ := exactZipf(50_000, 5_000, 1.0, 5)
+	for _, n := range []int{1, 2, 7, 100} {
+		for _, tie := range []uint64{0, 0x9e3779b97f4a7c15} {
+			t.Run(fmt.Sprintf("n=%d/tie=%#x", n, tie), func(t *testing.T) {
+				p, err := NewPKG(n)
+				require.NoError(t, err)
+				p.tie = tie
+				load := make([]uint64, n)
+				for i, k := range keys {
+					want := pkgPick(load, k, tie)
+					a, b := pkgChoices(k, n)
+					require.True(t, want == a || want == b)
+					load[want]++
+					require.Equal(t, want, p.Route(k), "tuple %d", i)
+				}
+			})
+		}
+	}
+}
