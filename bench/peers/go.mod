@@ -1,6 +1,6 @@
 module github.com/skewerhq/skewer/bench/peers
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/axiomhq/hyperloglog v0.3.0
