@@ -13,9 +13,13 @@ import (
 
 // Auto measures the stream and routes with the cheapest partitioner that
 // balances it: hash while no key is hot enough to unbalance key grouping,
-// PKG while p1 <= 2/n, D-Choices beyond (W-Choices when D-Choices would
-// need every worker anyway). It decides once its first sample is full
-// (default 4096 tuples), then every window of tuples (default 65536), from
+// PKG while p1 <= pkgMargin * 2/n, D-Choices beyond (W-Choices when
+// D-Choices would need every worker anyway). Until it has measured, it
+// routes as D-Choices, the mode that is safe under unknown skew: tail keys
+// go exactly as PKG, and a key becomes head (d choices) as soon as the
+// detector sees it hot, so a first window of heavy skew is not piled onto
+// two workers. It decides once its first sample is full (default 4096
+// tuples), then every window of tuples (default 65536), from
 //
 //   - a uniform reservoir sample of the window (Algorithm R, default 4096
 //     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
@@ -55,6 +59,13 @@ const (
 	modeD     = "dchoices"
 	modeW     = "wchoices"
 	hashLimit = 0.05 // predicted hash imbalance Auto accepts
+	// pkgMargin scales PKG's theoretical limit p1 <= 2/n. On the
+	// exact-frequency Zipf grid (m = 10^6, S = 1) PKG stays at λ <= 1e-3
+	// up to p1·n/2 = 0.62 … 0.82 and is unbalanced from 0.81 (n = 5,
+	// λ = 0.018) and 0.95 (n = 10, λ = 0.25) on; with the ±10% hysteresis
+	// Auto enters PKG below 0.63·2/n and leaves it above 0.77·2/n, below
+	// every unbalanced point measured.
+	pkgMargin = 0.7
 )
 
 func newAuto(n int, c *config) (*Auto, error) {
@@ -68,7 +79,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 	}
 	load := make([]uint64, n)
 	a := &Auto{hll: hll, first: true,
-		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modePKG,
+		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modeD,
 		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
 		counts: make(map[uint64]int, c.autoSample),
@@ -79,7 +90,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
 	a.wc.next = a.wc.startOffset()
 	a.choice = make([]Choice, 0, 64)
-	a.choice = append(a.choice, Choice{At: 0, Kind: modePKG})
+	a.choice = append(a.choice, Choice{At: 0, Kind: modeD})
 	return a, nil
 }
 
@@ -182,7 +193,7 @@ func (a *Auto) decide() {
 	switch {
 	case hashLambda <= hashLimit:
 		mode = modeHash
-	case e.P1 <= 2/n*hysteresis(a.mode == modePKG || a.mode == modeHash):
+	case e.P1 <= pkgMargin*2/n*hysteresis(a.mode == modePKG || a.mode == modeHash):
 		mode = modePKG
 	default:
 		st := a.det.Stats()
