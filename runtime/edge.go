@@ -20,6 +20,10 @@ type Edge struct {
 	kind    edgeKind
 	name    string
 	factory partition.Factory
+	// opts, set by Kind, rebuild the factory per job with
+	// partition.WithSources(senders) first, so that hot-key detectors size
+	// their windows to what one sender sees; the caller's options win.
+	opts []partition.Option
 }
 
 // Forward sends sending worker i's records to receiving worker i mod n.
@@ -50,13 +54,17 @@ func Partitioned(name string, f partition.Factory) Edge {
 }
 
 // Kind is Partitioned with partition.NewFactory(kind, opts...): "hash",
-// "shuffle", "pkg", "dchoices", "wchoices", ... (see partition.Kinds).
+// "shuffle", "pkg", "dchoices", "wchoices", ... (see partition.Kinds). The
+// runtime adds partition.WithSources with the number of sending workers
+// ahead of opts, so a WithSources in opts overrides it.
 func Kind(kind string, opts ...partition.Option) (Edge, error) {
 	f, err := partition.NewFactory(kind, opts...)
 	if err != nil {
 		return Edge{}, err
 	}
-	return Partitioned(kind, f), nil
+	e := Partitioned(kind, f)
+	e.opts = append([]partition.Option{}, opts...)
+	return e, nil
 }
 
 // String names the edge.
@@ -67,7 +75,7 @@ type forward struct{ w, n int }
 func (f forward) Route(uint64) int { return f.w }
 func (f forward) Workers() int     { return f.n }
 
-func (e Edge) partitioner(sender, receivers int) (partition.Partitioner, error) {
+func (e Edge) partitioner(sender, senders, receivers int) (partition.Partitioner, error) {
 	switch e.kind {
 	case edgeForward:
 		return forward{w: sender % receivers, n: receivers}, nil
@@ -77,7 +85,15 @@ func (e Edge) partitioner(sender, receivers int) (partition.Partitioner, error) 
 	if e.factory == nil {
 		return nil, invalidParam("Edge.factory", "nil", "a partition.Factory")
 	}
-	p, err := e.factory(receivers)
+	f := e.factory
+	if e.opts != nil {
+		var err error
+		f, err = partition.NewFactory(e.name, append([]partition.Option{partition.WithSources(max(senders, 1))}, e.opts...)...)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
+		}
+	}
+	p, err := f(receivers)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
 	}
@@ -96,7 +112,7 @@ func (e Edge) splitsKeys(senders, receivers int) (bool, error) {
 	case edgeBroadcast:
 		return true, nil
 	}
-	p, err := e.partitioner(0, receivers)
+	p, err := e.partitioner(0, senders, receivers)
 	if err != nil {
 		return false, err
 	}

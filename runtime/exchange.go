@@ -93,7 +93,7 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	for i := range o.sentWM {
 		o.sentWM[i] = operators.NoWatermark
 	}
-	p, err := e.spec.partitioner(from, len(e.inboxes))
+	p, err := e.spec.partitioner(from, e.senders, len(e.inboxes))
 	if err != nil {
 		return nil, err
 	}
