@@ -67,30 +67,20 @@ func BenchmarkCountMinFloor(b *testing.B) {
 	}
 }
 
-func BenchmarkCountMinAddHash(b *testing.B) {
-	hs := cmBenchHashes()
-	for _, s := range cmBenchShapes() {
-		b.Run(s.name+",d=4", func(b *testing.B) {
-			b.ReportAllocs()
-			cm, err := NewCountMinSize(s.width, cmBenchDepth)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				cm.AddHash(hs[i&(len(hs)-1)], 1)
-			}
-			cmSink += cm.Total()
-		})
-	}
-}
+func BenchmarkCountMinAddHash(b *testing.B) { benchCountMinAddHash(b, NewCountMinSize) }
 
 func BenchmarkCountMinConservativeAddHash(b *testing.B) {
+	benchCountMinAddHash(b, NewConservativeCountMinSize)
+}
+
+// benchCountMinAddHash times AddHash on sketches made by newCM, one
+// sub-benchmark per shape.
+func benchCountMinAddHash(b *testing.B, newCM func(width, depth int) (*CountMin, error)) {
 	hs := cmBenchHashes()
 	for _, s := range cmBenchShapes() {
 		b.Run(s.name+",d=4", func(b *testing.B) {
 			b.ReportAllocs()
-			cm, err := NewConservativeCountMinSize(s.width, cmBenchDepth)
+			cm, err := newCM(s.width, cmBenchDepth)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -145,18 +145,9 @@ func (r *Reservoir[T]) Merge(other *Reservoir[T]) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *Reservoir")
 	}
-	if other == r {
-		return fmt.Errorf("%w: cannot merge a reservoir into itself", ErrIncompatible)
-	}
-	if other.k != r.k {
-		return fmt.Errorf("%w: reservoir sizes differ: k=%d vs %d", ErrIncompatible, r.k, other.k)
-	}
-	if other.n == 0 {
-		return nil
-	}
-	n := r.n + other.n
-	if n < r.n {
-		return fmt.Errorf("%w: merged count %d + %d overflows uint64", ErrIncompatible, r.n, other.n)
+	n, err := checkReservoirMerge(other == r, "reservoir", r.k, other.k, r.n, other.n)
+	if err != nil || other.n == 0 {
+		return err
 	}
 	type keyed struct {
 		logKey float64
@@ -208,4 +199,19 @@ func (r *Reservoir[T]) Merge(other *Reservoir[T]) error {
 		r.next = r.n + 1
 	}
 	return nil
+}
+
+// checkReservoirMerge validates a Merge of two reservoirs (uniform or
+// weighted; name says which) and returns the merged item count.
+func checkReservoirMerge(self bool, name string, k, otherK int, n, otherN uint64) (uint64, error) {
+	if self {
+		return 0, fmt.Errorf("%w: cannot merge a %s into itself", ErrIncompatible, name)
+	}
+	if otherK != k {
+		return 0, fmt.Errorf("%w: reservoir sizes differ: k=%d vs %d", ErrIncompatible, k, otherK)
+	}
+	if n+otherN < n {
+		return 0, fmt.Errorf("%w: merged count %d + %d overflows uint64", ErrIncompatible, n, otherN)
+	}
+	return n + otherN, nil
 }

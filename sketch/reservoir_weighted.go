@@ -1,7 +1,6 @@
 package sketch
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -155,18 +154,9 @@ func (r *WeightedReservoir[T]) Merge(other *WeightedReservoir[T]) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *WeightedReservoir")
 	}
-	if other == r {
-		return fmt.Errorf("%w: cannot merge a weighted reservoir into itself", ErrIncompatible)
-	}
-	if other.k != r.k {
-		return fmt.Errorf("%w: reservoir sizes differ: k=%d vs %d", ErrIncompatible, r.k, other.k)
-	}
-	if other.n == 0 {
-		return nil
-	}
-	n := r.n + other.n
-	if n < r.n {
-		return fmt.Errorf("%w: merged count %d + %d overflows uint64", ErrIncompatible, r.n, other.n)
+	n, err := checkReservoirMerge(other == r, "weighted reservoir", r.k, other.k, r.n, other.n)
+	if err != nil || other.n == 0 {
+		return err
 	}
 	all := append(slices.Clone(r.heap), other.heap...)
 	slices.SortFunc(all, func(a, b weightedEntry[T]) int {
