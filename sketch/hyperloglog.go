@@ -3,6 +3,7 @@ package sketch
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // Precision limits accepted by NewHyperLogLog.
@@ -15,20 +16,24 @@ const (
 // Fusy, Gandouet and Meunier, 2007) with a relative standard error of about
 // 1.04/sqrt(m) for m = 2^precision registers, at every cardinality.
 //
-// While few distinct values have been seen it keeps a sparse set of
-// (index, rank) tokens at precision 26, exact enough to count small sets
-// almost without error; once the set would take more memory than the dense
-// form it switches, for good, to m one-byte registers. Estimate uses Ertl's
-// improved estimator (arXiv 1702.01284), which has no bias bump in the mid
-// range and needs no empirical tables.
+// While few distinct values have been seen it keeps a sparse, compressed
+// list of (index, rank) entries at precision 25 (Heule et al., "HyperLogLog
+// in Practice", 2013), counted by linear counting at that precision: far
+// more exactly than the registers could. The list and its buffer of pending
+// entries never take more than the m bytes the dense registers would; once
+// the list would outgrow them the sketch switches, for good, to m one-byte
+// registers, holding exactly the registers a dense sketch would. Dense
+// estimates use Ertl's improved estimator (arXiv 1702.01284), which has no
+// bias bump in the mid range and needs no empirical tables.
 //
 // A HyperLogLog is not safe for concurrent use. The zero value is not usable:
 // build one with NewHyperLogLog.
 type HyperLogLog struct {
-	regs   []uint8   // dense registers, len 2^p; nil while sparse
-	pad    uint64    // 1<<(p-1): caps the rank at 65-p
-	sparse sparseSet // sparse tokens, used while regs is nil
+	regs   []uint8    // dense registers, len 2^p; nil while sparse
+	pad    uint64     // 1<<(p-1): caps the rank at 65-p
+	sparse sparseList // sparse state, used while regs is nil
 	p      uint8
+	shift  uint8 // 64-p
 }
 
 // NewHyperLogLog returns an empty sketch with 2^precision registers, for a
@@ -39,42 +44,55 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 	if precision < HyperLogLogMinPrecision || precision > HyperLogLogMaxPrecision {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	s := &HyperLogLog{p: precision, pad: 1 << (precision - 1)}
-	s.sparse.init(0)
+	s := &HyperLogLog{}
+	s.setPrecision(precision)
 	return s, nil
 }
+
+func (s *HyperLogLog) setPrecision(p uint8) { s.p, s.shift, s.pad = p, 64-p, 1<<(p-1) }
 
 // Precision returns log2 of the number of registers.
 func (s *HyperLogLog) Precision() uint8 { return s.p }
 
-// Sparse reports whether the sketch still uses its sparse representation.
-func (s *HyperLogLog) Sparse() bool { return s.regs == nil }
+// Sparse reports whether the sketch is still sparse: whether its entries fit
+// in the sparse budget. Like Estimate it depends only on the hashes added, not
+// on when the pending entries were last merged; it reads the whole sparse
+// state, O(entries).
+func (s *HyperLogLog) Sparse() bool {
+	if s.regs != nil {
+		return false
+	}
+	return logicallySparse(s.sparseStats(nil), s.p)
+}
 
 // AddHash adds one hash. The top Precision() bits choose a register and the
 // position of the first one bit in the rest is the rank the register keeps
 // the maximum of. Dense sketches never allocate here; sparse ones allocate
-// only when their token set grows (amortised, at most log2(m) times).
+// only when they merge their buffer of pending entries, once per m/64 adds.
+//
+// AddHash is small enough for Go's inliner: the sparse path is reached
+// through callSlow, whose call through a function parameter the inliner
+// charges less than a direct call, so the dense path costs a caller no call.
 func (s *HyperLogLog) AddHash(h uint64) {
-	if regs := s.regs; regs != nil {
-		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
-		if i := h >> ((64 - s.p) & 63); r > regs[i] {
-			regs[i] = r
-		}
+	regs := s.regs
+	if regs == nil {
+		callSlow((*HyperLogLog).addSlow, s, h)
 		return
 	}
-	s.addSparse(h)
+	i := h >> (s.shift & 63)
+	regs[i] = max(regs[i], uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad))+1)
 }
 
-// addSparse is AddHash's sparse path, kept out of line so that the dense
-// path stays a few instructions. (The call still keeps Go's inliner from
-// inlining AddHash; loops that care use AddHashes.)
-func (s *HyperLogLog) addSparse(h uint64) { s.addToken(sparseToken(h)) }
+// callSlow calls f(s, h). Go's inliner charges a call through a parameter 17
+// instead of 57, and once callSlow is inlined f is a known function: this
+// keeps AddHash under the inlining budget (TestHyperLogLogAddHashInlines).
+func callSlow(f func(*HyperLogLog, uint64), s *HyperLogLog, h uint64) { f(s, h) }
 
 // AddHashes adds every hash of hs: AddHash in a loop, with the sketch's
 // fields read once per call instead of once per hash.
 func (s *HyperLogLog) AddHashes(hs []uint64) {
 	for len(hs) > 0 && s.regs == nil {
-		s.addSparse(hs[0])
+		s.addSlow(hs[0])
 		hs = hs[1:]
 	}
 	if len(hs) == 0 {
@@ -90,9 +108,8 @@ func (s *HyperLogLog) AddHashes(hs []uint64) {
 	}
 }
 
-// Add adds a key given as bytes: AddHash(Hash(b)), with AddHash's dense
-// path written out, and XXH64 written out for 8-byte keys, to save calls per
-// key.
+// Add adds a key given as bytes: AddHash(Hash(b)), with XXH64 written out
+// for 8-byte keys to save a call per key.
 func (s *HyperLogLog) Add(b []byte) {
 	var h uint64
 	if len(b) == 8 {
@@ -100,34 +117,17 @@ func (s *HyperLogLog) Add(b []byte) {
 	} else {
 		h = Hash(b)
 	}
-	if regs := s.regs; regs != nil {
-		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
-		if i := h >> ((64 - s.p) & 63); r > regs[i] {
-			regs[i] = r
-		}
-		return
-	}
-	s.addSparse(h)
+	s.AddHash(h)
 }
 
-// AddString adds a key given as a string: AddHash(HashString(str)), like Add.
-func (s *HyperLogLog) AddString(str string) {
-	h := HashString(str)
-	if regs := s.regs; regs != nil {
-		r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
-		if i := h >> ((64 - s.p) & 63); r > regs[i] {
-			regs[i] = r
-		}
-		return
-	}
-	s.addSparse(h)
-}
+// AddString adds a key given as a string: AddHash(HashString(str)).
+func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
-	c := &HyperLogLog{p: s.p, pad: s.pad}
+	c := &HyperLogLog{p: s.p, shift: s.shift, pad: s.pad}
 	if s.regs != nil {
-		c.regs = append([]uint8(nil), s.regs...)
+		c.regs = slices.Clone(s.regs)
 		return c
 	}
 	c.sparse = s.sparse.clone()
@@ -138,7 +138,7 @@ func (s *HyperLogLog) Clone() *HyperLogLog {
 // NewHyperLogLog(s.Precision()) returns.
 func (s *HyperLogLog) Reset() {
 	s.regs = nil
-	s.sparse.init(0)
+	s.sparse = sparseList{}
 }
 
 // Merge adds every hash that other has seen to s, so that s estimates the
@@ -165,11 +165,7 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 		s.foldTo(other.p)
 	}
 	if other.regs == nil {
-		for _, t := range other.sparse.slots {
-			if t != 0 {
-				s.addToken(t)
-			}
-		}
+		s.mergeSparse(other)
 		return nil
 	}
 	if s.regs == nil {
@@ -178,9 +174,7 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 	regs := s.regs
 	if other.p == s.p {
 		for i, r := range other.regs {
-			if r > regs[i] {
-				regs[i] = r
-			}
+			regs[i] = max(regs[i], r)
 		}
 		return nil
 	}
@@ -188,50 +182,50 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 	return nil
 }
 
-// addToken adds a sparse token (an index at sparsePrecision and its rank),
-// switching to dense registers when the set outgrows the dense form.
-func (s *HyperLogLog) addToken(t uint32) {
+// mergeSparse merges the sparse other, of a precision at least s.p, into s.
+func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
+	d := uint(sparsePrecision - s.p)
 	if s.regs != nil {
-		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparsePrecision-s.p))
-		if r > s.regs[i] {
-			s.regs[i] = r
-		}
+		regs := s.regs
+		other.walkSparse(func(idx uint32, rank uint8) {
+			// An entry other keeps without a rank has a one bit in its low
+			// p'-other.p bits, hence in its low d bits: foldRegister does not
+			// read the rank.
+			i, r := foldRegister(idx, rank, d)
+			regs[i] = max(regs[i], r)
+		})
 		return
 	}
-	if s.sparse.insert(t) && s.sparse.n > sparseLimit(s.p) {
-		s.toDense()
-	}
+	pend := s.sparse.pendingToks(sparseTmpCap(s.p))
+	toks := make([]uint32, 0, other.sparse.n+other.sparse.k+len(pend))
+	other.walkSparse(func(idx uint32, rank uint8) {
+		toks = append(toks, idx<<tokenRankBits|uint32(max(rank, 1)))
+	})
+	toks = append(toks, pend...)
+	slices.Sort(toks)
+	s.rebuild(s.p, toks)
 }
 
-// toDense replaces the sparse set by dense registers holding the same state.
-func (s *HyperLogLog) toDense() {
-	regs := make([]uint8, 1<<s.p)
-	d := uint(sparsePrecision - s.p)
-	for _, t := range s.sparse.slots {
-		if t == 0 {
-			continue
-		}
-		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), d)
-		if r > regs[i] {
-			regs[i] = r
-		}
-	}
-	s.regs = regs
-	s.sparse = sparseSet{}
+// addToken max-merges a token (a fine index and its rank) into the dense
+// registers.
+func (s *HyperLogLog) addToken(t uint32) {
+	i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparsePrecision-s.p))
+	s.regs[i] = max(s.regs[i], r)
 }
 
 // foldTo lowers the precision of s to p (< s.p), exactly.
 func (s *HyperLogLog) foldTo(p uint8) {
-	d := uint(s.p - p)
-	s.p, s.pad = p, 1<<(p-1)
+	old := s.p
 	if s.regs == nil {
-		if s.sparse.n > sparseLimit(p) {
-			s.toDense()
-		}
+		toks := s.sparse.pendingToks(sparseTmpCap(old))
+		slices.Sort(toks)
+		s.setPrecision(p)
+		s.rebuild(old, toks) // also resizes mem for the new pending buffer
 		return
 	}
+	s.setPrecision(p)
 	regs := make([]uint8, 1<<p)
-	foldInto(regs, s.regs, d)
+	foldInto(regs, s.regs, uint(old-p))
 	s.regs = regs
 }
 

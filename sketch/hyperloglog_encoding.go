@@ -1,19 +1,33 @@
 package sketch
 
-import "slices"
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+)
 
-// HyperLogLog encoding, version 1, after the common header:
+// HyperLogLog encoding, version 2, after the common header:
 //
 //	precision u8   (4..18)
 //	form      u8   (0 sparse, 1 dense)
-//	sparse: count uvarint (at most the sparse limit of the precision), then
-//	        count uvarint gaps between the sorted tokens (the first from 0);
-//	        token = index<<6 | rank at precision 26, indexes strictly
-//	        increasing, ranks in 1..39
+//	sparse: count uvarint, k u8 (25-p..25), then the compressed list of the
+//	        sparse state to the end of the body, zero-padded to a byte: per
+//	        entry in increasing fine index at p' = 25, unary(index>>k minus
+//	        the previous one), the low k index bits, and a 6-bit rank 1..40
+//	        where the low 25-p index bits are zero (hyperloglog_sparse.go).
+//	        k is the one giving the fewest bits (the smallest on ties), and
+//	        the entries fit the sparse budget when written with k = 25-p
 //	dense:  2^precision bytes, one register each, ranks in 0..65-precision
 //
-// The encoding is canonical: equal sketches encode to equal bytes.
-const hllVersion = 1
+// The encoding is canonical: sketches holding the same entries (or the same
+// registers) encode to equal bytes, whatever their pending buffers hold. A
+// sketch that is logically dense (its entries outgrow the sparse budget)
+// encodes dense.
+//
+// Version 1 (still decoded): the same but for the sparse body, count uvarint
+// (at most 3·2^p/16) then count uvarint gaps between sorted 32-bit tokens
+// index<<6 | rank at precision 26 (ranks 1..39, indexes strictly increasing).
+const hllVersion = 2
 
 const (
 	hllFormSparse = 0
@@ -28,28 +42,41 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 		dst = appendU8(dst, hllFormDense)
 		return append(dst, s.regs...), nil
 	}
+	z := s.sparseStats(nil)
+	d := uint(sparsePrecision - s.p)
+	if !logicallySparse(z, s.p) {
+		dst = appendU8(dst, hllFormDense)
+		off := len(dst)
+		dst = append(dst, make([]byte, 1<<s.p)...)
+		regs := dst[off:]
+		s.walkSparse(func(idx uint32, rank uint8) {
+			i, r := foldRegister(idx, rank, d)
+			regs[i] = max(regs[i], r)
+		})
+		return dst, nil
+	}
+	k := z.bestK(d)
 	dst = appendU8(dst, hllFormSparse)
-	toks := make([]uint32, 0, s.sparse.n)
-	for _, t := range s.sparse.slots {
-		if t != 0 {
-			toks = append(toks, t)
-		}
+	dst = appendUvarint(dst, uint64(z.n))
+	dst = appendU8(dst, uint8(k))
+	sp := sparseScratch.Get().(*[]uint32)
+	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: k, d: d}
+	s.walkSparse(e.add)
+	words := e.w.done()
+	dst = slices.Grow(dst, 4*len(words))
+	for _, w := range words {
+		dst = binary.LittleEndian.AppendUint32(dst, w)
 	}
-	slices.Sort(toks)
-	dst = appendUvarint(dst, uint64(len(toks)))
-	prev := uint32(0)
-	for _, t := range toks {
-		dst = appendUvarint(dst, uint64(t-prev))
-		prev = t
-	}
-	return dst, nil
+	*sp = words[:0]
+	sparseScratch.Put(sp)
+	return dst[:len(dst)-4*len(words)+(e.bits+7)/8], nil
 }
 
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler).
 func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 	n := headerLen + 2 + 1<<s.p
 	if s.regs == nil {
-		n = headerLen + 2 + 5 + 3*s.sparse.n
+		n = headerLen + 2 + 5 + 4*(s.sparse.lw+s.sparse.k+1)
 	}
 	return s.AppendBinary(make([]byte, 0, n))
 }
@@ -57,9 +84,9 @@ func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s by the sketch encoded in b, checking every field;
 // it fails with an error wrapping ErrCorrupt or ErrVersion and leaves s
 // unchanged if b is not a valid encoding. A zero HyperLogLog may be the
-// receiver.
+// receiver. It reads versions 1 and 2.
 func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
-	_, d, err := readHeader(b, kindHyperLogLog, hllVersion)
+	v, d, err := readHeader(b, kindHyperLogLog, hllVersion)
 	if err != nil {
 		return err
 	}
@@ -71,9 +98,10 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	if p < HyperLogLogMinPrecision || p > HyperLogLogMaxPrecision {
 		return corrupt("precision %d outside 4..18", p)
 	}
-	next := HyperLogLog{p: p, pad: 1 << (p - 1)}
-	switch form {
-	case hllFormDense:
+	var next HyperLogLog
+	next.setPrecision(p)
+	switch {
+	case form == hllFormDense:
 		raw := d.bytes(1<<p, "registers")
 		if err := d.finish(); err != nil {
 			return err
@@ -84,37 +112,142 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 				return corrupt("register %d holds rank %d, above %d", i, r, maxRank)
 			}
 		}
-		next.regs = append([]uint8(nil), raw...)
-	case hllFormSparse:
-		n := d.count(uint64(sparseLimit(p)), 1, "sparse tokens")
-		if d.err != nil {
-			return d.err
+		next.regs = slices.Clone(raw)
+	case form == hllFormSparse && v == 1:
+		if err := next.decodeSparseV1(d); err != nil {
+			return err
 		}
-		next.sparse.init(n)
-		prev := uint64(0)
-		for i := range n {
-			t := prev + d.uvarint("token gap")
-			if d.err != nil {
-				return d.err
-			}
-			if t > 1<<32-1 {
-				return corrupt("token %d overflows 32 bits", i)
-			}
-			if i > 0 && t>>tokenRankBits <= prev>>tokenRankBits {
-				return corrupt("token %d: index %d not above the previous %d", i, t>>tokenRankBits, prev>>tokenRankBits)
-			}
-			if r := t & tokenRankMask; r == 0 || r > sparseMaxRank {
-				return corrupt("token %d holds rank %d, want 1..%d", i, r, sparseMaxRank)
-			}
-			next.sparse.insert(uint32(t))
-			prev = t
-		}
-		if err := d.finish(); err != nil {
+	case form == hllFormSparse:
+		if err := next.decodeSparse(d); err != nil {
 			return err
 		}
 	default:
 		return corrupt("unknown form %d", form)
 	}
 	*s = next
+	return nil
+}
+
+// decodeSparse reads a version 2 sparse body into the empty sparse sketch s,
+// validating the list entry by entry (bounds, order, ranks, canonical k and
+// padding, and that it fits the sparse budget) before rewriting it in the
+// in-memory layout.
+func (s *HyperLogLog) decodeSparse(d *decoder) error {
+	dd := uint(sparsePrecision - s.p)
+	budget := sparseBudget(s.p)
+	n := d.count(uint64(budget)/uint64(dd+1), 0, "sparse entries")
+	k := uint(d.u8("sparse k"))
+	if d.err != nil {
+		return d.err
+	}
+	if k < dd || k > sparsePrecision {
+		return corrupt("sparse k %d outside %d..%d", k, dd, sparsePrecision)
+	}
+	list := d.b
+	d.b = nil
+	if len(list)*8 > budget+7 {
+		return corrupt("sparse list of %d bytes exceeds the budget of %d bits", len(list), budget)
+	}
+	words := make([]uint32, (len(list)+3)/4)
+	for i, c := range list {
+		words[i/4] |= uint32(c) << (8 * (i % 4))
+	}
+	r := bitReader{w: words}
+	var reg uint32
+	var z sparseSize
+	for i := range n {
+		q, ok := r.unary(1 << (sparsePrecision - k))
+		if !ok {
+			return corrupt("sparse entry %d: truncated or bad gap", i)
+		}
+		low, ok := r.get(k)
+		if !ok {
+			return corrupt("sparse entry %d: truncated index", i)
+		}
+		reg += q
+		if reg >= 1<<(sparsePrecision-k) {
+			return corrupt("sparse entry %d: index out of range", i)
+		}
+		idx := reg<<k | low
+		if i > 0 && idx <= z.lastIdx {
+			return corrupt("sparse entry %d: index %d not above the previous %d", i, idx, z.lastIdx)
+		}
+		if idx&(1<<dd-1) == 0 {
+			rank, ok := r.get(sparseRankBits)
+			if !ok {
+				return corrupt("sparse entry %d: truncated rank", i)
+			}
+			if rank == 0 || rank > sparseMaxRank {
+				return corrupt("sparse entry %d holds rank %d, want 1..%d", i, rank, sparseMaxRank)
+			}
+			z.r++
+		}
+		z.lastIdx = idx
+		z.n++
+	}
+	size := z.bits(k)
+	if !logicallySparse(z, s.p) {
+		return corrupt("sparse list of %d entries exceeds the budget of %d bits: the sketch is dense", n, budget)
+	}
+	if want := z.bestK(dd); k != want {
+		return corrupt("sparse k %d is not the canonical %d", k, want)
+	}
+	if (size+7)/8 != len(list) {
+		return corrupt("sparse list of %d bits in %d bytes", size, len(list))
+	}
+	if size%8 != 0 && list[len(list)-1]>>(size%8) != 0 {
+		return corrupt("sparse list padding is not zero")
+	}
+	if n > 0 {
+		// Rewrite the entries with k = d, the in-memory layout.
+		it := newSparseIterK(words, n, k, dd, nil)
+		e := entryWriter{w: bitWriter{w: make([]uint32, 0, (z.bits(dd)+31)/32)}, k: dd, d: dd}
+		for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+			e.add(idx, rank)
+		}
+		out := e.w.done()
+		need := len(out) + sparseTmpCap(s.p)
+		s.sparse.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
+		copy(s.sparse.mem, out)
+		s.sparse.lw, s.sparse.n = len(out), n
+	}
+	return nil
+}
+
+// decodeSparseV1 reads a version 1 sparse body (tokens at precision 26) into
+// the empty sparse sketch s: each token is folded to precision 25 exactly and
+// the entries are written as a version 2 list.
+func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
+	const v1MaxRank = 39
+	n := d.count(uint64(3<<s.p>>4), 1, "sparse tokens")
+	if d.err != nil {
+		return d.err
+	}
+	toks := make([]uint32, 0, n)
+	prev := uint64(0)
+	for i := range n {
+		t := prev + d.uvarint("token gap")
+		if d.err != nil {
+			return d.err
+		}
+		if t > 1<<32-1 {
+			return corrupt("token %d overflows 32 bits", i)
+		}
+		if i > 0 && t>>tokenRankBits <= prev>>tokenRankBits {
+			return corrupt("token %d: index %d not above the previous %d", i, t>>tokenRankBits, prev>>tokenRankBits)
+		}
+		r := t & tokenRankMask
+		if r == 0 || r > v1MaxRank {
+			return corrupt("token %d holds rank %d, want 1..%d", i, r, v1MaxRank)
+		}
+		idx, rank := foldRegister(uint32(t>>tokenRankBits), uint8(r), 1)
+		toks = append(toks, idx<<tokenRankBits|uint32(rank))
+		prev = t
+	}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	slices.Sort(toks) // folding keeps the order; equal indexes now meet
+	s.rebuild(s.p, toks)
 	return nil
 }

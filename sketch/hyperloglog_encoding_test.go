@@ -3,6 +3,8 @@ package sketch
 import (
 	"encoding"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,7 +27,8 @@ func hllWith(t testing.TB, p uint8, seed uint64, n int) *HyperLogLog {
 
 func TestHyperLogLogEncodingRoundTrip(t *testing.T) {
 	for _, p := range []uint8{4, 10, 14, 18} {
-		for _, n := range []int{0, 1, 40, sparseLimit(p), sparseLimit(p) + 1, 100000} {
+		sw := hllSparseSwitch(p)
+		for _, n := range []int{0, 1, 40, sw * 9 / 10, sw + sw/10, 100000} {
 			t.Run(fmt.Sprintf("p=%d/n=%d", p, n), func(t *testing.T) {
 				s := hllWith(t, p, uint64(n), n)
 				b, err := s.MarshalBinary()
@@ -43,27 +46,73 @@ func TestHyperLogLogEncodingRoundTrip(t *testing.T) {
 				s.AddHash(0)
 				got.AddHash(0)
 				require.Equal(t, hllRegisters(s), hllRegisters(&got))
-				if s.Sparse() {
-					require.Equal(t, s.sparse.n, got.sparse.n)
-					require.Equal(t, len(s.sparse.slots), len(got.sparse.slots))
-				}
+				a, err := s.MarshalBinary()
+				require.NoError(t, err)
+				b2, err := got.MarshalBinary()
+				require.NoError(t, err)
+				require.Equal(t, a, b2)
 			})
 		}
 	}
 }
 
+// TestHyperLogLogGolden pins the version 2 encodings and checks that the
+// version 1 golden files (written before the compressed sparse list) still
+// decode to the sketches they held.
 func TestHyperLogLogGolden(t *testing.T) {
 	sparse := hllWith(t, 12, 42, 20)
 	require.True(t, sparse.Sparse())
 	b, err := sparse.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_sparse_p12.golden", b)
+	checkGolden(t, "hll_v2_sparse_p12.golden", b)
 
 	dense := hllWith(t, 6, 43, 1000)
 	require.False(t, dense.Sparse())
 	b, err = dense.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_dense_p6.golden", b)
+	checkGolden(t, "hll_v2_dense_p6.golden", b)
+
+	for name, want := range map[string]*HyperLogLog{"hll_sparse_p12.golden": sparse, "hll_dense_p6.golden": dense} {
+		t.Run("v1/"+name, func(t *testing.T) {
+			old, err := os.ReadFile(filepath.Join("testdata", name))
+			require.NoError(t, err)
+			require.Equal(t, uint8(1), old[headerLen-1], "a version 1 file")
+			var got HyperLogLog
+			require.NoError(t, got.UnmarshalBinary(old))
+			require.Equal(t, want.Precision(), got.Precision())
+			require.Equal(t, hllRegisters(want), hllRegisters(&got))
+			require.Equal(t, want.Sparse(), got.Sparse())
+			require.Equal(t, want.Estimate(), got.Estimate())
+			again, err := got.MarshalBinary()
+			require.NoError(t, err)
+			wantBytes, err := want.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, wantBytes, again, "re-encoded as version 2")
+		})
+	}
+}
+
+// hllV2Sparse builds a version 2 sparse encoding of precision p holding the
+// given (index, rank) entries written with parameter k, as they come, with
+// no validation: the decoder's checks are what is under test.
+func hllV2Sparse(p uint8, k uint, entries ...[2]uint32) []byte {
+	d := uint(sparsePrecision - p)
+	b := appendHeader(nil, kindHyperLogLog, hllVersion)
+	b = append(b, p, hllFormSparse)
+	b = appendUvarint(b, uint64(len(entries)))
+	b = append(b, uint8(k))
+	e := entryWriter{k: k, d: d}
+	for _, en := range entries {
+		e.add(en[0], uint8(en[1]))
+	}
+	for i, w := range e.w.done() {
+		for j := range 4 {
+			if 8*(4*i+j) < e.bits {
+				b = append(b, byte(w>>(8*j)))
+			}
+		}
+	}
+	return b
 }
 
 func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
@@ -72,8 +121,9 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	denseEnc, err := hllWith(t, 4, 2, 100).MarshalBinary()
 	require.NoError(t, err)
 	hdr := appendHeader(nil, kindHyperLogLog, hllVersion)
-	sparseBody := func(p uint8, toks ...uint64) []byte {
-		b := append(append([]byte(nil), hdr...), p, hllFormSparse)
+	hdr1 := appendHeader(nil, kindHyperLogLog, 1)
+	v1Body := func(p uint8, toks ...uint64) []byte {
+		b := append(append([]byte(nil), hdr1...), p, hllFormSparse)
 		b = appendUvarint(b, uint64(len(toks)))
 		prev := uint64(0)
 		for _, t := range toks {
@@ -87,30 +137,46 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 		c[i] = v
 		return c
 	}
+	// At p = 10 (d = 15) these three entries take the fewest bits with k =
+	// 23 ((2^25-1)>>k + 3(1+k) + 2·6: 87 bits, against 88 at 22 and 24);
+	// the first two have zero low bits, so they carry ranks.
+	ok3 := [][2]uint32{{0, 3}, {5 << 15, 1}, {1<<25 - 1, 0}}
+	valid := hllV2Sparse(10, 23, ok3...)
 	cases := map[string]struct {
 		b    []byte
 		want error
 	}{
-		"empty":          {nil, ErrCorrupt},
-		"other kind":     {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt},
-		"version":        {mutate(sparseEnc, 5, hllVersion+1), ErrVersion},
-		"no precision":   {hdr, ErrCorrupt},
-		"no form":        {append(append([]byte(nil), hdr...), 10), ErrCorrupt},
-		"precision 3":    {mutate(sparseEnc, headerLen, 3), ErrCorrupt},
-		"precision 19":   {mutate(sparseEnc, headerLen, 19), ErrCorrupt},
-		"form 2":         {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt},
-		"sparse trunc":   {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
-		"sparse trail":   {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
-		"sparse too big": {sparseBody(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt},
-		"rank 0":         {sparseBody(10, 5<<6), ErrCorrupt},
-		"rank 40":        {sparseBody(10, 5<<6|40), ErrCorrupt},
-		"same index":     {sparseBody(10, 5<<6|1, 5<<6|2), ErrCorrupt},
-		"overflow":       {sparseBody(10, 1<<32|1), ErrCorrupt},
-		"count no bytes": {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100), ErrCorrupt},
-		"bad uvarint":    {append(append([]byte(nil), hdr...), 10, hllFormSparse, 1, 0x80), ErrCorrupt},
-		"dense trunc":    {denseEnc[:len(denseEnc)-1], ErrCorrupt},
-		"dense trail":    {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},
-		"dense rank 62":  {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt},
+		"empty":           {nil, ErrCorrupt},
+		"other kind":      {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt},
+		"version":         {mutate(sparseEnc, 5, hllVersion+1), ErrVersion},
+		"no precision":    {hdr, ErrCorrupt},
+		"no form":         {append(append([]byte(nil), hdr...), 10), ErrCorrupt},
+		"precision 3":     {mutate(sparseEnc, headerLen, 3), ErrCorrupt},
+		"precision 19":    {mutate(sparseEnc, headerLen, 19), ErrCorrupt},
+		"form 2":          {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt},
+		"sparse trunc":    {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
+		"sparse trail":    {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
+		"no k":            {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt},
+		"k below d":       {hllV2Sparse(10, 14, ok3...), ErrCorrupt},
+		"k above 25":      {mutate(valid, headerLen+3, 26), ErrCorrupt},
+		"k not canonical": {hllV2Sparse(10, 25, ok3...), ErrCorrupt},
+		"rank 0":          {hllV2Sparse(10, 25, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"rank 41":         {hllV2Sparse(10, 25, [2]uint32{0, 41}, [2]uint32{7, 0}), ErrCorrupt},
+		"same index":      {hllV2Sparse(10, 25, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"index down":      {hllV2Sparse(10, 15, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"over budget":     {hllV2Sparse(4, 25, [2]uint32{7, 0}), ErrCorrupt},
+		"padding":         {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt},
+		"count no bytes":  {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 25), ErrCorrupt},
+		"huge count":      {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 25), ErrCorrupt},
+		"bad uvarint":     {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt},
+		"dense trunc":     {denseEnc[:len(denseEnc)-1], ErrCorrupt},
+		"dense trail":     {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},
+		"dense rank 62":   {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt},
+		"v1 too big":      {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt},
+		"v1 rank 0":       {v1Body(10, 5<<6), ErrCorrupt},
+		"v1 rank 40":      {v1Body(10, 5<<6|40), ErrCorrupt},
+		"v1 same index":   {v1Body(10, 5<<6|1, 5<<6|2), ErrCorrupt},
+		"v1 overflow":     {v1Body(10, 1<<32|1), ErrCorrupt},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -127,7 +193,12 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	// The hand-built valid encodings decode, so the cases above fail for
 	// the reason their names give.
 	var s HyperLogLog
-	require.NoError(t, s.UnmarshalBinary(sparseBody(4, 1, 1<<6|1, 2<<6|1)))
-	require.NoError(t, s.UnmarshalBinary(sparseBody(10, 5<<6|39, 6<<6|1)))
+	require.NoError(t, s.UnmarshalBinary(valid))
+	again, err := s.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, valid, again)
+	require.Equal(t, uint64(3), s.Estimate())
+	require.NoError(t, s.UnmarshalBinary(v1Body(4, 1, 1<<6|1, 2<<6|1)))
+	require.NoError(t, s.UnmarshalBinary(v1Body(10, 5<<6|39, 6<<6|1)))
 	require.NoError(t, s.UnmarshalBinary(mutate(denseEnc, len(denseEnc)-1, 61)))
 }

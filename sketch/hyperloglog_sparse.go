@@ -1,109 +1,441 @@
 package sketch
 
-import "math/bits"
-
-// The sparse representation keeps, for every register that has seen a hash
-// at the fine precision sparsePrecision, one 32-bit token: the 26-bit
-// register index followed by its 6-bit rank (the rank of a hash at precision
-// 26 is at most 64-26+1 = 39). The fine index and rank determine the
-// register at any precision p <= 26 exactly (foldRegister), so the tokens are
-// independent of the sketch's precision: only the switch to dense depends on
-// it. Tokens live in an open-addressing set keyed by index, with linear
-// probing; 0 marks an empty slot (a token's rank is at least 1).
-const (
-	sparsePrecision = 26
-	tokenRankBits   = 6
-	tokenRankMask   = 1<<tokenRankBits - 1
-	sparseMaxRank   = 64 - sparsePrecision + 1
-	sparseMinSlots  = 8
+import (
+	"math/bits"
+	"slices"
+	"sync"
 )
 
-// sparseToken returns the token of hash h.
+// The sparse representation follows Heule, Nunkesser and Hall, "HyperLogLog
+// in Practice" (EDBT 2013, section 5.3): every hash is first reduced to an
+// entry at the fine precision p' = sparsePrecision, its 25-bit index and the
+// rank of the rest. Entries wait unsorted in a small buffer of pending tokens
+// (index<<6 | rank, 32 bits each) and are merged in batches into a sorted,
+// compressed list.
+//
+// The list stores, for each distinct fine index in increasing order, with
+// d = p' - p and reg = index >> d (the register at the sketch's precision p):
+//
+//	unary(reg - previous reg)   that many one bits, then a zero
+//	index mod 2^d               d bits
+//	rank                        6 bits, only if index mod 2^d == 0
+//
+// packed LSB first. The rank is kept only where it is needed: if the low d
+// bits of the index hold a one bit, the register rank at p is the position of
+// that bit whatever the rank at p' (foldRegister), so sparse to dense is exact.
+// The unary gaps sum to the last register (< m), so a list of n entries, r of
+// them with a rank, takes exactly lastReg + n(1+d) + 6r bits: a function of
+// the set of entries alone, which only grows as entries are added. That is
+// about log2(2^p'/n) + 1.5 bits per entry, as a Golomb-Rice code would take,
+// and what lets the sketch stay sparse to about 0.54·m distinct values at
+// p = 14 (8,900) in the same 2^p bytes as the dense registers.
+//
+// The sketch is logically sparse while its entries (list and buffer) fit in
+// sparseBudget bits; Estimate, Sparse and the encoding read that logical
+// state, so they depend only on the set of hashes added, never on when the
+// buffer was last merged. The conversion to dense registers happens at the
+// first merge of the buffer past the budget.
+const (
+	sparsePrecision = 25
+	tokenRankBits   = 6
+	tokenRankMask   = 1<<tokenRankBits - 1
+	sparseMaxRank   = 64 - sparsePrecision + 1 // 40
+	sparseRankBits  = 6
+	sparseMaxTmp    = 1 << HyperLogLogMaxPrecision >> 6
+)
+
+// sparseToken returns the token (fine index<<6 | rank at p') of hash h.
 func sparseToken(h uint64) uint32 {
 	idx := uint32(h >> (64 - sparsePrecision))
 	r := uint32(bits.LeadingZeros64(h<<sparsePrecision|1<<(sparsePrecision-1))) + 1
 	return idx<<tokenRankBits | r
 }
 
-// sparseLimit is the largest number of tokens a sketch of precision p keeps
-// sparse: at a load of at most 3/4 the set then takes at most 4·(4/3)·limit =
-// 2^p bytes, the size of the dense registers.
-func sparseLimit(p uint8) int { return 3 << p >> 4 }
+// sparseTmpCap is the number of pending tokens a sketch of precision p buffers
+// before merging them into its list: m/64, at least 4 (m/16 bytes).
+func sparseTmpCap(p uint8) int { return max(4, 1<<p>>6) }
 
-// sparseSlots is the table size for n tokens: the smallest power of two, at
-// least sparseMinSlots, that keeps the load at or below 3/4. It depends on n
-// only, so a set's layout size is a function of its contents.
-func sparseSlots(n int) int {
-	c := sparseMinSlots
-	for n > c/4*3 {
-		c <<= 1
+// sparseBudget is the most bits the list of a sketch of precision p may take:
+// the 2^p bytes of the dense registers less the pending-token buffer.
+func sparseBudget(p uint8) int { return 8 * (1<<p - 4*sparseTmpCap(p)) }
+
+// sparseList is the sparse state. Its one allocation, mem, holds the
+// compressed list in its first lw words (bits packed LSB first into
+// little-endian words, which is the encoding's byte stream) and the k
+// pending tokens at its end, in the last sparseTmpCap(p) words. mem has a
+// power-of-two length of at most m/4 words, so the sparse state never
+// holds more than the m bytes of the dense registers.
+type sparseList struct {
+	mem []uint32
+	lw  int // words of the list
+	n   int // entries in the list
+	k   int // pending tokens
+}
+
+// list returns the words of the compressed list.
+func (sl *sparseList) list() []uint32 { return sl.mem[:sl.lw] }
+
+// pending returns the pending-token region (length tmpCap) of a sketch
+// whose buffer holds tmpCap tokens; mem must be allocated.
+func (sl *sparseList) pending(tmpCap int) []uint32 { return sl.mem[len(sl.mem)-tmpCap:] }
+
+// pendingToks returns the k pending tokens (nil if there are none).
+func (sl *sparseList) pendingToks(tmpCap int) []uint32 {
+	if sl.k == 0 {
+		return nil
+	}
+	return sl.pending(tmpCap)[:sl.k]
+}
+
+func (sl *sparseList) clone() sparseList {
+	c := *sl
+	if sl.mem != nil {
+		c.mem = slices.Clone(sl.mem)
 	}
 	return c
 }
 
-type sparseSet struct {
-	slots []uint32
-	n     int  // tokens held
-	shift uint // 32 - log2(len(slots))
+// bitWriter packs bit fields LSB first into little-endian words.
+type bitWriter struct {
+	w   []uint32
+	acc uint64
+	n   uint
 }
 
-// init empties the set, sized for n tokens.
-func (s *sparseSet) init(n int) {
-	c := sparseSlots(n)
-	s.slots = make([]uint32, c)
-	s.n = 0
-	s.shift = uint(32 - bits.TrailingZeros(uint(c)))
+// put appends the low k <= 32 bits of v (v has no bits above k).
+func (w *bitWriter) put(v uint64, k uint) {
+	w.acc |= v << w.n
+	w.n += k
+	if w.n >= 32 {
+		w.w = append(w.w, uint32(w.acc))
+		w.acc >>= 32
+		w.n -= 32
+	}
 }
 
-func (s *sparseSet) clone() sparseSet {
-	c := *s
-	c.slots = append([]uint32(nil), s.slots...)
-	return c
+// unary appends q one bits and a zero.
+func (w *bitWriter) unary(q uint32) {
+	for q >= 32 {
+		w.put(1<<32-1, 32)
+		q -= 32
+	}
+	w.put(1<<q-1, uint(q)+1)
 }
 
-// home is the first slot probed for a fine index: a Fibonacci hash, so that
-// structured indexes still spread.
-func (s *sparseSet) home(idx uint32) uint32 { return idx * 0x9e3779b1 >> s.shift }
+// done pads the last word with zeros and returns the words.
+func (w *bitWriter) done() []uint32 {
+	if w.n > 0 {
+		w.w = append(w.w, uint32(w.acc))
+		w.acc, w.n = 0, 0
+	}
+	return w.w
+}
 
-// insert adds token t, keeping the larger rank for an index already present.
-// It reports whether the set gained an index.
-func (s *sparseSet) insert(t uint32) bool {
-	idx := t >> tokenRankBits
-	mask := uint32(len(s.slots) - 1)
-	for i := s.home(idx); ; i = (i + 1) & mask {
-		v := s.slots[i]
-		if v == 0 {
-			s.slots[i] = t
-			s.n++
-			if s.n > len(s.slots)/4*3 {
-				s.grow()
-			}
-			return true
+// bitReader reads what bitWriter wrote.
+type bitReader struct {
+	w   []uint32
+	acc uint64
+	n   uint
+}
+
+func (r *bitReader) fill() {
+	if r.n <= 32 && len(r.w) > 0 {
+		r.acc |= uint64(r.w[0]) << r.n
+		r.w = r.w[1:]
+		r.n += 32
+	}
+}
+
+// get reads k <= 32 bits; ok is false if the stream ends first.
+func (r *bitReader) get(k uint) (uint32, bool) {
+	if r.n < k {
+		r.fill()
+		if r.n < k {
+			return 0, false
 		}
-		if v>>tokenRankBits == idx {
-			if t > v {
-				s.slots[i] = t
-			}
-			return false
+	}
+	v := uint32(r.acc & (1<<k - 1))
+	r.acc >>= k
+	r.n -= k
+	return v, true
+}
+
+// unary reads a run of one bits and its terminating zero; ok is false if the
+// stream ends first or the run exceeds limit.
+func (r *bitReader) unary(limit uint32) (uint32, bool) {
+	var q uint32
+	for {
+		r.fill()
+		if r.n == 0 {
+			return 0, false
+		}
+		if t := uint(bits.TrailingZeros64(^r.acc)); t < r.n {
+			q += uint32(t)
+			r.acc >>= t + 1
+			r.n -= t + 1
+			return q, q <= limit
+		}
+		q += uint32(r.n)
+		r.acc, r.n = 0, 0
+		if q > limit {
+			return 0, false
 		}
 	}
 }
 
-// grow doubles the table and reinserts every token.
-func (s *sparseSet) grow() {
-	old := s.slots
-	c := 2 * len(old)
-	s.slots = make([]uint32, c)
-	s.shift--
-	mask := uint32(c - 1)
-	for _, t := range old {
-		if t == 0 {
-			continue
-		}
-		i := s.home(t >> tokenRankBits)
-		for s.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		s.slots[i] = t
+// entryWriter appends list entries in increasing index order: the unary
+// gap between index>>k and the previous one, the low k bits of the index,
+// and the rank where the low d <= k bits of the index are zero. In memory
+// k = d (the register gap); encodings may choose a larger k (sparseSize).
+type entryWriter struct {
+	w    bitWriter
+	k, d uint
+	reg  uint32
+	n    int
+	bits int
+}
+
+func (e *entryWriter) add(idx uint32, rank uint8) {
+	reg, low := idx>>e.k, idx&(1<<e.k-1)
+	e.w.unary(reg - e.reg)
+	e.w.put(uint64(low), e.k)
+	e.bits += int(reg-e.reg) + 1 + int(e.k)
+	if idx&(1<<e.d-1) == 0 {
+		e.w.put(uint64(rank), sparseRankBits)
+		e.bits += sparseRankBits
 	}
+	e.reg = reg
+	e.n++
+}
+
+// sparseSize describes a set of entries: how many, how many carry a rank
+// (their low d bits are zero), and the last index.
+type sparseSize struct {
+	n, r    int
+	lastIdx uint32
+}
+
+// bits is the size of the list written with parameter k:
+// (lastIdx>>k) + n(1+k) + 6r.
+func (z sparseSize) bits(k uint) int {
+	return int(z.lastIdx>>k) + z.n*(1+int(k)) + sparseRankBits*z.r
+}
+
+// bestK is the k in [d, p'] that writes the entries in the fewest bits
+// (the smallest such k on ties): the canonical k of the encoding.
+func (z sparseSize) bestK(d uint) uint {
+	best := d
+	for k := d + 1; k <= sparsePrecision; k++ {
+		if z.bits(k) < z.bits(best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// sparseIter yields the entries of a list merged with sorted tokens, in
+// increasing index order, one per distinct index with the largest rank seen
+// (0 for a list entry stored without one).
+type sparseIter struct {
+	r     bitReader
+	left  int
+	k, d  uint
+	reg   uint32
+	hIdx  uint32
+	hRank uint8
+	hOK   bool
+	toks  []uint32
+}
+
+// newSparseIter iterates over the n entries of buf, written with k = d =
+// p'-p, and the sorted tokens toks. buf must be a valid list.
+func newSparseIter(buf []uint32, n int, d uint, toks []uint32) sparseIter {
+	return newSparseIterK(buf, n, d, d, toks)
+}
+
+// newSparseIterK is newSparseIter for a list written with parameter k.
+func newSparseIterK(buf []uint32, n int, k, d uint, toks []uint32) sparseIter {
+	it := sparseIter{r: bitReader{w: buf}, left: n, k: k, d: d, toks: toks}
+	it.advance()
+	return it
+}
+
+// advance reads the next list entry into the head.
+func (it *sparseIter) advance() {
+	if it.left == 0 {
+		it.hOK = false
+		return
+	}
+	it.left--
+	q, _ := it.r.unary(1 << 31)
+	low, _ := it.r.get(it.k)
+	it.reg += q
+	it.hIdx, it.hRank, it.hOK = it.reg<<it.k|low, 0, true
+	if it.hIdx&(1<<it.d-1) == 0 {
+		r, _ := it.r.get(sparseRankBits)
+		it.hRank = uint8(r)
+	}
+}
+
+func (it *sparseIter) next() (idx uint32, rank uint8, ok bool) {
+	switch {
+	case it.hOK && (len(it.toks) == 0 || it.hIdx <= it.toks[0]>>tokenRankBits):
+		idx, rank = it.hIdx, it.hRank
+		it.advance()
+	case len(it.toks) > 0:
+		idx, rank = it.toks[0]>>tokenRankBits, uint8(it.toks[0]&tokenRankMask)
+		it.toks = it.toks[1:]
+	default:
+		return 0, 0, false
+	}
+	for len(it.toks) > 0 && it.toks[0]>>tokenRankBits == idx {
+		rank = max(rank, uint8(it.toks[0]&tokenRankMask))
+		it.toks = it.toks[1:]
+	}
+	return idx, rank, true
+}
+
+// walkSparse calls visit for every entry of the sparse state (list and
+// pending tokens), in increasing index order, without modifying the sketch.
+func (s *HyperLogLog) walkSparse(visit func(idx uint32, rank uint8)) {
+	var stack [sparseMaxTmp]uint32
+	sl := &s.sparse
+	toks := append(stack[:0], sl.pendingToks(sparseTmpCap(s.p))...)
+	slices.Sort(toks)
+	it := newSparseIter(sl.list(), sl.n, uint(sparsePrecision-s.p), toks)
+	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+		visit(idx, rank)
+	}
+}
+
+// sparseStats summarises the sparse state at precision s.p: its entries
+// (distinct fine indexes) and the histogram c of the registers they
+// determine (c[k]: registers of rank k), if c is not nil. The list of the
+// entries takes z.bits(d) bits in memory.
+func (s *HyperLogLog) sparseStats(c *[66]float64) (z sparseSize) {
+	d := uint(sparsePrecision - s.p)
+	var cur uint32
+	var curRank uint8
+	var regs int
+	s.walkSparse(func(idx uint32, rank uint8) {
+		if idx&(1<<d-1) == 0 {
+			z.r++
+		}
+		z.lastIdx = idx
+		if c != nil {
+			i, r := foldRegister(idx, rank, d)
+			if z.n > 0 && i == cur {
+				curRank = max(curRank, r)
+			} else {
+				if z.n > 0 {
+					c[curRank]++
+				}
+				cur, curRank = i, r
+				regs++
+			}
+		}
+		z.n++
+	})
+	if c != nil {
+		if z.n > 0 {
+			c[curRank]++
+		}
+		c[0] = float64(int(1)<<s.p - regs)
+	}
+	return z
+}
+
+// logicallySparse reports whether entries of size z fit the sparse budget
+// of precision p.
+func logicallySparse(z sparseSize, p uint8) bool {
+	return z.bits(uint(sparsePrecision-p)) <= sparseBudget(p)
+}
+
+// sparseScratch holds the buffers lists are merged into before they are
+// copied into the sketch.
+var sparseScratch = sync.Pool{New: func() any { return new([]uint32) }}
+
+// addSlow is AddHash's path while the sketch is sparse: buffer the token and
+// merge the buffer into the list when it is full.
+func (s *HyperLogLog) addSlow(h uint64) {
+	if s.regs != nil {
+		s.addToken(sparseToken(h))
+		return
+	}
+	sl := &s.sparse
+	tc := sparseTmpCap(s.p)
+	if sl.mem == nil {
+		sl.mem = make([]uint32, min(2*tc, 1<<s.p/4))
+	}
+	sl.pending(tc)[sl.k] = sparseToken(h)
+	sl.k++
+	if sl.k == tc {
+		s.flush()
+	}
+}
+
+// flush merges the pending tokens into the list.
+func (s *HyperLogLog) flush() {
+	sl := &s.sparse
+	toks := sl.pendingToks(sparseTmpCap(s.p))
+	slices.Sort(toks)
+	s.rebuild(s.p, toks)
+}
+
+// rebuild writes a new list at precision s.p holding the entries of the
+// current list (written at precision listP >= s.p) and of the sorted tokens
+// toks (which may be the pending tokens), and empties the pending buffer. If
+// the new list outgrows the budget the sketch turns dense instead.
+func (s *HyperLogLog) rebuild(listP uint8, toks []uint32) {
+	sl := &s.sparse
+	d := uint(sparsePrecision - s.p)
+	it := newSparseIter(sl.list(), sl.n, uint(sparsePrecision-listP), toks)
+	bound := (1<<s.p+(sl.n+len(toks))*(int(d)+1+sparseRankBits))/32 + 2
+	sp := sparseScratch.Get().(*[]uint32)
+	if cap(*sp) < bound {
+		*sp = make([]uint32, 0, bound)
+	}
+	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: d, d: d}
+	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+		e.add(idx, rank)
+	}
+	out := e.w.done()
+	if e.bits > sparseBudget(s.p) {
+		regs := make([]uint8, 1<<s.p)
+		foldSparseInto(regs, out, e.n, d)
+		s.regs, s.sparse = regs, sparseList{}
+	} else {
+		need := len(out) + sparseTmpCap(s.p) // <= m/4 by the budget
+		if need > len(sl.mem) || len(sl.mem) > 1<<s.p/4 {
+			sl.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
+		}
+		copy(sl.mem, out)
+		sl.lw, sl.n, sl.k = len(out), e.n, 0
+	}
+	*sp = out[:0]
+	sparseScratch.Put(sp)
+}
+
+// foldSparseInto max-merges the n list entries of buf, written with d,
+// into the registers regs of precision p' - d.
+func foldSparseInto(regs []uint8, buf []uint32, n int, d uint) {
+	it := newSparseIter(buf, n, d, nil)
+	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+		i, r := foldRegister(idx, rank, d)
+		regs[i] = max(regs[i], r)
+	}
+}
+
+// toDense replaces the sparse state by dense registers holding the same
+// registers.
+func (s *HyperLogLog) toDense() {
+	d := uint(sparsePrecision - s.p)
+	regs := make([]uint8, 1<<s.p)
+	sl := &s.sparse
+	foldSparseInto(regs, sl.list(), sl.n, d)
+	for _, t := range sl.pendingToks(sparseTmpCap(s.p)) {
+		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), d)
+		regs[i] = max(regs[i], r)
+	}
+	s.regs, s.sparse = regs, sparseList{}
 }
