@@ -35,7 +35,7 @@ import (
 //
 // The full sweep runs p = 10, 12, 14 at 1, 3, 10, 30, ... 10^8 (and around
 // each sparse-to-dense switch) with T = 1000; -short stops at 10^6 (10^5 for
-// p = 14) with T = 60. Trials are hashes Mix64(offset+i) of distinct
+// p = 14) with T = 40. Trials are hashes Mix64(offset+i) of distinct
 // counters (a bijection, so the hashes are distinct) up to 10·m (-short: up
 // to twice the sparse limit), past the sparse-to-dense switch, and then
 // hllSim, which feeds the dense sketch only the hashes that change it.
@@ -101,7 +101,7 @@ func TestHyperLogLogAccuracy(t *testing.T) {
 		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
 			maxN, trials := uint64(100_000_000), 1000
 			if testing.Short() {
-				maxN, trials = 1_000_000, 60
+				maxN, trials = 1_000_000, 40
 				if p > 12 {
 					maxN = 100_000
 				}
@@ -154,7 +154,7 @@ func TestHyperLogLogAccuracy(t *testing.T) {
 func TestHyperLogLogSparseAccuracy(t *testing.T) {
 	trials := 400
 	if testing.Short() {
-		trials = 40
+		trials = 25
 	}
 	const mp = float64(uint64(1) << sparsePrecision)
 	for _, p := range []uint8{10, 12, 14} {

@@ -197,8 +197,13 @@ type entryWriter struct {
 
 func (e *entryWriter) add(idx uint32, rank uint8) {
 	reg, low := idx>>e.k, idx&(1<<e.k-1)
-	e.w.unary(reg - e.reg)
-	e.w.put(uint64(low), e.k)
+	if q := reg - e.reg; uint(q)+1+e.k <= 32 {
+		// The usual case: gap and low bits in one field.
+		e.w.put(uint64(1)<<q-1|uint64(low)<<(q+1), uint(q)+1+e.k)
+	} else {
+		e.w.unary(q)
+		e.w.put(uint64(low), e.k)
+	}
 	e.bits += int(reg-e.reg) + 1 + int(e.k)
 	if idx&(1<<e.d-1) == 0 {
 		e.w.put(uint64(rank), sparseRankBits)
@@ -267,8 +272,18 @@ func (it *sparseIter) advance() {
 		return
 	}
 	it.left--
-	q, _ := it.r.unary(1 << 31)
-	low, _ := it.r.get(it.k)
+	r := &it.r
+	r.fill()
+	var q, low uint32
+	if t := uint(bits.TrailingZeros64(^r.acc)); t+1+it.k <= r.n {
+		// The usual case: gap and low bits in the bits at hand.
+		q, low = uint32(t), uint32(r.acc>>(t+1))&(1<<it.k-1)
+		r.acc >>= t + 1 + it.k
+		r.n -= t + 1 + it.k
+	} else {
+		q, _ = r.unary(1 << 31)
+		low, _ = r.get(it.k)
+	}
 	it.reg += q
 	it.hIdx, it.hRank, it.hOK = it.reg<<it.k|low, 0, true
 	if it.hIdx&(1<<it.d-1) == 0 {
