@@ -198,12 +198,11 @@ func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
 		})
 		return
 	}
-	pend := s.sparse.pendingToks(sparseTmpCap(s.p))
-	toks := make([]uint32, 0, other.sparse.n+other.sparse.k+len(pend))
+	toks := make([]uint32, 0, other.sparse.n+other.sparse.k+s.sparse.k)
 	other.walkSparse(func(idx uint32, rank uint8) {
 		toks = append(toks, idx<<tokenRankBits|uint32(max(rank, 1)))
 	})
-	toks = append(toks, pend...)
+	toks = s.sparse.appendPending(toks, sparseTmpCap(s.p))
 	slices.Sort(toks)
 	s.rebuild(s.p, toks)
 }
@@ -219,8 +218,7 @@ func (s *HyperLogLog) addToken(t uint32) {
 func (s *HyperLogLog) foldTo(p uint8) {
 	old := s.p
 	if s.regs == nil {
-		toks := s.sparse.pendingToks(sparseTmpCap(old))
-		slices.Sort(toks)
+		toks := s.sparse.takePending(sparseTmpCap(old))
 		s.setPrecision(p)
 		s.rebuild(old, toks) // also resizes mem for the new pending buffer
 		return

@@ -75,16 +75,52 @@ type sparseList struct {
 // list returns the words of the compressed list.
 func (sl *sparseList) list() []uint32 { return sl.mem[:sl.lw] }
 
-// pending returns the pending-token region (length tmpCap) of a sketch
-// whose buffer holds tmpCap tokens; mem must be allocated.
+// pending returns the pending-token region, tmpCap words; mem must be
+// allocated. The region is an open-addressing set of tokens (0 marks an
+// empty slot: a token's rank is at least 1), so that repeated hashes take
+// no room: hot keys of a skewed stream do not fill it.
 func (sl *sparseList) pending(tmpCap int) []uint32 { return sl.mem[len(sl.mem)-tmpCap:] }
 
-// pendingToks returns the k pending tokens (nil if there are none).
-func (sl *sparseList) pendingToks(tmpCap int) []uint32 {
+// addPending adds token t to the pending set and reports whether the set
+// has reached its load limit of 3/4.
+func (sl *sparseList) addPending(tmpCap int, t uint32) bool {
+	tab := sl.pending(tmpCap)
+	mask := uint32(tmpCap - 1)
+	for i := t * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(tmpCap))); ; i = (i + 1) & mask {
+		switch tab[i] {
+		case 0:
+			tab[i] = t
+			sl.k++
+			return sl.k >= tmpCap/4*3
+		case t:
+			return false
+		}
+	}
+}
+
+// appendPending appends the pending tokens, unsorted, to dst.
+func (sl *sparseList) appendPending(dst []uint32, tmpCap int) []uint32 {
+	if sl.k == 0 {
+		return dst
+	}
+	for _, t := range sl.pending(tmpCap) {
+		if t != 0 {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// takePending moves the pending tokens to the front of their region and
+// returns them sorted; the caller (rebuild) empties the region.
+func (sl *sparseList) takePending(tmpCap int) []uint32 {
 	if sl.k == 0 {
 		return nil
 	}
-	return sl.pending(tmpCap)[:sl.k]
+	tab := sl.pending(tmpCap)
+	toks := sl.appendPending(tab[:0], tmpCap) // writes behind the read
+	slices.Sort(toks)
+	return toks
 }
 
 func (sl *sparseList) clone() sparseList {
@@ -315,7 +351,7 @@ func (it *sparseIter) next() (idx uint32, rank uint8, ok bool) {
 func (s *HyperLogLog) walkSparse(visit func(idx uint32, rank uint8)) {
 	var stack [sparseMaxTmp]uint32
 	sl := &s.sparse
-	toks := append(stack[:0], sl.pendingToks(sparseTmpCap(s.p))...)
+	toks := sl.appendPending(stack[:0], sparseTmpCap(s.p))
 	slices.Sort(toks)
 	it := newSparseIter(sl.list(), sl.n, uint(sparsePrecision-s.p), toks)
 	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
@@ -382,9 +418,7 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	if sl.mem == nil {
 		sl.mem = make([]uint32, min(2*tc, 1<<s.p/4))
 	}
-	sl.pending(tc)[sl.k] = sparseToken(h)
-	sl.k++
-	if sl.k == tc {
+	if sl.addPending(tc, sparseToken(h)) {
 		s.flush()
 	}
 }
@@ -392,14 +426,12 @@ func (s *HyperLogLog) addSlow(h uint64) {
 // flush merges the pending tokens into the list.
 func (s *HyperLogLog) flush() {
 	sl := &s.sparse
-	toks := sl.pendingToks(sparseTmpCap(s.p))
-	slices.Sort(toks)
-	s.rebuild(s.p, toks)
+	s.rebuild(s.p, sl.takePending(sparseTmpCap(s.p)))
 }
 
 // rebuild writes a new list at precision s.p holding the entries of the
 // current list (written at precision listP >= s.p) and of the sorted tokens
-// toks (which may be the pending tokens), and empties the pending buffer. If
+// toks (which may be the pending tokens, taken), and empties the pending set. If
 // the new list outgrows the budget the sketch turns dense instead.
 func (s *HyperLogLog) rebuild(listP uint8, toks []uint32) {
 	sl := &s.sparse
@@ -420,9 +452,12 @@ func (s *HyperLogLog) rebuild(listP uint8, toks []uint32) {
 		foldSparseInto(regs, out, e.n, d)
 		s.regs, s.sparse = regs, sparseList{}
 	} else {
-		need := len(out) + sparseTmpCap(s.p) // <= m/4 by the budget
+		tc := sparseTmpCap(s.p)
+		need := len(out) + tc // <= m/4 by the budget
 		if need > len(sl.mem) || len(sl.mem) > 1<<s.p/4 {
 			sl.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
+		} else {
+			clear(sl.pending(tc))
 		}
 		copy(sl.mem, out)
 		sl.lw, sl.n, sl.k = len(out), e.n, 0
@@ -448,7 +483,7 @@ func (s *HyperLogLog) toDense() {
 	regs := make([]uint8, 1<<s.p)
 	sl := &s.sparse
 	foldSparseInto(regs, sl.list(), sl.n, d)
-	for _, t := range sl.pendingToks(sparseTmpCap(s.p)) {
+	for _, t := range sl.appendPending(nil, sparseTmpCap(s.p)) {
 		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), d)
 		regs[i] = max(regs[i], r)
 	}
