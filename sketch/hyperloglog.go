@@ -17,7 +17,7 @@ const (
 // 1.04/sqrt(m) for m = 2^precision registers, at every cardinality.
 //
 // While few distinct values have been seen it keeps a sparse, compressed
-// list of (index, rank) entries at precision 25 (Heule et al., "HyperLogLog
+// list of (index, rank) entries at precision 23 (after Heule et al., "HyperLogLog
 // in Practice", 2013), counted by linear counting at that precision: far
 // more exactly than the registers could. The list and its buffer of pending
 // entries never take more than the m bytes the dense registers would; once

@@ -29,8 +29,8 @@ import (
 //     T = 1000 (the full sweep). Under -short, with fewer trials, the bound
 //     is widened by that sampling slack, 4·sqrt(2/T) on the squared scale.
 //   - Near exact at tiny n: for n <= 100 every trial is within 1 of n (the
-//     sparse list at precision 25 loses a value only when two of the n
-//     hashes share a 25-bit index, probability n²/2^26 < 2e-4 per trial,
+//     sparse list at precision 23 loses a value only when two of the n
+//     hashes share a 23-bit index, probability n²/2^24 < 6e-4 per trial,
 //     and linear counting then gives n-1).
 //
 // The full sweep runs p = 10, 12, 14 at 1, 3, 10, 30, ... 10^8 (and around
@@ -141,7 +141,7 @@ func TestHyperLogLogAccuracy(t *testing.T) {
 }
 
 // TestHyperLogLogSparseAccuracy checks the error while the sketch is sparse,
-// where it counts by linear counting at p' = 25 (m' = 2^25 buckets): for n
+// where it counts by linear counting at p' = 23 (m' = 2^23 buckets): for n
 // distinct hashes the number V of occupied buckets has variance
 // m'e^{-t}(1-(1+t)e^{-t}) (t = n/m'), and the estimate m'·ln(m'/(m'-V)) has,
 // by the delta method, standard error σ_LC = sqrt(m'(e^t - t - 1)) ≈

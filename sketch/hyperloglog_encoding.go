@@ -10,13 +10,13 @@ import (
 //
 //	precision u8   (4..18)
 //	form      u8   (0 sparse, 1 dense)
-//	sparse: count uvarint, k u8 (25-p..25), then the compressed list of the
+//	sparse: count uvarint, k u8 (23-p..23), then the compressed list of the
 //	        sparse state to the end of the body, zero-padded to a byte: per
-//	        entry in increasing fine index at p' = 25, unary(index>>k minus
-//	        the previous one), the low k index bits, and a 6-bit rank 1..40
-//	        where the low 25-p index bits are zero (hyperloglog_sparse.go).
+//	        entry in increasing fine index at p' = 23, unary(index>>k minus
+//	        the previous one), the low k index bits, and a 6-bit rank 1..42
+//	        where the low 23-p index bits are zero (hyperloglog_sparse.go).
 //	        k is the one giving the fewest bits (the smallest on ties), and
-//	        the entries fit the sparse budget when written with k = 25-p
+//	        the entries fit the sparse budget when written with k = 23-p
 //	dense:  2^precision bytes, one register each, ranks in 0..65-precision
 //
 // The encoding is canonical: sketches holding the same entries (or the same
@@ -215,7 +215,7 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 }
 
 // decodeSparseV1 reads a version 1 sparse body (tokens at precision 26) into
-// the empty sparse sketch s: each token is folded to precision 25 exactly and
+// the empty sparse sketch s: each token is folded to precision 23 exactly and
 // the entries are written as a version 2 list.
 func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 	const v1MaxRank = 39
@@ -240,7 +240,7 @@ func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 		if r == 0 || r > v1MaxRank {
 			return corrupt("token %d holds rank %d, want 1..%d", i, r, v1MaxRank)
 		}
-		idx, rank := foldRegister(uint32(t>>tokenRankBits), uint8(r), 1)
+		idx, rank := foldRegister(uint32(t>>tokenRankBits), uint8(r), 26-sparsePrecision)
 		toks = append(toks, idx<<tokenRankBits|uint32(rank))
 		prev = t
 	}

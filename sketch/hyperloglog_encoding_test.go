@@ -141,11 +141,11 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 		c[i] = v
 		return c
 	}
-	// At p = 10 (d = 15) these three entries take the fewest bits with k =
-	// 23 ((2^25-1)>>k + 3(1+k) + 2·6: 87 bits, against 88 at 22 and 24);
+	// At p = 10 (d = 13) these three entries take the fewest bits with k =
+	// 21 ((2^23-1)>>k + 3(1+k) + 2·6: 81 bits, against 82 at 20 and 22);
 	// the first two have zero low bits, so they carry ranks.
-	ok3 := [][2]uint32{{0, 3}, {5 << 15, 1}, {1<<25 - 1, 0}}
-	valid := hllV2Sparse(10, 23, ok3...)
+	ok3 := [][2]uint32{{0, 3}, {5 << 13, 1}, {1<<23 - 1, 0}}
+	valid := hllV2Sparse(10, 21, ok3...)
 	cases := map[string]struct {
 		b    []byte
 		want error
@@ -161,17 +161,17 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 		"sparse trunc":    {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
 		"sparse trail":    {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
 		"no k":            {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt},
-		"k below d":       {hllV2Sparse(10, 14, ok3...), ErrCorrupt},
-		"k above 25":      {mutate(valid, headerLen+3, 26), ErrCorrupt},
-		"k not canonical": {hllV2Sparse(10, 25, ok3...), ErrCorrupt},
-		"rank 0":          {hllV2Sparse(10, 25, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"rank 41":         {hllV2Sparse(10, 25, [2]uint32{0, 41}, [2]uint32{7, 0}), ErrCorrupt},
-		"same index":      {hllV2Sparse(10, 25, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"index down":      {hllV2Sparse(10, 15, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"over budget":     {hllV2Sparse(4, 25, [2]uint32{7, 0}), ErrCorrupt},
+		"k below d":       {hllV2Sparse(10, 12, ok3...), ErrCorrupt},
+		"k above 23":      {mutate(valid, headerLen+3, 24), ErrCorrupt},
+		"k not canonical": {hllV2Sparse(10, 23, ok3...), ErrCorrupt},
+		"rank 0":          {hllV2Sparse(10, 23, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"rank 43":         {hllV2Sparse(10, 23, [2]uint32{0, 43}, [2]uint32{7, 0}), ErrCorrupt},
+		"same index":      {hllV2Sparse(10, 23, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"index down":      {hllV2Sparse(10, 13, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"over budget":     {hllV2Sparse(4, 23, [2]uint32{7, 0}), ErrCorrupt},
 		"padding":         {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt},
-		"count no bytes":  {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 25), ErrCorrupt},
-		"huge count":      {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 25), ErrCorrupt},
+		"count no bytes":  {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23), ErrCorrupt},
+		"huge count":      {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23), ErrCorrupt},
 		"bad uvarint":     {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt},
 		"dense trunc":     {denseEnc[:len(denseEnc)-1], ErrCorrupt},
 		"dense trail":     {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},

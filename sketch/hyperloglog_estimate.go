@@ -8,9 +8,9 @@ import "math"
 // A dense sketch uses Ertl's improved raw estimator ("New cardinality
 // estimation algorithms for HyperLogLog sketches", arXiv 1702.01284,
 // section 4) on its register histogram. A sparse sketch counts its V
-// distinct fine indexes by linear counting at precision p' = 25,
-// m'·ln(m'/(m'-V)) with m' = 2^25, whose relative standard error
-// sqrt(m'(e^t - t - 1))/n (t = n/m') is about 1/sqrt(2m') = 1.2e-4 over
+// distinct fine indexes by linear counting at precision p' = 23,
+// m'·ln(m'/(m'-V)) with m' = 2^23, whose relative standard error
+// sqrt(m'(e^t - t - 1))/n (t = n/m') is about 1/sqrt(2m') = 2.4e-4 over
 // the whole sparse range. Entries past the sparse budget that still wait in
 // the pending buffer make the sketch dense in all but layout: it then
 // estimates from the registers they determine, as a dense sketch would.

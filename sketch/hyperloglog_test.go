@@ -96,8 +96,8 @@ func TestHyperLogLogRegistersMatchDefinition(t *testing.T) {
 			n := 2*hllSparseSwitch(p) + 50
 			hs := hashesFrom(uint64(p), n)
 			// Hashes with few one bits reach the rank caps of both forms and
-			// fine indexes whose low 25-p bits are zero.
-			extra := []uint64{0, 1, 1 << (64 - p), 1 << (63 - p), 1 << 39, 1 << 38, 1 << 26, ^uint64(0), 3 << 39}
+			// fine indexes whose low 23-p bits are zero.
+			extra := []uint64{0, 1, 1 << (64 - p), 1 << (63 - p), 1 << 41, 1 << 40, 1 << 39, 1 << 26, ^uint64(0), 3 << 41}
 			hs = append(append(extra, hs...), extra...)
 			s := newHLL(t, p)
 			dense := newHLL(t, p)
@@ -125,13 +125,13 @@ func TestHyperLogLogRegistersMatchDefinition(t *testing.T) {
 	}
 }
 
-// TestHyperLogLogSparseCapacity: at p = 14 the sketch holds more than 8,000
-// distinct values sparse in at most 2^14 bytes (axiomhq/hyperloglog's sparse
-// list turns dense at about 7,000), and the switch comes within 5% of
+// TestHyperLogLogSparseCapacity: at p = 14 the sketch holds 10,000 distinct
+// values sparse in at most 2^14 bytes (axiomhq/hyperloglog's sparse list
+// turns dense at about 7,000), and the switch comes within 5% of
 // hllSparseSwitch (5%; 10% at p = 8) at every precision that has a
 // sparse phase to speak of.
 func TestHyperLogLogSparseCapacity(t *testing.T) {
-	s := hllWith(t, 14, 77, 8000)
+	s := hllWith(t, 14, 77, 10000)
 	require.True(t, s.Sparse())
 	require.Nil(t, s.regs)
 	require.LessOrEqual(t, hllSparseBytes(s), 1<<14)
