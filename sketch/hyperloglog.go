@@ -44,7 +44,7 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 	if precision < HyperLogLogMinPrecision || precision > HyperLogLogMaxPrecision {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	s := &HyperLogLog{}
+	s := &HyperLogLog{sparse: sparseList{fp: sparseHi}}
 	s.setPrecision(precision)
 	return s, nil
 }
@@ -62,7 +62,8 @@ func (s *HyperLogLog) Sparse() bool {
 	if s.regs != nil {
 		return false
 	}
-	return logicallySparse(s.sparseStats(nil), s.p)
+	fp, z := s.sparseStats(nil)
+	return logicallySparse(z, fp, s.p)
 }
 
 // AddHash adds one hash. The top Precision() bits choose a register and the
@@ -140,7 +141,7 @@ func (s *HyperLogLog) Clone() *HyperLogLog {
 // NewHyperLogLog(s.Precision()) returns.
 func (s *HyperLogLog) Reset() {
 	s.regs = nil
-	s.sparse = sparseList{}
+	s.sparse = sparseList{fp: sparseHi}
 }
 
 // Merge adds every hash that other has seen to s, so that s estimates the
@@ -185,32 +186,40 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 }
 
 // mergeSparse merges the sparse other, of a precision at least s.p, into s.
+// Its entries come at its own fine precision; a sparse s at a finer one is
+// first folded to sparseLo.
 func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
-	d := uint(sparsePrecision - s.p)
+	ofp := other.sparse.fp
+	if s.regs == nil && ofp < s.sparse.fp {
+		s.rebuild(s.p, s.pendingAt(sparseTmpCap(s.p)), true)
+	}
 	if s.regs != nil {
-		regs := s.regs
-		other.walkSparse(func(idx uint32, rank uint8) {
+		regs, d := s.regs, uint(ofp-s.p)
+		other.walkAt(ofp, func(idx uint32, rank uint8) {
 			// An entry other keeps without a rank has a one bit in its low
-			// p'-other.p bits, hence in its low d bits: foldRegister does not
-			// read the rank.
+			// ofp-other.p bits, hence in its low d bits: foldRegister does
+			// not read the rank.
 			i, r := foldRegister(idx, rank, d)
 			regs[i] = max(regs[i], r)
 		})
 		return
 	}
+	fp := s.sparse.fp
 	toks := make([]uint32, 0, other.sparse.n+other.sparse.k+s.sparse.k)
-	other.walkSparse(func(idx uint32, rank uint8) {
+	other.walkAt(fp, func(idx uint32, rank uint8) {
 		toks = append(toks, idx<<tokenRankBits|uint32(max(rank, 1)))
 	})
-	toks = s.sparse.appendPending(toks, sparseTmpCap(s.p))
+	for _, t := range s.sparse.appendPending(nil, sparseTmpCap(s.p)) {
+		toks = append(toks, tokenAt(t, fp))
+	}
 	slices.Sort(toks)
-	s.rebuild(s.p, toks)
+	s.rebuild(s.p, toks, false)
 }
 
 // addToken max-merges a token (a fine index and its rank) into the dense
 // registers.
 func (s *HyperLogLog) addToken(t uint32) {
-	i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparsePrecision-s.p))
+	i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparseHi-s.p))
 	s.regs[i] = max(s.regs[i], r)
 }
 
@@ -218,9 +227,9 @@ func (s *HyperLogLog) addToken(t uint32) {
 func (s *HyperLogLog) foldTo(p uint8) {
 	old := s.p
 	if s.regs == nil {
-		toks := s.sparse.takePending(sparseTmpCap(old))
+		toks := s.pendingAt(sparseTmpCap(old))
 		s.setPrecision(p)
-		s.rebuild(old, toks) // also resizes mem for the new pending buffer
+		s.rebuild(old, toks, false) // also resizes mem for the new pending set
 		return
 	}
 	s.setPrecision(p)

@@ -141,13 +141,15 @@ func TestHyperLogLogAccuracy(t *testing.T) {
 }
 
 // TestHyperLogLogSparseAccuracy checks the error while the sketch is sparse,
-// where it counts by linear counting at p' = 23 (m' = 2^23 buckets): for n
+// where it counts by linear counting at its fine precision p' (m' = 2^p'
+// buckets, p' = 26, or 23 once the list outgrows 26): for n
 // distinct hashes the number V of occupied buckets has variance
 // m'e^{-t}(1-(1+t)e^{-t}) (t = n/m'), and the estimate m'·ln(m'/(m'-V)) has,
 // by the delta method, standard error σ_LC = sqrt(m'(e^t - t - 1)) ≈
 // n/sqrt(2m') (Whang et al. 1990); Estimate rounds it to an integer. So the
-// relative RMSE is at most (σ_LC + 0.5)/n, which is 1.2e-4 + 0.5/n: for
-// n ≥ 1000 more than 50 times below 1.04/sqrt(m) at p = 14. Asserted:
+// relative RMSE is at most (σ_LC + 0.5)/n, about 1/sqrt(2m') + 0.5/n (8.6e-5
+// at 26, 2.4e-4 at 23): for n ≥ 1000 thirty to ninety times below
+// 1.04/sqrt(m) at p = 14. Asserted, with m' the coarsest p' any trial had:
 // RMSE ≤ 1.1·σ_LC/n + 0.5/n, widened like checkAccuracy's under -short, and
 // |mean| ≤ 4 SE + 0.5/n (linear counting's own bias is O(t/m'), far below the
 // rounding term).
@@ -156,7 +158,6 @@ func TestHyperLogLogSparseAccuracy(t *testing.T) {
 	if testing.Short() {
 		trials = 25
 	}
-	const mp = float64(uint64(1) << sparsePrecision)
 	for _, p := range []uint8{10, 12, 14} {
 		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
 			sw := uint64(hllSparseSwitch(p))
@@ -165,6 +166,7 @@ func TestHyperLogLogSparseAccuracy(t *testing.T) {
 			slices.Sort(cps)
 			cps = slices.Compact(cps)
 			stats := make([]errStats, len(cps))
+			fps := make([]uint8, len(cps)) // the coarsest fine precision seen
 			for trial := range trials {
 				s := newHLL(t, p)
 				off := uint64(p)<<56 | uint64(trial)<<40 | 1<<39
@@ -174,12 +176,17 @@ func TestHyperLogLogSparseAccuracy(t *testing.T) {
 						s.AddHash(hashx.Mix64(off + n))
 					}
 					require.True(t, s.Sparse(), "n=%d", c)
+					fp, _ := s.sparseStats(nil)
+					if fps[ci] == 0 || fp < fps[ci] {
+						fps[ci] = fp
+					}
 					stats[ci].add(float64(s.Estimate()), float64(c))
 				}
 			}
 			for ci, c := range cps {
 				st := &stats[ci]
 				n := float64(c)
+				mp := math.Exp2(float64(fps[ci]))
 				tt := n / mp
 				sigmaLC := math.Sqrt(mp*(math.Expm1(tt)-tt)) / n
 				bound := 1.1*sigmaLC + 0.5/n
@@ -187,8 +194,8 @@ func TestHyperLogLogSparseAccuracy(t *testing.T) {
 					bound *= math.Sqrt(1 + 4*math.Sqrt(2/float64(st.n)))
 				}
 				dense := 1.04 / math.Sqrt(float64(uint64(1)<<p))
-				t.Logf("p=%d n=%-6d rmse=%.2e bound=%.2e (σ_LC/n=%.2e, dense 1.04/sqrt(m)=%.2e) mean=%+.1e maxAbs=%.0f",
-					p, c, st.rmse(), bound, sigmaLC, dense, st.mean(), st.maxA)
+				t.Logf("p=%d n=%-6d p'=%d rmse=%.2e bound=%.2e (σ_LC/n=%.2e, dense 1.04/sqrt(m)=%.2e) mean=%+.1e maxAbs=%.0f",
+					p, c, fps[ci], st.rmse(), bound, sigmaLC, dense, st.mean(), st.maxA)
 				require.LessOrEqual(t, st.rmse(), bound, "n=%d", c)
 				require.LessOrEqual(t, math.Abs(st.mean()), 4*st.sd()/math.Sqrt(float64(st.n))+0.5/n, "n=%d: biased", c)
 			}

@@ -10,13 +10,14 @@ import (
 //
 //	precision u8   (4..18)
 //	form      u8   (0 sparse, 1 dense)
-//	sparse: count uvarint, k u8 (23-p..23), then the compressed list of the
-//	        sparse state to the end of the body, zero-padded to a byte: per
-//	        entry in increasing fine index at p' = 23, unary(index>>k minus
-//	        the previous one), the low k index bits, and a 6-bit rank 1..42
-//	        where the low 23-p index bits are zero (hyperloglog_sparse.go).
-//	        k is the one giving the fewest bits (the smallest on ties), and
-//	        the entries fit the sparse budget when written with k = 23-p
+//	sparse: count uvarint, fine precision p' u8 (26 or 23), k u8
+//	        (p'-p..p'), then the compressed list of the sparse state to the
+//	        end of the body, zero-padded to a byte: per entry in increasing
+//	        fine index, unary(index>>k minus the previous one), the low k
+//	        index bits, and a 6-bit rank 1..65-p' where the low p'-p index
+//	        bits are zero (hyperloglog_sparse.go). k is the one giving the
+//	        fewest bits (the smallest on ties); the entries fit the sparse
+//	        budget when written with k = p'-p, and p' = 26 when they fit there
 //	dense:  2^precision bytes, one register each, ranks in 0..65-precision
 //
 // The encoding is canonical: sketches holding the same entries (or the same
@@ -42,26 +43,27 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 		dst = appendU8(dst, hllFormDense)
 		return append(dst, s.regs...), nil
 	}
-	z := s.sparseStats(nil)
-	d := uint(sparsePrecision - s.p)
-	if !logicallySparse(z, s.p) {
+	fp, z := s.sparseStats(nil)
+	d := uint(fp - s.p)
+	if !logicallySparse(z, fp, s.p) {
 		dst = appendU8(dst, hllFormDense)
 		off := len(dst)
 		dst = append(dst, make([]byte, 1<<s.p)...)
 		regs := dst[off:]
-		s.walkSparse(func(idx uint32, rank uint8) {
+		s.walkAt(fp, func(idx uint32, rank uint8) {
 			i, r := foldRegister(idx, rank, d)
 			regs[i] = max(regs[i], r)
 		})
 		return dst, nil
 	}
-	k := z.bestK(d)
+	k := z.bestK(d, fp)
 	dst = appendU8(dst, hllFormSparse)
 	dst = appendUvarint(dst, uint64(z.n))
+	dst = appendU8(dst, fp)
 	dst = appendU8(dst, uint8(k))
 	sp := sparseScratch.Get().(*[]uint32)
 	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: k, d: d}
-	s.walkSparse(e.add)
+	s.walkAt(fp, e.add)
 	words := e.w.done()
 	dst = slices.Grow(dst, 4*len(words))
 	for _, w := range words {
@@ -133,15 +135,19 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 // padding, and that it fits the sparse budget) before rewriting it in the
 // in-memory layout.
 func (s *HyperLogLog) decodeSparse(d *decoder) error {
-	dd := uint(sparsePrecision - s.p)
 	budget := sparseBudget(s.p)
-	n := d.count(uint64(budget)/uint64(dd+1), 0, "sparse entries")
+	n := d.count(uint64(budget)/uint64(sparseLo-s.p+1), 0, "sparse entries")
+	fp := d.u8("sparse fine precision")
 	k := uint(d.u8("sparse k"))
 	if d.err != nil {
 		return d.err
 	}
-	if k < dd || k > sparsePrecision {
-		return corrupt("sparse k %d outside %d..%d", k, dd, sparsePrecision)
+	if fp != sparseHi && fp != sparseLo {
+		return corrupt("sparse fine precision %d, want %d or %d", fp, sparseHi, sparseLo)
+	}
+	dd := uint(fp - s.p)
+	if k < dd || k > uint(fp) {
+		return corrupt("sparse k %d outside %d..%d", k, dd, fp)
 	}
 	list := d.b
 	d.b = nil
@@ -156,7 +162,7 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 	var reg uint32
 	var z sparseSize
 	for i := range n {
-		q, ok := r.unary(1 << (sparsePrecision - k))
+		q, ok := r.unary(1 << (uint(fp) - k))
 		if !ok {
 			return corrupt("sparse entry %d: truncated or bad gap", i)
 		}
@@ -165,7 +171,7 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 			return corrupt("sparse entry %d: truncated index", i)
 		}
 		reg += q
-		if reg >= 1<<(sparsePrecision-k) {
+		if reg >= 1<<(uint(fp)-k) {
 			return corrupt("sparse entry %d: index out of range", i)
 		}
 		idx := reg<<k | low
@@ -177,8 +183,8 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 			if !ok {
 				return corrupt("sparse entry %d: truncated rank", i)
 			}
-			if rank == 0 || rank > sparseMaxRank {
-				return corrupt("sparse entry %d holds rank %d, want 1..%d", i, rank, sparseMaxRank)
+			if rank == 0 || rank > sparseMaxRank(fp) {
+				return corrupt("sparse entry %d holds rank %d, want 1..%d", i, rank, sparseMaxRank(fp))
 			}
 			z.r++
 		}
@@ -186,10 +192,10 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 		z.n++
 	}
 	size := z.bits(k)
-	if !logicallySparse(z, s.p) {
+	if !logicallySparse(z, fp, s.p) {
 		return corrupt("sparse list of %d entries exceeds the budget of %d bits: the sketch is dense", n, budget)
 	}
-	if want := z.bestK(dd); k != want {
+	if want := z.bestK(dd, fp); k != want {
 		return corrupt("sparse k %d is not the canonical %d", k, want)
 	}
 	if (size+7)/8 != len(list) {
@@ -211,12 +217,14 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 		copy(s.sparse.mem, out)
 		s.sparse.lw, s.sparse.n = len(out), n
 	}
+	s.sparse.fp = fp
 	return nil
 }
 
 // decodeSparseV1 reads a version 1 sparse body (tokens at precision 26) into
-// the empty sparse sketch s: each token is folded to precision 23 exactly and
-// the entries are written as a version 2 list.
+// the empty sparse sketch s: the tokens are at precision 26, sparseHi, and
+// are written as a version 2 list (folded to sparseLo, or dense, if they do
+// not fit).
 func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 	const v1MaxRank = 39
 	n := d.count(uint64(3<<s.p>>4), 1, "sparse tokens")
@@ -240,14 +248,13 @@ func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 		if r == 0 || r > v1MaxRank {
 			return corrupt("token %d holds rank %d, want 1..%d", i, r, v1MaxRank)
 		}
-		idx, rank := foldRegister(uint32(t>>tokenRankBits), uint8(r), 26-sparsePrecision)
-		toks = append(toks, idx<<tokenRankBits|uint32(rank))
+		toks = append(toks, uint32(t)) // version 1 tokens are at sparseHi = 26
 		prev = t
 	}
 	if err := d.finish(); err != nil {
 		return err
 	}
-	slices.Sort(toks) // folding keeps the order; equal indexes now meet
-	s.rebuild(s.p, toks)
+	s.sparse.fp = sparseHi
+	s.rebuild(s.p, toks, false)
 	return nil
 }

@@ -97,14 +97,15 @@ func TestHyperLogLogGolden(t *testing.T) {
 }
 
 // hllV2Sparse builds a version 2 sparse encoding of precision p holding the
-// given (index, rank) entries written with parameter k, as they come, with
-// no validation: the decoder's checks are what is under test.
-func hllV2Sparse(p uint8, k uint, entries ...[2]uint32) []byte {
-	d := uint(sparsePrecision - p)
+// given (index, rank) entries at fine precision fp written with parameter
+// k, as they come, with no validation: the decoder's checks are what is
+// under test.
+func hllV2Sparse(p, fp uint8, k uint, entries ...[2]uint32) []byte {
+	d := uint(fp - p)
 	b := appendHeader(nil, kindHyperLogLog, hllVersion)
 	b = append(b, p, hllFormSparse)
 	b = appendUvarint(b, uint64(len(entries)))
-	b = append(b, uint8(k))
+	b = append(b, fp, uint8(k))
 	e := entryWriter{k: k, d: d}
 	for _, en := range entries {
 		e.add(en[0], uint8(en[1]))
@@ -145,42 +146,45 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	// 21 ((2^23-1)>>k + 3(1+k) + 2·6: 81 bits, against 82 at 20 and 22);
 	// the first two have zero low bits, so they carry ranks.
 	ok3 := [][2]uint32{{0, 3}, {5 << 13, 1}, {1<<23 - 1, 0}}
-	valid := hllV2Sparse(10, 21, ok3...)
+	valid := hllV2Sparse(10, 23, 21, ok3...)
 	cases := map[string]struct {
 		b    []byte
 		want error
 	}{
-		"empty":           {nil, ErrCorrupt},
-		"other kind":      {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt},
-		"version":         {mutate(sparseEnc, 5, hllVersion+1), ErrVersion},
-		"no precision":    {hdr, ErrCorrupt},
-		"no form":         {append(append([]byte(nil), hdr...), 10), ErrCorrupt},
-		"precision 3":     {mutate(sparseEnc, headerLen, 3), ErrCorrupt},
-		"precision 19":    {mutate(sparseEnc, headerLen, 19), ErrCorrupt},
-		"form 2":          {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt},
-		"sparse trunc":    {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
-		"sparse trail":    {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
-		"no k":            {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt},
-		"k below d":       {hllV2Sparse(10, 12, ok3...), ErrCorrupt},
-		"k above 23":      {mutate(valid, headerLen+3, 24), ErrCorrupt},
-		"k not canonical": {hllV2Sparse(10, 23, ok3...), ErrCorrupt},
-		"rank 0":          {hllV2Sparse(10, 23, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"rank 43":         {hllV2Sparse(10, 23, [2]uint32{0, 43}, [2]uint32{7, 0}), ErrCorrupt},
-		"same index":      {hllV2Sparse(10, 23, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"index down":      {hllV2Sparse(10, 13, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"over budget":     {hllV2Sparse(4, 23, [2]uint32{7, 0}), ErrCorrupt},
-		"padding":         {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt},
-		"count no bytes":  {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23), ErrCorrupt},
-		"huge count":      {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23), ErrCorrupt},
-		"bad uvarint":     {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt},
-		"dense trunc":     {denseEnc[:len(denseEnc)-1], ErrCorrupt},
-		"dense trail":     {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},
-		"dense rank 62":   {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt},
-		"v1 too big":      {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt},
-		"v1 rank 0":       {v1Body(10, 5<<6), ErrCorrupt},
-		"v1 rank 40":      {v1Body(10, 5<<6|40), ErrCorrupt},
-		"v1 same index":   {v1Body(10, 5<<6|1, 5<<6|2), ErrCorrupt},
-		"v1 overflow":     {v1Body(10, 1<<32|1), ErrCorrupt},
+		"empty":             {nil, ErrCorrupt},
+		"other kind":        {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt},
+		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion},
+		"no precision":      {hdr, ErrCorrupt},
+		"no form":           {append(append([]byte(nil), hdr...), 10), ErrCorrupt},
+		"precision 3":       {mutate(sparseEnc, headerLen, 3), ErrCorrupt},
+		"precision 19":      {mutate(sparseEnc, headerLen, 19), ErrCorrupt},
+		"form 2":            {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt},
+		"sparse trunc":      {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
+		"sparse trail":      {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
+		"no k":              {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt},
+		"k below d":         {hllV2Sparse(10, 23, 12, ok3...), ErrCorrupt},
+		"fine precision 24": {mutate(valid, headerLen+3, 24), ErrCorrupt},
+		"hi over budget":    {hllV2Sparse(4, 26, 26, [2]uint32{7, 0}), ErrCorrupt},
+		"hi rank 40":        {hllV2Sparse(10, 26, 26, [2]uint32{0, 40}, [2]uint32{7, 0}), ErrCorrupt},
+		"k above 23":        {mutate(valid, headerLen+4, 24), ErrCorrupt},
+		"k not canonical":   {hllV2Sparse(10, 23, 23, ok3...), ErrCorrupt},
+		"rank 0":            {hllV2Sparse(10, 23, 23, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"rank 43":           {hllV2Sparse(10, 23, 23, [2]uint32{0, 43}, [2]uint32{7, 0}), ErrCorrupt},
+		"same index":        {hllV2Sparse(10, 23, 23, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"index down":        {hllV2Sparse(10, 23, 13, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
+		"over budget":       {hllV2Sparse(4, 23, 23, [2]uint32{7, 0}), ErrCorrupt},
+		"padding":           {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt},
+		"count no bytes":    {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23, 23), ErrCorrupt},
+		"huge count":        {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23, 23), ErrCorrupt},
+		"bad uvarint":       {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt},
+		"dense trunc":       {denseEnc[:len(denseEnc)-1], ErrCorrupt},
+		"dense trail":       {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},
+		"dense rank 62":     {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt},
+		"v1 too big":        {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt},
+		"v1 rank 0":         {v1Body(10, 5<<6), ErrCorrupt},
+		"v1 rank 40":        {v1Body(10, 5<<6|40), ErrCorrupt},
+		"v1 same index":     {v1Body(10, 5<<6|1, 5<<6|2), ErrCorrupt},
+		"v1 overflow":       {v1Body(10, 1<<32|1), ErrCorrupt},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -201,6 +205,14 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	again, err := s.MarshalBinary()
 	require.NoError(t, err)
 	require.Equal(t, valid, again)
+	require.Equal(t, uint64(3), s.Estimate())
+	// The same at sparseHi = 26 (d = 16): k = 24 is canonical there
+	// ((2^26-1)>>k + 3(1+k) + 2·6: 90 bits, against 91 at 23 and 25).
+	hi := hllV2Sparse(10, 26, 24, [2]uint32{0, 3}, [2]uint32{5 << 16, 1}, [2]uint32{1<<26 - 1, 0})
+	require.NoError(t, s.UnmarshalBinary(hi))
+	again, err = s.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, hi, again)
 	require.Equal(t, uint64(3), s.Estimate())
 	require.NoError(t, s.UnmarshalBinary(v1Body(4, 1, 1<<6|1, 2<<6|1)))
 	require.NoError(t, s.UnmarshalBinary(v1Body(10, 5<<6|39, 6<<6|1)))

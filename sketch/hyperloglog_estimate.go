@@ -8,20 +8,21 @@ import "math"
 // A dense sketch uses Ertl's improved raw estimator ("New cardinality
 // estimation algorithms for HyperLogLog sketches", arXiv 1702.01284,
 // section 4) on its register histogram. A sparse sketch counts its V
-// distinct fine indexes by linear counting at precision p' = 23,
-// m'·ln(m'/(m'-V)) with m' = 2^23, whose relative standard error
-// sqrt(m'(e^t - t - 1))/n (t = n/m') is about 1/sqrt(2m') = 2.4e-4 over
+// distinct fine indexes by linear counting at its fine precision p' (26,
+// or 23 once the list outgrows 26), m'·ln(m'/(m'-V)) with m' = 2^p', whose
+// relative standard error sqrt(m'(e^t - t - 1))/n (t = n/m') is about
+// 1/sqrt(2m') (8.6e-5 at 26, 2.4e-4 at 23) over
 // the whole sparse range. Entries past the sparse budget that still wait in
 // the pending buffer make the sketch dense in all but layout: it then
 // estimates from the registers they determine, as a dense sketch would.
 func (s *HyperLogLog) Estimate() uint64 {
 	var c [66]float64 // c[k]: registers holding rank k, k in 0..q+1 with q = 64-p
 	if s.regs == nil {
-		z := s.sparseStats(&c)
-		if !logicallySparse(z, s.p) {
+		fp, z := s.sparseStats(&c)
+		if !logicallySparse(z, fp, s.p) {
 			return ertlEstimate(c[:64-int(s.p)+2], s.p)
 		}
-		return linearCount(z.n, sparsePrecision)
+		return linearCount(z.n, fp)
 	}
 	// Four histograms break the store-to-load chain on repeated ranks.
 	var h [4][66]uint32

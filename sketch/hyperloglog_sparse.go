@@ -40,19 +40,28 @@ import (
 // when the pending set was last merged. The conversion to dense registers
 // happens at the first merge of the pending set past the budget.
 const (
-	sparsePrecision = 23
-	tokenRankBits   = 6
-	tokenRankMask   = 1<<tokenRankBits - 1
-	sparseMaxRank   = 64 - sparsePrecision + 1 // 42
-	sparseRankBits  = 6
-	sparseMaxTmp    = 1 << HyperLogLogMaxPrecision >> 6
+	sparseHi       = 26 // fine precision while the list fits at it
+	sparseLo       = 23 // fine precision once it does not
+	tokenRankBits  = 6
+	tokenRankMask  = 1<<tokenRankBits - 1
+	sparseRankBits = 6
+	sparseMaxTmp   = 1 << HyperLogLogMaxPrecision >> 6
 )
 
-// sparseToken returns the token (fine index<<6 | rank at p') of hash h.
+// sparseMaxRank is the largest rank at fine precision fp (39 at 26, 42 at 23).
+func sparseMaxRank(fp uint8) uint32 { return 65 - uint32(fp) }
+
+// sparseToken returns the token (fine index<<6 | rank at sparseHi) of hash h.
 func sparseToken(h uint64) uint32 {
-	idx := uint32(h >> (64 - sparsePrecision))
-	r := uint32(bits.LeadingZeros64(h<<sparsePrecision|1<<(sparsePrecision-1))) + 1
+	idx := uint32(h >> (64 - sparseHi))
+	r := uint32(bits.LeadingZeros64(h<<sparseHi|1<<(sparseHi-1))) + 1
 	return idx<<tokenRankBits | r
+}
+
+// tokenAt converts a token at sparseHi to fine precision fp <= sparseHi.
+func tokenAt(t uint32, fp uint8) uint32 {
+	i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparseHi-fp))
+	return i<<tokenRankBits | uint32(r)
 }
 
 // sparseTmpCap is the number of pending tokens a sketch of precision p buffers
@@ -71,9 +80,10 @@ func sparseBudget(p uint8) int { return 8 * (1<<p - 4*sparseTmpCap(p)) }
 // holds more than the m bytes of the dense registers.
 type sparseList struct {
 	mem []uint32
-	lw  int // words of the list
-	n   int // entries in the list
-	k   int // pending tokens
+	lw  int   // words of the list
+	n   int   // entries in the list
+	k   int   // pending tokens
+	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 }
 
 // list returns the words of the compressed list.
@@ -135,94 +145,6 @@ func (sl *sparseList) clone() sparseList {
 	return c
 }
 
-// bitWriter packs bit fields LSB first into little-endian words.
-type bitWriter struct {
-	w   []uint32
-	acc uint64
-	n   uint
-}
-
-// put appends the low k <= 32 bits of v (v has no bits above k).
-func (w *bitWriter) put(v uint64, k uint) {
-	w.acc |= v << w.n
-	w.n += k
-	if w.n >= 32 {
-		w.w = append(w.w, uint32(w.acc))
-		w.acc >>= 32
-		w.n -= 32
-	}
-}
-
-// unary appends q one bits and a zero.
-func (w *bitWriter) unary(q uint32) {
-	for q >= 32 {
-		w.put(1<<32-1, 32)
-		q -= 32
-	}
-	w.put(1<<q-1, uint(q)+1)
-}
-
-// done pads the last word with zeros and returns the words.
-func (w *bitWriter) done() []uint32 {
-	if w.n > 0 {
-		w.w = append(w.w, uint32(w.acc))
-		w.acc, w.n = 0, 0
-	}
-	return w.w
-}
-
-// bitReader reads what bitWriter wrote.
-type bitReader struct {
-	w   []uint32
-	acc uint64
-	n   uint
-}
-
-func (r *bitReader) fill() {
-	if r.n <= 32 && len(r.w) > 0 {
-		r.acc |= uint64(r.w[0]) << r.n
-		r.w = r.w[1:]
-		r.n += 32
-	}
-}
-
-// get reads k <= 32 bits; ok is false if the stream ends first.
-func (r *bitReader) get(k uint) (uint32, bool) {
-	if r.n < k {
-		r.fill()
-		if r.n < k {
-			return 0, false
-		}
-	}
-	v := uint32(r.acc & (1<<k - 1))
-	r.acc >>= k
-	r.n -= k
-	return v, true
-}
-
-// unary reads a run of one bits and its terminating zero; ok is false if the
-// stream ends first or the run exceeds limit.
-func (r *bitReader) unary(limit uint32) (uint32, bool) {
-	var q uint32
-	for {
-		r.fill()
-		if r.n == 0 {
-			return 0, false
-		}
-		if t := uint(bits.TrailingZeros64(^r.acc)); t < r.n {
-			q += uint32(t)
-			r.acc >>= t + 1
-			r.n -= t + 1
-			return q, q <= limit
-		}
-		q += uint32(r.n)
-		r.acc, r.n = 0, 0
-		if q > limit {
-			return 0, false
-		}
-	}
-}
-
 // entryWriter appends list entries in increasing index order: the unary
 // gap between index>>k and the previous one, the low k bits of the index,
 // and the rank where the low d <= k bits of the index are zero. In memory
@@ -266,11 +188,11 @@ func (z sparseSize) bits(k uint) int {
 	return int(z.lastIdx>>k) + z.n*(1+int(k)) + sparseRankBits*z.r
 }
 
-// bestK is the k in [d, p'] that writes the entries in the fewest bits
+// bestK is the k in [d, fp] that writes the entries in the fewest bits
 // (the smallest such k on ties): the canonical k of the encoding.
-func (z sparseSize) bestK(d uint) uint {
+func (z sparseSize) bestK(d uint, fp uint8) uint {
 	best := d
-	for k := d + 1; k <= sparsePrecision; k++ {
+	for k := d + 1; k <= uint(fp); k++ {
 		if z.bits(k) < z.bits(best) {
 			best = k
 		}
@@ -350,29 +272,68 @@ func (it *sparseIter) next() (idx uint32, rank uint8, ok bool) {
 	return idx, rank, true
 }
 
-// walkSparse calls visit for every entry of the sparse state (list and
-// pending tokens), in increasing index order, without modifying the sketch.
-func (s *HyperLogLog) walkSparse(visit func(idx uint32, rank uint8)) {
+// foldIter folds the entries of a sparseIter down by sh bits of fine
+// precision, merging the entries that meet (largest rank).
+type foldIter struct {
+	it    sparseIter
+	sh    uint
+	nIdx  uint32
+	nRank uint8
+	nOK   bool
+}
+
+func newFoldIter(it sparseIter, sh uint) foldIter {
+	f := foldIter{it: it, sh: sh}
+	f.nIdx, f.nRank, f.nOK = f.it.next()
+	return f
+}
+
+func (f *foldIter) next() (uint32, uint8, bool) {
+	if !f.nOK {
+		return 0, 0, false
+	}
+	idx, rank := foldRegister(f.nIdx, f.nRank, f.sh)
+	for {
+		f.nIdx, f.nRank, f.nOK = f.it.next()
+		if !f.nOK {
+			break
+		}
+		j, r := foldRegister(f.nIdx, f.nRank, f.sh)
+		if j != idx {
+			break
+		}
+		rank = max(rank, r)
+	}
+	return idx, rank, true
+}
+
+// walkAt calls visit for every entry of the sparse state (list and pending
+// tokens) at fine precision fp <= s.sparse.fp, in increasing index order,
+// without modifying the sketch. An entry's rank is 0 where the list keeps
+// none (its low fp-p index bits hold a one bit).
+func (s *HyperLogLog) walkAt(fp uint8, visit func(idx uint32, rank uint8)) {
 	var stack [sparseMaxTmp]uint32
 	sl := &s.sparse
 	toks := sl.appendPending(stack[:0], sparseTmpCap(s.p))
+	for i, t := range toks {
+		toks[i] = tokenAt(t, sl.fp)
+	}
 	slices.Sort(toks)
-	it := newSparseIter(sl.list(), sl.n, uint(sparsePrecision-s.p), toks)
-	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+	f := newFoldIter(newSparseIter(sl.list(), sl.n, uint(sl.fp-s.p), toks), uint(sl.fp-fp))
+	for idx, rank, ok := f.next(); ok; idx, rank, ok = f.next() {
 		visit(idx, rank)
 	}
 }
 
-// sparseStats summarises the sparse state at precision s.p: its entries
+// statsAt summarises the sparse state at fine precision fp: its entries
 // (distinct fine indexes) and the histogram c of the registers they
-// determine (c[k]: registers of rank k), if c is not nil. The list of the
-// entries takes z.bits(d) bits in memory.
-func (s *HyperLogLog) sparseStats(c *[66]float64) (z sparseSize) {
-	d := uint(sparsePrecision - s.p)
+// determine (c[k]: registers of rank k), if c is not nil.
+func (s *HyperLogLog) statsAt(fp uint8, c *[66]float64) (z sparseSize) {
+	d := uint(fp - s.p)
 	var cur uint32
 	var curRank uint8
 	var regs int
-	s.walkSparse(func(idx uint32, rank uint8) {
+	s.walkAt(fp, func(idx uint32, rank uint8) {
 		if idx&(1<<d-1) == 0 {
 			z.r++
 		}
@@ -400,18 +361,39 @@ func (s *HyperLogLog) sparseStats(c *[66]float64) (z sparseSize) {
 	return z
 }
 
-// logicallySparse reports whether entries of size z fit the sparse budget
-// of precision p.
-func logicallySparse(z sparseSize, p uint8) bool {
-	return z.bits(uint(sparsePrecision-p)) <= sparseBudget(p)
+// sparseStats returns the logical fine precision of the sparse state and
+// its entries there: sparseHi if they fit the budget at sparseHi, else
+// sparseLo, where c (if not nil) receives the register histogram; the
+// sketch is logically dense if the entries do not fit at sparseLo either.
+func (s *HyperLogLog) sparseStats(c *[66]float64) (uint8, sparseSize) {
+	if s.sparse.fp == sparseHi {
+		if z := s.statsAt(sparseHi, nil); logicallySparse(z, sparseHi, s.p) {
+			return sparseHi, z
+		}
+	}
+	return sparseLo, s.statsAt(sparseLo, c)
+}
+
+// logicallySparse reports whether entries of size z at fine precision fp
+// fit the sparse budget of precision p.
+func logicallySparse(z sparseSize, fp, p uint8) bool {
+	return z.bits(uint(fp-p)) <= sparseBudget(p)
 }
 
 // sparseScratch holds the buffers lists are merged into before they are
 // copied into the sketch.
 var sparseScratch = sync.Pool{New: func() any { return new([]uint32) }}
 
-// addSlow is AddHash's path while the sketch is sparse: buffer the token and
-// merge the buffer into the list when it is full.
+func getScratch(n int) *[]uint32 {
+	sp := sparseScratch.Get().(*[]uint32)
+	if cap(*sp) < n {
+		*sp = make([]uint32, 0, n)
+	}
+	return sp
+}
+
+// addSlow is AddHash's path while the sketch is sparse: add the token to
+// the pending set and merge the set into the list when it is full.
 func (s *HyperLogLog) addSlow(h uint64) {
 	if s.regs != nil {
 		s.addToken(sparseToken(h))
@@ -427,51 +409,69 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	}
 }
 
-// flush merges the pending tokens into the list.
-func (s *HyperLogLog) flush() {
-	sl := &s.sparse
-	s.rebuild(s.p, sl.takePending(sparseTmpCap(s.p)))
+// pendingAt takes the pending tokens (see takePending), converted to the
+// list's fine precision, sorted.
+func (s *HyperLogLog) pendingAt(tmpCap int) []uint32 {
+	toks := s.sparse.takePending(tmpCap)
+	for i, t := range toks {
+		toks[i] = tokenAt(t, s.sparse.fp) // monotone: the order holds
+	}
+	return toks
 }
 
+// flush merges the pending tokens into the list.
+func (s *HyperLogLog) flush() { s.rebuild(s.p, s.pendingAt(sparseTmpCap(s.p)), false) }
+
 // rebuild writes a new list at precision s.p holding the entries of the
-// current list (written at precision listP >= s.p) and of the sorted tokens
-// toks (which may be the pending tokens, taken), and empties the pending set. If
-// the new list outgrows the budget the sketch turns dense instead.
-func (s *HyperLogLog) rebuild(listP uint8, toks []uint32) {
+// current list (written at precision oldP >= s.p) and of the sorted tokens
+// toks at the list's fine precision (they may be the taken pending
+// tokens), and empties the pending set. A list that outgrows the budget at
+// sparseHi (or any list, if lo) is folded to sparseLo; one that outgrows it
+// there turns the sketch dense.
+func (s *HyperLogLog) rebuild(oldP uint8, toks []uint32, lo bool) {
 	sl := &s.sparse
-	d := uint(sparsePrecision - s.p)
-	it := newSparseIter(sl.list(), sl.n, uint(sparsePrecision-listP), toks)
+	fp := sl.fp
+	d := uint(fp - s.p)
+	it := newSparseIter(sl.list(), sl.n, uint(fp-oldP), toks)
 	bound := (1<<s.p+(sl.n+len(toks))*(int(d)+1+sparseRankBits))/32 + 2
-	sp := sparseScratch.Get().(*[]uint32)
-	if cap(*sp) < bound {
-		*sp = make([]uint32, 0, bound)
-	}
+	sp := getScratch(bound)
 	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: d, d: d}
 	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
 		e.add(idx, rank)
 	}
 	out := e.w.done()
+	defer func() { *sp = out[:0]; sparseScratch.Put(sp) }()
+	if fp == sparseHi && (lo || e.bits > sparseBudget(s.p)) {
+		fp, d = sparseLo, uint(sparseLo-s.p)
+		sp2 := getScratch(bound)
+		f := newFoldIter(newSparseIter(out, e.n, uint(sparseHi-s.p), nil), sparseHi-sparseLo)
+		e = entryWriter{w: bitWriter{w: (*sp2)[:0]}, k: d, d: d}
+		for idx, rank, ok := f.next(); ok; idx, rank, ok = f.next() {
+			e.add(idx, rank)
+		}
+		*sp, out = out[:0], e.w.done()
+		sparseScratch.Put(sp)
+		sp = sp2
+	}
 	if e.bits > sparseBudget(s.p) {
 		regs := make([]uint8, 1<<s.p)
 		foldSparseInto(regs, out, e.n, d)
 		s.regs, s.sparse = regs, sparseList{}
-	} else {
-		tc := sparseTmpCap(s.p)
-		need := len(out) + tc // <= m/4 by the budget
-		if need > len(sl.mem) || len(sl.mem) > 1<<s.p/4 {
-			sl.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
-		} else {
-			clear(sl.pending(tc))
-		}
-		copy(sl.mem, out)
-		sl.lw, sl.n, sl.k = len(out), e.n, 0
+		return
 	}
-	*sp = out[:0]
-	sparseScratch.Put(sp)
+	tc := sparseTmpCap(s.p)
+	need := len(out) + tc // <= m/4 by the budget
+	if need > len(sl.mem) || len(sl.mem) > 1<<s.p/4 {
+		sl.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
+	} else {
+		clear(sl.pending(tc))
+	}
+	copy(sl.mem, out)
+	sl.lw, sl.n, sl.k, sl.fp = len(out), e.n, 0, fp
 }
 
-// foldSparseInto max-merges the n list entries of buf, written with d,
-// into the registers regs of precision p' - d.
+// foldSparseInto max-merges the n list entries of buf, written with
+// k = d, into the registers regs of precision fp - d.
 func foldSparseInto(regs []uint8, buf []uint32, n int, d uint) {
 	it := newSparseIter(buf, n, d, nil)
 	for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
@@ -483,12 +483,11 @@ func foldSparseInto(regs []uint8, buf []uint32, n int, d uint) {
 // toDense replaces the sparse state by dense registers holding the same
 // registers.
 func (s *HyperLogLog) toDense() {
-	d := uint(sparsePrecision - s.p)
 	regs := make([]uint8, 1<<s.p)
 	sl := &s.sparse
-	foldSparseInto(regs, sl.list(), sl.n, d)
+	foldSparseInto(regs, sl.list(), sl.n, uint(sl.fp-s.p))
 	for _, t := range sl.appendPending(nil, sparseTmpCap(s.p)) {
-		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), d)
+		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparseHi-s.p))
 		regs[i] = max(regs[i], r)
 	}
 	s.regs, s.sparse = regs, sparseList{}

@@ -71,9 +71,10 @@ func TestNewHyperLogLogValidates(t *testing.T) {
 
 // hllSparseSwitch is about the number of distinct values at which a sketch
 // of precision p turns dense: the n at which the list's lastReg + n(1+d) +
-// 6r bits (lastReg ≈ m, r ≈ n/2^d entries with a rank) reach the budget.
+// 6r bits at sparseLo (lastReg ≈ m, r ≈ n/2^d entries with a rank) reach
+// the budget.
 func hllSparseSwitch(p uint8) int {
-	d := float64(sparsePrecision - p)
+	d := float64(sparseLo - p)
 	return int(float64(sparseBudget(p)-1<<p) / (1 + d + 6/math.Exp2(d)))
 }
 
