@@ -3,6 +3,7 @@ package sketch
 import (
 	"encoding/binary"
 	"math/bits"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -121,9 +122,10 @@ func BenchmarkHyperLogLogAdd8Bytes(b *testing.B) {
 	hllSink = s.Estimate()
 }
 
-// BenchmarkHyperLogLogAddHashSparse adds to a sparse sketch of precision 14
-// holding up to 3000 tokens (the switch is at 3072), so every add probes the
-// token set: 3000 inserts, then hits.
+// BenchmarkHyperLogLogAddHashSparse adds 3000 distinct hashes over and over
+// to a sparse sketch of precision 14 (it stays sparse to about 10,600): the
+// worst case of the sparse form, where every 192 adds fill the pending set
+// and merge it into the whole compressed list.
 func BenchmarkHyperLogLogAddHashSparse(b *testing.B) {
 	s := newHLL(b, 14)
 	hs := hllBenchHashes[:3000]
@@ -180,4 +182,25 @@ func BenchmarkHyperLogLogMerge(b *testing.B) {
 			hllSink = uint64(a.regs[0])
 		})
 	}
+}
+
+// BenchmarkHyperLogLogAddHashSparseZipf adds hashes of 3000 keys drawn with
+// Zipf(1.1) frequencies to a sparse sketch of precision 14: hot keys repeat
+// within the pending set and take no room in it, so merges are rarer than
+// in BenchmarkHyperLogLogAddHashSparse.
+func BenchmarkHyperLogLogAddHashSparseZipf(b *testing.B) {
+	z := rand.NewZipf(rand.New(rand.NewPCG(11, 11)), 1.1, 1, 2999)
+	seq := make([]uint64, hllBenchKeys)
+	for i := range seq {
+		seq[i] = hllBenchHashes[z.Uint64()]
+	}
+	s := newHLL(b, 14)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.AddHash(seq[i&(hllBenchKeys-1)])
+	}
+	if !s.Sparse() {
+		b.Fatal("left the sparse form")
+	}
+	hllSink = uint64(s.sparse.n)
 }
