@@ -191,7 +191,7 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
 	ofp := other.sparse.fp
 	if s.regs == nil && ofp < s.sparse.fp {
-		s.rebuild(s.p, s.pendingAt(sparseTmpCap(s.p)), true)
+		s.rebuild(s.p, s.pendingAt(), true)
 	}
 	if s.regs != nil {
 		regs, d := s.regs, uint(ofp-s.p)
@@ -209,7 +209,7 @@ func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
 	other.walkAt(fp, func(idx uint32, rank uint8) {
 		toks = append(toks, idx<<tokenRankBits|uint32(max(rank, 1)))
 	})
-	for _, t := range s.sparse.appendPending(nil, sparseTmpCap(s.p)) {
+	for _, t := range s.sparse.appendPending(nil) {
 		toks = append(toks, tokenAt(t, fp))
 	}
 	slices.Sort(toks)
@@ -227,7 +227,7 @@ func (s *HyperLogLog) addToken(t uint32) {
 func (s *HyperLogLog) foldTo(p uint8) {
 	old := s.p
 	if s.regs == nil {
-		toks := s.pendingAt(sparseTmpCap(old))
+		toks := s.pendingAt()
 		s.setPrecision(p)
 		s.rebuild(old, toks, false) // also resizes mem for the new pending set
 		return

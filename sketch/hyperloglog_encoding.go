@@ -2,7 +2,6 @@ package sketch
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"slices"
 )
 
@@ -212,10 +211,8 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 			e.add(idx, rank)
 		}
 		out := e.w.done()
-		need := len(out) + sparseTmpCap(s.p)
-		s.sparse.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
-		copy(s.sparse.mem, out)
-		s.sparse.lw, s.sparse.n = len(out), n
+		s.sparse.place(out, s.p)
+		s.sparse.n = n
 	}
 	s.sparse.fp = fp
 	return nil

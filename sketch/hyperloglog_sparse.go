@@ -64,8 +64,9 @@ func tokenAt(t uint32, fp uint8) uint32 {
 	return i<<tokenRankBits | uint32(r)
 }
 
-// sparseTmpCap is the number of pending tokens a sketch of precision p buffers
-// before merging them into its list: m/64, at least 4 (m/16 bytes).
+// sparseTmpCap is the least room for pending tokens a sketch of precision p
+// keeps beside its list: m/64 tokens, at least 4 (m/16 bytes). While the list
+// is short the pending set takes the room it leaves instead (see place).
 func sparseTmpCap(p uint8) int { return max(4, 1<<p>>6) }
 
 // sparseBudget is the most bits the list of a sketch of precision p may take:
@@ -74,38 +75,39 @@ func sparseBudget(p uint8) int { return 8 * (1<<p - 4*sparseTmpCap(p)) }
 
 // sparseList is the sparse state. Its one allocation, mem, holds the
 // compressed list in its first lw words (bits packed LSB first into
-// little-endian words, which is the encoding's byte stream) and the k
-// pending tokens at its end, in the last sparseTmpCap(p) words. mem has a
-// power-of-two length of at most m/4 words, so the sparse state never
-// holds more than the m bytes of the dense registers.
+// little-endian words, which is the encoding's byte stream) and the set of
+// k pending tokens in its last pc words. mem has a power-of-two length of
+// at most m/4 words, so the sparse state never holds more than the m bytes
+// of the dense registers.
 type sparseList struct {
 	mem []uint32
 	lw  int   // words of the list
 	n   int   // entries in the list
 	k   int   // pending tokens
+	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
 	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 }
 
 // list returns the words of the compressed list.
 func (sl *sparseList) list() []uint32 { return sl.mem[:sl.lw] }
 
-// pending returns the pending-token region, tmpCap words; mem must be
-// allocated. The region is an open-addressing set of tokens (0 marks an
-// empty slot: a token's rank is at least 1), so that repeated hashes take
-// no room: hot keys of a skewed stream do not fill it.
-func (sl *sparseList) pending(tmpCap int) []uint32 { return sl.mem[len(sl.mem)-tmpCap:] }
+// pending returns the pending-token region, pc words. The region is an
+// open-addressing set of tokens (0 marks an empty slot: a token's rank is
+// at least 1), so that repeated hashes take no room: hot keys of a skewed
+// stream do not fill it.
+func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
 
 // addPending adds token t to the pending set and reports whether the set
 // has reached its load limit of 3/4.
-func (sl *sparseList) addPending(tmpCap int, t uint32) bool {
-	tab := sl.pending(tmpCap)
-	mask := uint32(tmpCap - 1)
-	for i := t * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(tmpCap))); ; i = (i + 1) & mask {
+func (sl *sparseList) addPending(t uint32) bool {
+	tab := sl.pending()
+	mask := uint32(sl.pc - 1)
+	for i := t * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
 		switch tab[i] {
 		case 0:
 			tab[i] = t
 			sl.k++
-			return sl.k >= tmpCap/4*3
+			return sl.k >= sl.pc/4*3
 		case t:
 			return false
 		}
@@ -113,11 +115,11 @@ func (sl *sparseList) addPending(tmpCap int, t uint32) bool {
 }
 
 // appendPending appends the pending tokens, unsorted, to dst.
-func (sl *sparseList) appendPending(dst []uint32, tmpCap int) []uint32 {
+func (sl *sparseList) appendPending(dst []uint32) []uint32 {
 	if sl.k == 0 {
 		return dst
 	}
-	for _, t := range sl.pending(tmpCap) {
+	for _, t := range sl.pending() {
 		if t != 0 {
 			dst = append(dst, t)
 		}
@@ -127,12 +129,12 @@ func (sl *sparseList) appendPending(dst []uint32, tmpCap int) []uint32 {
 
 // takePending moves the pending tokens to the front of their region and
 // returns them sorted; the caller (rebuild) empties the region.
-func (sl *sparseList) takePending(tmpCap int) []uint32 {
+func (sl *sparseList) takePending() []uint32 {
 	if sl.k == 0 {
 		return nil
 	}
-	tab := sl.pending(tmpCap)
-	toks := sl.appendPending(tab[:0], tmpCap) // writes behind the read
+	tab := sl.pending()
+	toks := sl.appendPending(tab[:0]) // writes behind the read
 	slices.Sort(toks)
 	return toks
 }
@@ -314,7 +316,7 @@ func (f *foldIter) next() (uint32, uint8, bool) {
 func (s *HyperLogLog) walkAt(fp uint8, visit func(idx uint32, rank uint8)) {
 	var stack [sparseMaxTmp]uint32
 	sl := &s.sparse
-	toks := sl.appendPending(stack[:0], sparseTmpCap(s.p))
+	toks := sl.appendPending(stack[:0]) // on the heap past sparseMaxTmp
 	for i, t := range toks {
 		toks[i] = tokenAt(t, sl.fp)
 	}
@@ -400,19 +402,18 @@ func (s *HyperLogLog) addSlow(h uint64) {
 		return
 	}
 	sl := &s.sparse
-	tc := sparseTmpCap(s.p)
 	if sl.mem == nil {
-		sl.mem = make([]uint32, min(2*tc, 1<<s.p/4))
+		sl.place(nil, s.p)
 	}
-	if sl.addPending(tc, sparseToken(h)) {
+	if sl.addPending(sparseToken(h)) {
 		s.flush()
 	}
 }
 
 // pendingAt takes the pending tokens (see takePending), converted to the
 // list's fine precision, sorted.
-func (s *HyperLogLog) pendingAt(tmpCap int) []uint32 {
-	toks := s.sparse.takePending(tmpCap)
+func (s *HyperLogLog) pendingAt() []uint32 {
+	toks := s.sparse.takePending()
 	for i, t := range toks {
 		toks[i] = tokenAt(t, s.sparse.fp) // monotone: the order holds
 	}
@@ -420,7 +421,7 @@ func (s *HyperLogLog) pendingAt(tmpCap int) []uint32 {
 }
 
 // flush merges the pending tokens into the list.
-func (s *HyperLogLog) flush() { s.rebuild(s.p, s.pendingAt(sparseTmpCap(s.p)), false) }
+func (s *HyperLogLog) flush() { s.rebuild(s.p, s.pendingAt(), false) }
 
 // rebuild writes a new list at precision s.p holding the entries of the
 // current list (written at precision oldP >= s.p) and of the sorted tokens
@@ -459,15 +460,27 @@ func (s *HyperLogLog) rebuild(oldP uint8, toks []uint32, lo bool) {
 		s.regs, s.sparse = regs, sparseList{}
 		return
 	}
-	tc := sparseTmpCap(s.p)
-	need := len(out) + tc // <= m/4 by the budget
-	if need > len(sl.mem) || len(sl.mem) > 1<<s.p/4 {
-		sl.mem = make([]uint32, 1<<bits.Len(uint(need-1)))
+	sl.place(out, s.p)
+	sl.n, sl.fp = e.n, fp
+}
+
+// place stores the list words out (which fit the budget of precision p) and
+// an empty pending set. mem becomes the smallest power of two holding twice
+// the list and sparseTmpCap(p) words, at most m/4 words; the pending set
+// takes the largest power of two of words the list leaves. So while the list
+// is short the pending set is large and merges are few: O(log m) of them
+// take the list to a quarter of its room, and the set never shrinks below
+// sparseTmpCap(p).
+func (sl *sparseList) place(out []uint32, p uint8) {
+	size := min(1<<bits.Len(uint(2*len(out)+sparseTmpCap(p)-1)), 1<<p/4)
+	if size != len(sl.mem) {
+		sl.mem = make([]uint32, size)
 	} else {
-		clear(sl.pending(tc))
+		clear(sl.mem[len(out):])
 	}
 	copy(sl.mem, out)
-	sl.lw, sl.n, sl.k, sl.fp = len(out), e.n, 0, fp
+	sl.lw, sl.k = len(out), 0
+	sl.pc = 1 << (bits.Len(uint(size-len(out))) - 1)
 }
 
 // foldSparseInto max-merges the n list entries of buf, written with
@@ -486,7 +499,7 @@ func (s *HyperLogLog) toDense() {
 	regs := make([]uint8, 1<<s.p)
 	sl := &s.sparse
 	foldSparseInto(regs, sl.list(), sl.n, uint(sl.fp-s.p))
-	for _, t := range sl.appendPending(nil, sparseTmpCap(s.p)) {
+	for _, t := range sl.appendPending(nil) {
 		i, r := foldRegister(t>>tokenRankBits, uint8(t&tokenRankMask), uint(sparseHi-s.p))
 		regs[i] = max(regs[i], r)
 	}
