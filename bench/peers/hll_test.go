@@ -157,6 +157,52 @@ func BenchmarkHLLFresh100k(b *testing.B) {
 	})
 }
 
+// BenchmarkHLLFreshPaired is BenchmarkHLLFresh100k with both libraries in
+// one loop: each iteration builds a skewer and an axiomhq sketch from empty
+// with the same n distinct 8-byte keys (order alternating between
+// iterations) and estimates once, so both see the same machine load. It
+// reports ns per key for each and the ratio: the figure to quote for a
+// sketch's whole life, sparse phase included.
+func BenchmarkHLLFreshPaired(b *testing.B) {
+	for _, n := range []uint64{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var t [2]time.Duration
+			var key [8]byte
+			runs := [2]func(off uint64){
+				func(off uint64) {
+					s := newSkewer(b)
+					for k := range n {
+						binary.LittleEndian.PutUint64(key[:], k+off)
+						s.Add(key[:])
+					}
+					sink += s.Estimate()
+				},
+				func(off uint64) {
+					s := hyperloglog.New()
+					for k := range n {
+						binary.LittleEndian.PutUint64(key[:], k+off)
+						s.Insert(key[:])
+					}
+					sink += s.Estimate()
+				},
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for j := range 2 {
+					r := (i + j) % 2
+					t0 := time.Now()
+					runs[r](uint64(i) << 32)
+					t[r] += time.Since(t0)
+				}
+			}
+			keys := float64(b.N) * float64(n)
+			b.ReportMetric(float64(t[0].Nanoseconds())/keys, "skewer-ns/key")
+			b.ReportMetric(float64(t[1].Nanoseconds())/keys, "axiomhq-ns/key")
+			b.ReportMetric(float64(t[0])/float64(t[1]), "ratio-skewer/axiomhq")
+		})
+	}
+}
+
 // BenchmarkHLLAccuracy feeds both sketches the same distinct 8-byte keys
 // over seeded trials and reports, per cardinality, each library's RMSE of
 // the relative error, its mean relative error (bias), and the encoded size
