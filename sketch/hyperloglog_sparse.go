@@ -583,7 +583,7 @@ func mergeList(e entryWriter, buf []uint32, n int, toks []uint32) entryWriter {
 		cnt++
 	}
 	e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n = wb, wacc, wn, wreg, wbits, cnt
-	toks, _ = e.addTokensBelow(toks, 1<<31, 0)
+	e.addTokensBelow(toks, 1<<31, 0) // the tokens past the list
 	return e
 }
 

@@ -366,7 +366,11 @@ func TestHyperLogLogAddHashAllocs(t *testing.T) {
 				}
 			})
 			merges := n / (sparseTmpCap(14) / 4 * 3)
-			require.LessOrEqual(t, allocs, 8.0, "n=%d", n)
+			limit := 8.0
+			if raceEnabled {
+				limit += float64(merges) // the pool drops buffers under -race
+			}
+			require.LessOrEqual(t, allocs, limit, "n=%d", n)
 			t.Logf("n=%d: %.0f allocations, %d merges", n, allocs, merges)
 		}
 	})
