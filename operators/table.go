@@ -185,3 +185,55 @@ func (t *table[Acc]) reset() {
 	var zero Acc
 	t.zero, t.zacc, t.n = false, zero, 0
 }
+
+// remove deletes key and reports whether it was held. It shifts the
+// entries that follow in key's probe run back into the hole (backward-shift
+// deletion), so the table needs no tombstones and a lookup never probes
+// further than it would have had key never been inserted. Marks move with
+// their entries.
+func (t *table[Acc]) remove(key uint64) bool {
+	var zero Acc
+	if key == 0 {
+		if !t.zero {
+			return false
+		}
+		if t.marks != nil {
+			t.unmark(t.zeroIdx())
+		}
+		t.zero, t.zacc = false, zero
+		t.n--
+		return true
+	}
+	if t.ents == nil {
+		return false
+	}
+	mask := uint64(len(t.ents) - 1)
+	i := t.pos(key)
+	for t.ents[i].key != key {
+		if t.ents[i].key == 0 {
+			return false
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.ents[j].key != 0; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i unless its home slot lies
+		// cyclically in (i, j]: it must stay at or after its home.
+		if (j-t.pos(t.ents[j].key))&mask >= (j-i)&mask {
+			t.ents[i] = t.ents[j]
+			if t.marks != nil {
+				if bit(t.marks, int(j)) {
+					setBit(t.marks, int(i))
+				} else {
+					t.unmark(int(i))
+				}
+			}
+			i = j
+		}
+	}
+	t.ents[i] = entry[Acc]{}
+	if t.marks != nil {
+		t.unmark(int(i))
+	}
+	t.n--
+	return true
+}

@@ -66,3 +66,61 @@ func TestTableMarksSurviveGrowth(t *testing.T) {
 		require.False(t, bit(tab.marks, idx))
 	}
 }
+
+// TestTableRemoveMatchesMap inserts and removes random keys (the zero key
+// and colliding runs among them) against a Go map, checking every key after
+// each phase, marks included: a removed key's mark must not reappear and a
+// shifted entry keeps its own.
+func TestTableRemoveMatchesMap(t *testing.T) {
+	for _, name := range []string{"random", "clustered"} {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(3, 4))
+			var tab table[uint64]
+			create := func() uint64 { return 0 }
+			want := map[uint64]uint64{}
+			marked := map[uint64]bool{}
+			draw := func() uint64 {
+				if name == "clustered" {
+					return uint64(r.IntN(300)) // sequential keys: long probe runs
+				}
+				return r.Uint64N(2000) * 0x9e3779b97f4a7c15
+			}
+			for round := range 40 {
+				for range 500 {
+					k := draw()
+					if r.IntN(3) == 0 {
+						_, held := want[k]
+						require.Equal(t, held, tab.remove(k), "round %d remove %d", round, k)
+						delete(want, k)
+						delete(marked, k)
+						continue
+					}
+					a, idx := tab.upsert(k, create)
+					*a++
+					want[k]++
+					if r.IntN(5) == 0 {
+						tab.mark(idx)
+						marked[k] = true
+					}
+				}
+				require.Equal(t, len(want), tab.n, "round %d", round)
+				for k, v := range want {
+					a, idx := tab.find(k)
+					require.NotNil(t, a, "key %d", k)
+					require.Equal(t, v, *a)
+					require.Equal(t, marked[k], tab.marks != nil && bit(tab.marks, idx), "mark of key %d", k)
+				}
+			}
+			for k := range want {
+				require.True(t, tab.remove(k))
+			}
+			require.Zero(t, tab.n)
+			for i := range tab.ents {
+				require.Zero(t, tab.ents[i].key)
+			}
+			for _, w := range tab.marks {
+				require.Zero(t, w, "no mark survives its key")
+			}
+		})
+	}
+}
