@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"sync"
@@ -116,4 +117,30 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSessionSteadyStateAllocatesNothing runs the same session count in two
+// phases on 25k and 100k records of the same 1000 keys: sessions open and
+// close all along, and the extra 75k records allocate (almost) nothing:
+// closed sessions' slots are reused, and a worker's slab, key table and
+// timer queue double only when it holds more sessions at once than ever
+// before, a handful of times over the run.
+func TestSessionSteadyStateAllocatesNothing(t *testing.T) {
+	recs := zipfRecords(6, 100_000, 1.1, 1000, time.Microsecond, 0)
+	gap, err := operators.Sessions(200 * time.Microsecond)
+	require.NoError(t, err)
+	run := func(n int) float64 {
+		return testing.AllocsPerRun(2, func() {
+			j, err := NewJob(BatchSize(256))
+			require.NoError(t, err)
+			src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs[:n/2]), datasets.FromRecords(recs[n/2 : n])})
+			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
+			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
+			require.NoError(t, j.Run(context.Background()))
+		})
+	}
+	small, large := run(25_000), run(100_000)
+	perRecord := (large - small) / 75_000
+	t.Logf("allocs: %.0f for 25k records, %.0f for 100k: %.5f per extra record", small, large, perRecord)
+	require.Less(t, perRecord, 0.001)
 }
