@@ -106,7 +106,7 @@ func BenchmarkKeyedWindowsHotKey(b *testing.B) {
 // the watermark reaches its start): the Zipf(1.1) keys of
 // BenchmarkKeyedWindowsCount, one every 100 ns of event time, in batches of
 // 1024 with the watermark 1 µs behind the batch. The hot keys hold long
-// sessions; most keys open a session per input. sessions/s counts results
+// sessions; most keys open a session per input. results/s counts results
 // (or partials) emitted.
 func BenchmarkKeyedWindowsEventTime(b *testing.B) {
 	keys := zipfKeys()
@@ -155,7 +155,7 @@ func BenchmarkKeyedWindowsEventTime(b *testing.B) {
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(len(keys))*float64(b.N)/sec, "rec/s")
-			b.ReportMetric(float64(fired)/sec, "sessions/s")
+			b.ReportMetric(float64(fired)/sec, "results/s")
 			b.ReportMetric(float64(fired)/float64(b.N), "results/op")
 		})
 	}

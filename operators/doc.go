@@ -56,9 +56,12 @@
 // accumulators merge with Aggregate.Merge). KeyedSessions keeps them: per
 // key a list of sessions in a slab with a free list, the keys in the same
 // open-addressing table (with backward-shift deletion, so keys come and go
-// without tombstones), and a binary heap of firing times whose entries are
+// without tombstones), and a queue of firing times whose entries are
 // checked lazily (a session extended since its timer was set is simply
-// re-queued when the old time comes). NewKeyedState picks KeyedSessions or
+// re-queued when the old time comes). The queue is a sorted FIFO for the
+// timers that come in order (most: inputs arrive nearly in time order) and
+// a binary heap for the others; it pops in exactly a heap's order, about
+// twice as fast as a heap alone on an ordered stream. NewKeyedState picks KeyedSessions or
 // KeyedWindows from the Windows.
 //
 // A session fires once the watermark reaches end-1. Lateness is judged per

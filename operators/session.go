@@ -15,14 +15,6 @@ type session[Acc any] struct {
 	dirty      bool   // holds inputs not yet emitted
 }
 
-// timer is an entry of the firing queue: slot idx is due at time at, if it
-// still holds generation gen and still wants that time.
-type timer struct {
-	at  int64
-	idx int32
-	gen uint32
-}
-
 // KeyedSessions is the state machine of a keyed session-window aggregation
 // on one worker (see Sessions): per key, the sessions not yet dropped,
 // merged as inputs extend and bridge them, and a queue of firing times. It
@@ -74,7 +66,7 @@ type KeyedSessions[In, Acc, Out any] struct {
 	slab     []session[Acc]
 	free     int32 // first free slot, -1 if none
 	live     int
-	timers   []timer // a binary min-heap on (at, idx)
+	timers   timerQueue
 	stats    WindowStats
 }
 
@@ -244,43 +236,7 @@ func (k *KeyedSessions[In, Acc, Out]) drop(i int32) {
 // schedule sets session i's timer to at.
 func (k *KeyedSessions[In, Acc, Out]) schedule(i int32, at int64) {
 	k.slab[i].timer = at
-	k.timers = append(k.timers, timer{at: at, idx: i, gen: k.slab[i].gen})
-	h := k.timers
-	for c := len(h) - 1; c > 0; {
-		p := (c - 1) / 2
-		if !h[c].before(h[p]) {
-			break
-		}
-		h[c], h[p] = h[p], h[c]
-		c = p
-	}
-}
-
-func (a timer) before(b timer) bool { return a.at < b.at || a.at == b.at && a.idx < b.idx }
-
-// pop removes and returns the earliest timer.
-func (k *KeyedSessions[In, Acc, Out]) pop() timer {
-	h := k.timers
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for p := 0; ; {
-		c := 2*p + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && h[c+1].before(h[c]) {
-			c++
-		}
-		if !h[c].before(h[p]) {
-			break
-		}
-		h[p], h[c] = h[c], h[p]
-		p = c
-	}
-	k.timers = h
-	return top
+	k.timers.push(timer{at: at, idx: i, gen: k.slab[i].gen})
 }
 
 // Advance moves the watermark to wm (a lower value is ignored) and handles
@@ -295,8 +251,11 @@ func (k *KeyedSessions[In, Acc, Out]) Advance(wm int64, result func(Result[Out])
 		return
 	}
 	k.wm = wm
-	for len(k.timers) > 0 && k.timers[0].at <= wm {
-		e := k.pop()
+	for {
+		if e, ok := k.timers.peek(); !ok || e.at > wm {
+			break
+		}
+		e := k.timers.pop()
 		s := &k.slab[e.idx]
 		if s.gen != e.gen || s.timer != e.at {
 			continue // the session was freed, merged away or rescheduled
