@@ -127,8 +127,9 @@ func (k *KeyedSessions[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], la
 
 // AddPartial merges a partial session [p.Start, p.End) of key p.Key
 // (FinalPhase) into the key's sessions. It returns false, counting the
-// partial in LatePartials, when p.Start is beyond the allowed lateness,
-// which a partial stage fed by the same watermarks never sends.
+// partial in LatePartials, when p.Start is beyond the allowed lateness
+// (which a partial stage fed by the same watermarks never sends) or the
+// interval is empty.
 func (k *KeyedSessions[In, Acc, Out]) AddPartial(p Partial[Acc]) bool {
 	if !k.accepts(p.Start) || p.End <= p.Start {
 		k.stats.LatePartials++
