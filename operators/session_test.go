@@ -229,9 +229,43 @@ func TestKeyedSessionsRandomMatchExact(t *testing.T) {
 	}
 }
 
+// sessionOp is one step of a session workload: an input of key at the
+// watermark + dt, sent to partial worker part, or (advance) a move of the
+// watermark by step.
+type sessionOp struct {
+	advance bool
+	step    int64
+	key     uint64
+	dt      int64
+	part    int
+}
+
 func checkSessionsRandom(t *testing.T, seed uint64, gap int64, lateness time.Duration) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 99))
+	ops := make([]sessionOp, 3000)
+	for i := range ops {
+		if r.IntN(8) == 0 {
+			ops[i] = sessionOp{advance: true, step: int64(r.IntN(6))}
+			continue
+		}
+		ops[i] = sessionOp{
+			key:  uint64(r.IntN(6)) * 0x9e3779b97f4a7c15, // the key 0 among them
+			dt:   int64(r.IntN(40)) - 20,                 // some behind the watermark
+			part: r.IntN(3),
+		}
+	}
+	st := runSessionOps(t, ops, gap, lateness)
+	require.Positive(t, st.Late, "the test must exercise late inputs")
+	require.Positive(t, st.Merged, "the test must exercise bridging")
+}
+
+// runSessionOps drives ops through one Complete session aggregation and
+// through three partial ones merged by a final one, checks both against
+// the exact sessions of the inputs that were not late, and returns the
+// Complete one's stats.
+func runSessionOps(t *testing.T, ops []sessionOp, gap int64, lateness time.Duration) WindowStats {
+	t.Helper()
 	full := newSessions(t, time.Duration(gap), lateness, Complete)
 	final, err := NewKeyedSessions(Count[struct{}](), sessions(t, time.Duration(gap)), lateness, FinalPhase)
 	require.NoError(t, err)
@@ -260,20 +294,19 @@ func checkSessionsRandom(t *testing.T, seed uint64, gap int64, lateness time.Dur
 	}
 	var kept []span
 	inputs := 0
-	for range 3000 {
-		if r.IntN(8) == 0 {
-			wm += int64(r.IntN(6))
+	for _, op := range ops {
+		if op.advance {
+			wm += op.step
 			advance()
 			continue
 		}
-		key := uint64(r.IntN(6)) * 0x9e3779b97f4a7c15 // the key 0 among them
-		ts := wm + int64(r.IntN(40)) - 20             // some behind the watermark
+		ts := wm + op.dt
 		inputs++
-		a := full.Add(key, ts, 0)
-		b := parts[r.IntN(3)].Add(key, ts, 0)
+		a := full.Add(op.key, ts, 0)
+		b := parts[op.part].Add(op.key, ts, 0)
 		require.Equal(t, a, b, "lateness depends only on the time and the watermark")
 		if a {
-			kept = append(kept, span{key, ts, ts})
+			kept = append(kept, span{op.key, ts, ts})
 		}
 	}
 	wm = EndOfInput
@@ -283,8 +316,6 @@ func checkSessionsRandom(t *testing.T, seed uint64, gap int64, lateness time.Dur
 	require.Equal(t, exact, applyUpdates(t, got), "partial + final")
 	st := full.Stats()
 	require.Equal(t, uint64(inputs), st.Added+st.Late, "in = aggregated + late")
-	require.Positive(t, st.Late, "the test must exercise late inputs")
-	require.Positive(t, st.Merged, "the test must exercise bridging")
 	require.Zero(t, final.Stats().LatePartials)
 	for _, ks := range append(parts, full) {
 		require.Zero(t, ks.Pending())
@@ -297,6 +328,37 @@ func checkSessionsRandom(t *testing.T, seed uint64, gap int64, lateness time.Dur
 			}
 		}
 	}
+	return st
+}
+
+// FuzzKeyedSessions decodes bytes into session workloads (two bytes per
+// step: an advance of the watermark, or an input's key, partial worker and
+// time relative to the watermark; the last byte picks the gap and the
+// allowed lateness) and checks them as TestKeyedSessionsRandomMatchExact
+// does.
+func FuzzKeyedSessions(f *testing.F) {
+	f.Add([]byte{1, 0, 9, 20, 17, 30, 0, 5, 25, 12, 3})
+	f.Add([]byte{2, 10, 10, 10, 8, 3, 18, 11, 26, 39, 8, 4, 0, 2, 0x51, 7})
+	f.Add([]byte{0x3f, 0x15, 0x12, 0x28, 0x0a, 0x01, 0x33, 0x1f, 0x08, 0x05, 0x27, 0x02, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 1 || len(data) > 4096 {
+			return
+		}
+		cfg := data[len(data)-1]
+		gap := int64(cfg%16) + 1
+		lateness := time.Duration(cfg >> 4)
+		data = data[:len(data)-1]
+		var ops []sessionOp
+		for i := 0; i+1 < len(data); i += 2 {
+			a, b := data[i], data[i+1]
+			if a%8 == 0 {
+				ops = append(ops, sessionOp{advance: true, step: int64(b % 8)})
+				continue
+			}
+			ops = append(ops, sessionOp{key: uint64(a>>3) % 5, dt: int64(b%48) - 24, part: int(a%8) % 3})
+		}
+		runSessionOps(t, ops, gap, lateness)
+	})
 }
 
 // TestKeyedSessionsOrderPerKey: a key's sessions fire in order of time.
