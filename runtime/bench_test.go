@@ -61,7 +61,7 @@ var (
 	benchSources = flag.Int("keyedcount.sources", 0, "sources in BenchmarkKeyedCount (0: keyedCountSources(workers))")
 	benchBatch   = flag.Int("keyedcount.batch", 1024, "BatchSize in BenchmarkKeyedCount")
 	benchQueue   = flag.Int("keyedcount.queue", 16, "QueueBatches in BenchmarkKeyedCount")
-	benchEdge    = flag.String("keyedcount.edge", "hash", "edge kind in BenchmarkKeyedCount (a partition kind: hash, pkg, dchoices, ...); a splitting edge counts in two phases")
+	benchEdge    = flag.String("keyedcount.edge", "hash", "edge in BenchmarkKeyedCount: a partition kind (hash, pkg, dchoices, ...) or forward (each source's own partial worker, with -keyedcount.sources equal to the workers: local-global aggregation); a splitting edge counts in two phases")
 )
 
 // keyedCountSources is the default number of sources at a given number of
@@ -90,9 +90,12 @@ func BenchmarkKeyedCount(b *testing.B) {
 			b.ReportAllocs()
 			sources := keyedCountSources(workers)
 			b.ReportMetric(float64(sources), "sources")
-			edge, err := Kind(*benchEdge)
-			if err != nil {
-				b.Fatal(err)
+			edge := Forward()
+			if *benchEdge != "forward" {
+				var err error
+				if edge, err = Kind(*benchEdge); err != nil {
+					b.Fatal(err)
+				}
 			}
 			cpu0 := cpuTime()
 			for b.Loop() {
