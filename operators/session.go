@@ -94,8 +94,11 @@ func NewKeyedSessions[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows
 func noSession() int32 { return -1 }
 
 // accepts reports whether an input (or a partial session) starting at t is
-// within the allowed lateness.
-func (k *KeyedSessions[In, Acc, Out]) accepts(t int64) bool { return k.wm < satAdd(t, k.lateness) }
+// within the allowed lateness. Before the first watermark everything is,
+// even an input at NoWatermark itself.
+func (k *KeyedSessions[In, Acc, Out]) accepts(t int64) bool {
+	return k.wm < satAdd(t, k.lateness) || k.wm == NoWatermark
+}
 
 // Add aggregates one input of the given key at time t into the key's
 // session covering [t, t+gap), merging the sessions that interval

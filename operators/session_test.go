@@ -2,6 +2,7 @@ package operators
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -175,6 +176,22 @@ func TestKeyedSessionsFireOnceAfterWatermark(t *testing.T) {
 	require.Len(t, f.res, 3)
 	require.Equal(t, WindowStats{Added: 5, Late: 1, Fired: 3}, ks.Stats())
 	require.Zero(t, ks.Pending())
+}
+
+// TestKeyedSessionsExtremeTimes: times at both ends of int64 neither
+// overflow nor count as late before the first watermark.
+func TestKeyedSessionsExtremeTimes(t *testing.T) {
+	ks := newSessions(t, 10, 0, Complete)
+	f := &fired{}
+	require.True(t, ks.Add(1, math.MinInt64, 0), "nothing is late before the first watermark")
+	require.True(t, ks.Add(2, math.MaxInt64-3, 0))
+	require.True(t, ks.Add(2, math.MaxInt64-1, 0))
+	ks.Advance(math.MaxInt64-2, f.add, nil)
+	require.Equal(t, []Result[uint64]{{Key: 1, Start: math.MinInt64, End: math.MinInt64 + 10, Value: 1}}, f.res,
+		"the session clipped at MaxInt64 is not due before MaxInt64-1")
+	ks.Advance(EndOfInput, f.add, nil)
+	require.Equal(t, Result[uint64]{Key: 2, Start: math.MaxInt64 - 3, End: math.MaxInt64, Value: 2}, f.res[1])
+	require.False(t, ks.Add(3, 0, 0), "nothing is on time after the end of input")
 }
 
 // TestKeyedSessionsLateUpdates: within the allowed lateness an input that
