@@ -10,7 +10,7 @@ type session[Acc any] struct {
 	timer      int64 // due time of the session's live timer entry
 	acc        Acc
 	next       int32  // next session of the key, by start; -1 at the end
-	gen        uint32 // incremented when the slot is freed: stale timers see it
+	gen        uint32 // incremented when the slot is freed: stale timers see it (one would have to outlive 2^32 reuses of its slot)
 	fired      bool   // a result covering part of it has been emitted
 	dirty      bool   // holds inputs not yet emitted
 }
@@ -44,9 +44,10 @@ type session[Acc any] struct {
 // PartialPhase keeps, per key, the sessions of the inputs not yet sent, and
 // sends each as a Partial{Key, Start, End, Acc} (then forgets it) as soon as
 // the watermark reaches its Start, not its end: when a worker's watermark
-// is w it has sent every input at time <= w. FinalPhase merges those partial
-// sessions per key (the union of intervals, accumulators merged with
-// Aggregate.Merge) and fires a merged session only when its own watermark,
+// is w it has sent every on-time input at time <= w (an input within the
+// allowed lateness goes out at the next advance). FinalPhase merges those
+// partial sessions per key (the union of intervals, accumulators merged
+// with Aggregate.Merge) and fires a merged session only when its own watermark,
 // the minimum over the partial workers, passes the merged end. By then
 // every input that could extend or bridge the session (any input earlier
 // than its end) has been received, so a key split over several workers
