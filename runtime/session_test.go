@@ -146,3 +146,38 @@ func TestSessionSteadyStateAllocatesNothing(t *testing.T) {
 	t.Logf("allocs: %.0f for 25k records, %.0f for 100k: %.5f per extra record", small, large, perRecord)
 	require.Less(t, perRecord, 0.001)
 }
+
+// TestSessionProcessingTime: session windows on ingest time, split keys:
+// every record is counted once, and a key's sessions are at least a gap
+// long, disjoint and on the wall clock.
+func TestSessionProcessingTime(t *testing.T) {
+	const n = 30_000
+	j, err := NewJob(FlushInterval(time.Millisecond))
+	require.NoError(t, err)
+	recs := zipfRecords(4, n, 1.1, 100, 0, 0)
+	for i := range recs {
+		recs[i].Time = 0 // no event time at all
+	}
+	src := Source(j, "src", split(recs, 2), ProcessingTime())
+	gap, err := operators.Sessions(200 * time.Microsecond)
+	require.NoError(t, err)
+	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
+	require.True(t, agg.TwoPhase)
+	sink := &resultSink[uint64]{}
+	Sink(agg.Results, "sink", sink.add, Parallelism(1))
+	before := time.Now().UnixNano()
+	runJob(t, j)
+	var sum uint64
+	last := map[uint64]int64{}
+	for _, r := range sink.got {
+		sum += r.Value
+		require.False(t, r.Update)
+		require.GreaterOrEqual(t, r.Start, before, "sessions are on the wall clock")
+		require.GreaterOrEqual(t, r.End-r.Start, int64(gap.Gap()))
+		if e, ok := last[r.Key]; ok {
+			require.LessOrEqual(t, e, r.Start, "a key's sessions are disjoint and in order")
+		}
+		last[r.Key] = r.End
+	}
+	require.Equal(t, uint64(n), sum)
+}
