@@ -138,6 +138,15 @@ func (c *CountMin) Conservative() bool { return c.conservative }
 // Total returns the sum of all counts added (saturating at 2^64-1).
 func (c *CountMin) Total() uint64 { return c.total }
 
+// Reset zeroes every counter and the total, keeping the shape and the
+// update rule: afterwards the sketch is what its constructor returned, and
+// no memory is allocated (a windowed hot-key detector resets one every
+// window).
+func (c *CountMin) Reset() {
+	clear(c.counts)
+	c.total = 0
+}
+
 // cmRowStep returns the Kirsch–Mitzenmacher step h2 for hash h: h rotated by
 // half its width, made odd so that the g_i differ for every row.
 func cmRowStep(h uint64) uint64 { return bits.RotateLeft64(h, 32) | 1 }
