@@ -1,0 +1,100 @@
+package sketch
+
+import "math/bits"
+
+// mergeList returns e (k = d) after writing into it the n entries of the
+// list buf, written with the same k = d, merged with the sorted tokens
+// toks: what a sparseIter feeding e.add does, written out with the reader
+// and writer state in locals, for the merge of the pending set (the sparse
+// phase's inner loop).
+func mergeList(e entryWriter, buf []uint32, n int, toks []uint32) entryWriter {
+	d := e.d
+	mask := uint32(1)<<d - 1
+	var racc uint64 // reader: bits at hand, LSB first
+	var rn uint     // and how many
+	var reg uint32
+	wb, wacc, wn := e.w.w, e.w.acc, e.w.n
+	wreg, wbits, cnt := e.reg, e.bits, e.n
+	for ; n > 0; n-- {
+		if rn <= 32 && len(buf) > 0 {
+			racc |= uint64(buf[0]) << rn
+			buf = buf[1:]
+			rn += 32
+		}
+		var q, low uint32
+		var rank uint8
+		if t := uint(bits.TrailingZeros64(^racc)); t+1+d+sparseRankBits <= rn {
+			q, low = uint32(t), uint32(racc>>(t+1))&mask
+			racc >>= t + 1 + d
+			rn -= t + 1 + d
+			if low == 0 {
+				rank = uint8(racc & tokenRankMask)
+				racc >>= sparseRankBits
+				rn -= sparseRankBits
+			}
+		} else {
+			// A long gap or the end of the words at hand: the general reader.
+			r := bitReader{w: buf, acc: racc, n: rn}
+			q, _ = r.unary(1 << 31)
+			low, _ = r.get(d)
+			if low == 0 {
+				v, _ := r.get(sparseRankBits)
+				rank = uint8(v)
+			}
+			buf, racc, rn = r.w, r.acc, r.n
+		}
+		reg += q
+		idx := reg<<d | low
+		if len(toks) > 0 && toks[0]>>tokenRankBits <= idx {
+			e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n = wb, wacc, wn, wreg, wbits, cnt
+			toks, rank = e.addTokensBelow(toks, idx, rank)
+			wb, wacc, wn, wreg, wbits, cnt = e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n
+		}
+		g := reg - wreg
+		if uint(g)+1+d+sparseRankBits > 32 {
+			e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n = wb, wacc, wn, wreg, wbits, cnt
+			e.add(idx, rank)
+			wb, wacc, wn, wreg, wbits, cnt = e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n
+			continue
+		}
+		// e.add(idx, rank), written out: gap, low bits and rank in one field.
+		v, k := uint64(1)<<g-1|uint64(low)<<(g+1), uint(g)+1+d
+		if low == 0 {
+			v |= uint64(rank) << k
+			k += sparseRankBits
+		}
+		wacc |= v << wn
+		wn += k
+		if wn >= 32 {
+			wb = append(wb, uint32(wacc))
+			wacc >>= 32
+			wn -= 32
+		}
+		wbits += int(k)
+		wreg = reg
+		cnt++
+	}
+	e.w.w, e.w.acc, e.w.n, e.reg, e.bits, e.n = wb, wacc, wn, wreg, wbits, cnt
+	e.addTokensBelow(toks, 1<<31, 0) // the tokens past the list
+	return e
+}
+
+// addTokensBelow writes the tokens of the sorted toks with an index below
+// idx (merging equal indexes) and returns the rest, less those equal to idx,
+// whose ranks it folds into rank.
+func (e *entryWriter) addTokensBelow(toks []uint32, idx uint32, rank uint8) ([]uint32, uint8) {
+	for len(toks) > 0 && toks[0]>>tokenRankBits < idx {
+		tidx, trank := toks[0]>>tokenRankBits, uint8(toks[0]&tokenRankMask)
+		toks = toks[1:]
+		for len(toks) > 0 && toks[0]>>tokenRankBits == tidx {
+			trank = max(trank, uint8(toks[0]&tokenRankMask))
+			toks = toks[1:]
+		}
+		e.add(tidx, trank)
+	}
+	for len(toks) > 0 && toks[0]>>tokenRankBits == idx {
+		rank = max(rank, uint8(toks[0]&tokenRankMask))
+		toks = toks[1:]
+	}
+	return toks, rank
+}
