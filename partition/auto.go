@@ -85,8 +85,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
-		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64)}
+	a.dc = dchoicesOn(load, det, c, false)
 	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
 	a.wc.next = a.wc.startOffset()
 	a.choice = make([]Choice, 0, 64)
