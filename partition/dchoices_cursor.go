@@ -26,14 +26,32 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 // D-Choices produces, that is O(1) loads per tuple amortised; placement is
 // unchanged (golden vectors and every figure).
 func (p *DChoices) leastDistinct(key uint64, pr float64) int {
-	start, stride := p.distinctStart(key)
-	var best int
-	if h := p.heads.put(key, pr); h != nil && !p.scanOnly {
-		best = p.cursorLeast(h, key, start, stride)
-	} else {
-		best = p.scanLeast(p.offset(key), start, stride)
+	h := p.heads.put(key, pr)
+	if h == nil || p.scanOnly {
+		start, stride := p.distinctStart(key)
+		return p.checkOverflow(p.scanLeast(p.offset(key), start, stride), start, stride)
 	}
-	return p.checkOverflow(best, start, stride)
+	if h.stride == 0 { // first tuple of the key since the last re-solve
+		start, stride := p.distinctStart(key)
+		h.start, h.stride = int32(start), int32(stride)
+	}
+	start, stride := int(h.start), int(h.stride)
+	best := p.cursorLeast(h, key, start, stride)
+	w := p.checkOverflow(best, start, stride)
+	if w == best {
+		// best is about to be counted, so its load passes h.min: the
+		// next tuple's walk starts after it.
+		if j := int(h.j) + 1; j < p.d {
+			c := wrap(best+stride, len(p.load))
+			if int(h.o)+j == p.d {
+				c = start
+			}
+			h.j, h.at = int32(j), int32(c)
+		} else {
+			h.j = int32(p.d)
+		}
+	}
+	return w
 }
 
 // offset is where a key's scan starts among its d candidates.
@@ -57,20 +75,21 @@ func (p *DChoices) candidate(o, j, start, stride int) int {
 // scanLeast returns the first candidate in scan order at the smallest load
 // of the d (stopping early at the global minimum).
 func (p *DChoices) scanLeast(o, start, stride int) int {
-	best, _ := p.scanFrom(o, 0, start, stride)
+	best, _ := p.scanFrom(o, 0, start, stride, p.minLoad)
 	return best
 }
 
 // scanFrom scans positions j0, ..., d-1 and returns the first at the
-// smallest load among them and its position.
-func (p *DChoices) scanFrom(o, j0, start, stride int) (int, int) {
+// smallest load among them and its position. lb is a lower bound on their
+// loads: a candidate at lb is the smallest, and the scan stops there.
+func (p *DChoices) scanFrom(o, j0, start, stride int, lb uint64) (int, int) {
 	n, load := len(p.load), p.load
 	c := p.candidate(o, j0, start, stride)
 	best, bj, bl := c, j0, load[c]
 	// wrap keeps the walk branch-free: whether c+stride passes n is a coin
 	// flip per step, and the jump it compiled to was mispredicted about
 	// every other candidate.
-	for j := j0 + 1; j < p.d && bl > p.minLoad; j++ {
+	for j := j0 + 1; j < p.d && bl > lb; j++ {
 		c = wrap(c+stride, n)
 		if o+j == p.d {
 			c = start
@@ -85,27 +104,34 @@ func (p *DChoices) scanFrom(o, j0, start, stride int) (int, int) {
 // cursorLeast is scanLeast with the key's cursor (see leastDistinct).
 func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 	n, load := len(p.load), p.load
-	// Every load is >= minLoad: when minLoad has passed the key's bound, no
-	// candidate is at it, and the walk is skipped (a light head key whose
-	// candidates other tuples raised since its last one).
-	if h.init && int(h.d) == p.d && p.minLoad <= h.min {
-		o, j, c := int(h.o), int(h.j), int(h.at)
-		for ; j < p.d; j++ {
-			if j > int(h.j) {
-				c = wrap(c+stride, n)
-				if o+j == p.d {
-					c = start
+	lb := p.minLoad // every load is >= minLoad
+	if h.init && int(h.d) == p.d {
+		// When minLoad has passed the key's bound, no candidate is at it,
+		// and the walk is skipped (a light head key whose candidates
+		// other tuples raised since its last one).
+		if p.minLoad <= h.min {
+			o, j, c := int(h.o), int(h.j), int(h.at)
+			for ; j < p.d; j++ {
+				if j > int(h.j) {
+					c = wrap(c+stride, n)
+					if o+j == p.d {
+						c = start
+					}
+				}
+				if load[c] <= h.min {
+					h.j, h.at = int32(j), int32(c)
+					return c
 				}
 			}
-			if load[c] <= h.min {
-				h.j, h.at = int32(j), int32(c)
-				return c
-			}
 		}
+		// Every candidate is now above h.min, so at h.min+1 or more: the
+		// rescan stops at the first one there (while the key's candidates
+		// are level, near the start), not only at the global minimum.
+		lb = max(lb, h.min+1)
 	} else {
 		h.init, h.d, h.o = true, int32(p.d), int32(p.offset(key))
 	}
-	best, j := p.scanFrom(int(h.o), 0, start, stride)
+	best, j := p.scanFrom(int(h.o), 0, start, stride, lb)
 	h.j, h.at, h.min = int32(j), int32(best), load[best]
 	return best
 }
@@ -141,6 +167,7 @@ func (p *DChoices) leastHashed(key uint64, pr float64) int {
 	if p.scanOnly {
 		h = nil
 	}
+	lb := p.minLoad
 	if h != nil && h.init && int(h.d) == p.d && p.minLoad <= h.min {
 		n, load := len(p.load), p.load
 		h2 := secondHash(key)
@@ -154,8 +181,9 @@ func (p *DChoices) leastHashed(key uint64, pr float64) int {
 				return c
 			}
 		}
+		lb = max(lb, h.min+1) // as in cursorLeast
 	}
-	best, bj := p.scanHashed(key)
+	best, bj := p.scanHashed(key, lb)
 	if h != nil {
 		h.init, h.d, h.j, h.at, h.min = true, int32(p.d), int32(bj), int32(best), p.load[best]
 	}
@@ -163,15 +191,15 @@ func (p *DChoices) leastHashed(key uint64, pr float64) int {
 }
 
 // scanHashed returns the first hashed candidate at the smallest load
-// (stopping early at the global minimum) and its position.
-func (p *DChoices) scanHashed(key uint64) (int, int) {
+// (stopping early at lb, a lower bound on the loads) and its position.
+func (p *DChoices) scanHashed(key uint64, lb uint64) (int, int) {
 	n := len(p.load)
 	load := p.load
 	h2 := secondHash(key)
 	best, bj := hashx.Reduce(key, n), 0
 	bl := load[best]
 	g := key
-	for i := 1; i < p.d && bl > p.minLoad; i++ {
+	for i := 1; i < p.d && bl > lb; i++ {
 		g += h2
 		if c := hashx.Reduce(hashx.Mix64(g), n); load[c] < bl {
 			best, bj, bl = c, i, load[c]
