@@ -19,6 +19,7 @@ var detectorKinds = []struct {
 	{"countmin", func(th float64, w int) (HotKeyDetector, error) { return NewCountMinDetector(th, w) }},
 	{"spacesaving", func(th float64, w int) (HotKeyDetector, error) { return NewSpaceSavingDetector(th, w) }},
 	{"lossy", func(th float64, w int) (HotKeyDetector, error) { return NewLossyCountingDetector(th, w) }},
+	{"filtered", func(th float64, w int) (HotKeyDetector, error) { return NewFilteredSpaceSavingDetector(th, w) }},
 }
 
 func TestDetectorGuarantees(t *testing.T) {
@@ -47,24 +48,26 @@ func TestDetectorGuarantees(t *testing.T) {
 
 var sinkHead bool
 
-// BenchmarkDetector reports ns per Observe and the detector's memory
-// (bytes per summary pair, estimated from its parameters).
+// BenchmarkDetector reports ns per Observe per detector, skew and n
+// (theta = 1/(5n), the default window).
 func BenchmarkDetector(b *testing.B) {
 	for _, dk := range detectorKinds {
-		for _, n := range []int{10, 100} {
-			b.Run(fmt.Sprintf("detector=%s/workers=%d", dk.name, n), func(b *testing.B) {
-				st := benchKeys(1.2)
-				theta := 1 / (5 * float64(n))
-				det, err := dk.mk(theta, DefaultWindow(theta))
-				if err != nil {
-					b.Fatal(err)
-				}
-				mask := len(st.keys) - 1
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					sinkHead, _ = det.Observe(st.keys[i&mask])
-				}
-			})
+		for _, s := range []float64{0.8, 1.2, 2.0} {
+			for _, n := range []int{10, 100} {
+				b.Run(fmt.Sprintf("detector=%s/zipf=%.1f/workers=%d", dk.name, s, n), func(b *testing.B) {
+					st := benchKeys(s)
+					theta := 1 / (5 * float64(n))
+					det, err := dk.mk(theta, DefaultWindow(theta))
+					if err != nil {
+						b.Fatal(err)
+					}
+					mask := len(st.keys) - 1
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						sinkHead, _ = det.Observe(st.keys[i&mask])
+					}
+				})
+			}
 		}
 	}
 }
