@@ -64,7 +64,13 @@
 //     while every point at or below p1*n/2 = 0.62 is at λ <= 1e-3.
 //
 // Every splitting kind implements Splitter: keyed aggregates downstream need
-// a merge stage combining the partials of a key.
+// a merge stage combining the partials of a key. Every kind also implements
+// BatchRouter: RouteBatch(keys, dst) routes a batch exactly as Route would,
+// key by key, without an interface call per key; the function RouteBatch
+// serves any Partitioner. PKG and D-Choices store a tuple's load increment
+// only after the next tuple has read its two loads (correcting them with
+// the pending one), so consecutive tuples do not wait on each other's
+// stores; PKG.Load stores the pending increment first.
 //
 // # Hot keys
 //
@@ -87,7 +93,7 @@
 // stream as one source would. Memory per source: 8n bytes of loads plus the
 // detector (default: 2 * ceil(4/theta) Space-Saving counters, about 270 KB
 // at n = 100 as measured; Count-Min 1.1 MB); D-Choices adds its head table
-// (2048 slots of 48 bytes, 96 KB: the realized-coverage keys and the
+// (2048 slots of 56 bytes, 112 KB: the realized-coverage keys and the
 // per-key cursors).
 //
 // # Measuring

@@ -107,7 +107,11 @@ func (f *filteredSummary) estimate(key uint64) uint64 {
 
 func (f *filteredSummary) heavy(least uint64, visit func(k, c uint64)) {
 	t := f.tau()
-	f.top = f.ss.AppendTop(f.top[:0], f.ss.Len())
+	k := f.ss.Len()
+	if least > t {
+		k = topBound(f.ss, least-t) // counts below least - t cannot pass
+	}
+	f.top = f.ss.AppendTop(f.top[:0], k)
 	for _, c := range f.top {
 		if c.Count+t < least {
 			break // sorted by count, descending
