@@ -16,9 +16,11 @@ import (
 // Each summary keeps, beside its Space-Saving counters, an array of w
 // bucket counters (w = the power of two >= 64/theta), one bucket per key
 // hash. Over the summary's N tuples let B be a key's bucket count (after
-// its tuple) and tau(N) = floor(theta*N/8). A tuple with B <= tau(N) is
-// not given to Space-Saving; it is answered tail with estimate B, which is
-// at least the key's count c (the bucket holds every tuple of the key).
+// its tuple) and tau(N) = floor(N/P), P = ceil(8/theta), so that
+// tau(N) <= theta*N/8 (a counter: no division per tuple). A tuple with
+// B <= tau(N) is not given to Space-Saving; it is answered tail with
+// estimate B, which is at least the key's count c (the bucket holds every
+// tuple of the key).
 //
 // Guarantee (every key above theta is head, deterministically). A tuple of
 // key x is withheld only while B <= tau, and B >= c_x, so only tuples at
@@ -36,20 +38,22 @@ import (
 // bound (k = ceil(4/theta), no tau), kept by doubling k.
 //
 // Cost. A tail tuple whose bucket is at or below tau costs one counter
-// increment. A tuple reaches Space-Saving only if its bucket exceeds
-// theta*N/8: the buckets of the <= 1/theta head keys (at most
-// 1/(theta*w) <= 1/64 of the buckets), of keys near the threshold, and
-// buckets whose tail mass exceeds 8/(theta*w) >= 8 times their mean
-// N/w; by Markov's inequality a tail key's bucket does with probability
-// at most 8/(theta*w) <= 1/8 from other keys, far less in practice
-// (measured in docs/partitioning.md).
+// increment. A tuple reaches Space-Saving only if its bucket exceeds tau,
+// about theta*N/8, at least 8 times a bucket's mean N/w: the buckets of the
+// <= 1/theta head keys (at most 1/(theta*w) <= 1/64 of them), of keys near
+// the threshold, and buckets that other keys fill that far, which by
+// Markov's inequality happens to a tail key's bucket with probability at
+// most 8/(theta*w) <= 1/8 (far less in practice: 4% of light keys' tuples
+// measured, TestFilteredDetectorWithholdsLightKeys).
 type filteredSummary struct {
 	ss     *sketch.SpaceSaving[uint64]
 	top    []sketch.Counter[uint64]
 	cnt    []uint32
 	shift  uint
 	n      uint64
-	theta8 float64 // theta/8
+	tau    uint64 // floor(n/period)
+	next   uint64 // the n at which tau grows
+	period uint64 // ceil(8/theta)
 	// forwarded counts the tuples given to Space-Saving since the summary
 	// was made (tests and docs measure the filter with it).
 	forwarded uint64
@@ -73,23 +77,25 @@ func newFilteredSummary(theta float64) (*filteredSummary, error) {
 		return nil, err
 	}
 	w := filterWidth(theta)
-	return &filteredSummary{ss: ss, top: make([]sketch.Counter[uint64], 0, k), cnt: make([]uint32, w),
-		shift: uint(64 - bits.Len(uint(w)-1)), theta8: theta / 8}, nil
+	f := &filteredSummary{ss: ss, top: make([]sketch.Counter[uint64], 0, k), cnt: make([]uint32, w),
+		shift: uint(64 - bits.Len(uint(w)-1)), period: uint64(math.Ceil(8 / theta))}
+	f.reset()
+	return f, nil
 }
 
 func (f *filteredSummary) bucket(key uint64) *uint32 {
 	return &f.cnt[(key*0x9e3779b97f4a7c15)>>f.shift&uint64(len(f.cnt)-1)]
 }
 
-// tau is floor(theta*N/8).
-func (f *filteredSummary) tau() uint64 { return uint64(float64(f.n) * f.theta8) }
-
 func (f *filteredSummary) add(key uint64) uint64 {
-	f.n++
+	if f.n++; f.n == f.next {
+		f.tau++
+		f.next += f.period
+	}
 	b := f.bucket(key)
 	c := uint64(*b) + 1
 	*b = uint32(c)
-	if t := f.tau(); c > t {
+	if t := f.tau; c > t {
 		f.forwarded++
 		return min(c, f.ss.AddCount(key)+t)
 	}
@@ -98,7 +104,7 @@ func (f *filteredSummary) add(key uint64) uint64 {
 
 func (f *filteredSummary) estimate(key uint64) uint64 {
 	c := uint64(*f.bucket(key))
-	if t := f.tau(); c > t {
+	if t := f.tau; c > t {
 		e, _ := f.ss.Estimate(key)
 		return min(c, e+t)
 	}
@@ -106,7 +112,7 @@ func (f *filteredSummary) estimate(key uint64) uint64 {
 }
 
 func (f *filteredSummary) heavy(least uint64, visit func(k, c uint64)) {
-	t := f.tau()
+	t := f.tau
 	k := f.ss.Len()
 	if least > t {
 		k = topBound(f.ss, least-t) // counts below least - t cannot pass
@@ -125,7 +131,7 @@ func (f *filteredSummary) heavy(least uint64, visit func(k, c uint64)) {
 func (f *filteredSummary) reset() {
 	f.ss.Reset()
 	clear(f.cnt)
-	f.n = 0
+	f.n, f.tau, f.next = 0, 0, f.period
 }
 
 // NewFilteredSpaceSavingDetector returns a windowed detector over two
