@@ -107,8 +107,8 @@ func BenchmarkRouteBatch(b *testing.B) {
 }
 
 // BenchmarkRouteDefaultDetector is BenchmarkRoute with the default detector
-// (DefaultDetector: two alternating Space-Saving summaries) instead of an
-// oracle: what a head-aware partitioner costs when it has to find its head.
+// (DefaultDetector: two alternating filtered Space-Saving summaries)
+// instead of an oracle: what a head-aware partitioner costs when it has to find its head.
 // hash and pkg, which use no detector, are the in-run baselines.
 func BenchmarkRouteDefaultDetector(b *testing.B) {
 	benchRoute(b, []string{"hash", "pkg", "dchoices", "dchoices-paper", "wchoices"},
