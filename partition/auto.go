@@ -208,9 +208,6 @@ func (a *Auto) decide() {
 		}
 	}
 	if mode != a.mode {
-		if a.mode == modeD {
-			a.dc.flush() // D-Choices defers its last increment
-		}
 		a.mode = mode
 		a.dc.resetMin() // other modes wrote the shared loads
 		if len(a.choice) < cap(a.choice) {

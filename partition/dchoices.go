@@ -55,17 +55,7 @@ type DChoices struct {
 	// there: the same choice as a full scan, found sooner.
 	minLoad uint64
 	atMin   int
-	// sumOff is the total load minus total (constant between resetMins:
-	// every routed tuple adds one to both), so the sum costs no store per
-	// tuple.
-	sumOff uint64
-	// prev and pv: the last tuple's worker and its load after it. As in
-	// PKG, a tail tuple stores the previous tuple's increment only after
-	// reading its own two loads, and corrects them with (prev, pv); so
-	// load[prev] may lag pv by one until flush. Everything else that reads
-	// the loads (the head path, resetMin, Auto's other modes) flushes first.
-	prev int
-	pv   uint64
+	sum     uint64 // total load
 	// overflows counts head tuples sent beyond the first d candidates.
 	overflows uint64
 	// tie: see config.tie. Head keys start their candidate scan at
@@ -78,9 +68,8 @@ type DChoices struct {
 	scanOnly bool
 }
 
-// resetMin recomputes minLoad, atMin and sumOff from the loads in memory
-// (after a flush, or after others wrote them: Auto's other modes share
-// them), and takes (prev, pv) from them. Without a jump per worker: which
+// resetMin recomputes minLoad, atMin and sum (after others wrote the
+// loads: Auto's other modes share them). Without a jump per worker: which
 // workers are at the minimum is a coin flip each.
 func (p *DChoices) resetMin() {
 	m, s := p.load[0], uint64(0)
@@ -92,28 +81,22 @@ func (p *DChoices) resetMin() {
 	for _, x := range p.load {
 		c += int(b2u(x == m))
 	}
-	p.minLoad, p.atMin, p.sumOff = m, c, s-p.total
-	p.prev, p.pv = 0, p.load[0]
+	p.minLoad, p.atMin, p.sum = m, c, s
 }
 
-// flush stores the deferred increment: the loads in memory are then exact.
-func (p *DChoices) flush() { p.load[p.prev] = p.pv }
-
-// sum is the total load, counting the tuple being placed (place counts
-// it in total first).
-func (p *DChoices) sum() uint64 { return p.total + p.sumOff }
-
-// counted records that the tuple just routed went to worker w, whose load
-// before it was l; the store of l+1 is deferred (see prev).
-func (p *DChoices) counted(w int, l uint64) {
-	p.prev, p.pv = w, l+1
+// count records one tuple on worker w, whose load before it was l.
+func (p *DChoices) count(w int, l uint64) {
+	p.load[w] = l + 1
+	p.sum++
 	// Whether w was at the minimum is a coin flip while the loads are
 	// level: counted without a jump, so only the rare rescan branches.
 	if p.atMin -= int(b2u(l == p.minLoad)); p.atMin <= 0 {
-		p.flush()
 		p.resetMin()
 	}
 }
+
+// bump counts one tuple on worker w.
+func (p *DChoices) bump(w int) { p.count(w, p.load[w]) }
 
 func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
 	det, err := c.newDetector(n)
@@ -217,25 +200,20 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	n := len(load)
 	a := hashx.Reduce(key, n)
 	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
-	la, lb := load[a], load[b]
-	load[p.prev] = p.pv // the previous tuple's increment, after this tuple's loads
-	w, l := pkgChoose(a, b, la, lb, p.prev, p.pv, key*p.tie)
-	p.counted(w, l)
+	w, l := pkgChoose(a, b, load[a], load[b], -1, 0, key*p.tie)
+	p.count(w, l)
 	return w
 }
 
 // placeHead routes and counts a head tuple.
 func (p *DChoices) placeHead(key uint64, pr float64) int {
-	p.flush() // the head path reads loads from memory
 	var w int
 	if p.paper {
 		w = p.leastHashed(key, pr)
 	} else {
 		w = p.leastDistinct(key, pr)
 	}
-	l := p.load[w]
-	p.counted(w, l)
-	p.flush() // keep memory exact for the cursors' next walk
+	p.bump(w)
 	return w
 }
 

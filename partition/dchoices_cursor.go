@@ -141,8 +141,7 @@ func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 func (p *DChoices) checkOverflow(best, start, stride int) int {
 	n, load := len(p.load), p.load
 	bl := load[best]
-	sum := p.sum() - 1 // the tuple being placed is not in the loads yet
-	if bl*uint64(n) <= sum+sum/4096+uint64(n) {
+	if bl*uint64(n) <= p.sum+p.sum/4096+uint64(n) {
 		return best
 	}
 	// Every one of the d candidates is above the mean load by more than
@@ -154,7 +153,7 @@ func (p *DChoices) checkOverflow(best, start, stride int) int {
 	c := (start + (p.d-1)*stride) % n
 	for i := p.d; i < n; i++ {
 		c = wrap(c+stride, n)
-		if load[c]*uint64(n) <= sum {
+		if load[c]*uint64(n) <= p.sum {
 			return c
 		}
 	}

@@ -67,10 +67,10 @@
 // a merge stage combining the partials of a key. Every kind also implements
 // BatchRouter: RouteBatch(keys, dst) routes a batch exactly as Route would,
 // key by key, without an interface call per key; the function RouteBatch
-// serves any Partitioner. PKG and D-Choices store a tuple's load increment
-// only after the next tuple has read its two loads (correcting them with
-// the pending one), so consecutive tuples do not wait on each other's
-// stores; PKG.Load stores the pending increment first.
+// serves any Partitioner. PKG stores a tuple's load increment only after
+// the next tuple has read its two loads (correcting them with the pending
+// one), so consecutive tuples do not wait on each other's stores; Load
+// stores the pending increment first.
 //
 // # Hot keys
 //
