@@ -189,56 +189,10 @@ func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.O
 // Run consumes until ctx ends, then flushes, commits and leaves the group.
 // It returns early with the first produce failure.
 func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
-	last := time.Now()
-	for {
-		fetches := m.cl.PollFetches(ctx)
-		if fetches.IsClientClosed() {
-			m.cl.AllowRebalance()
-			return nil
-		}
-		if ctx.Err() != nil {
-			return m.shutdown()
-		}
-		fetches.EachError(func(string, int32, error) { m.c.fetchErrors.Add(1) })
-		m.mu.Lock()
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if len(fp.Records) > 0 {
-				m.process(fp.Partition, fp.Records)
-			}
-		})
-		if time.Since(last) >= m.cfg.commitInterval() {
-			m.commitLocked(ctx, nil)
-			last = time.Now()
-		}
-		m.mu.Unlock()
-		m.cl.AllowRebalance()
-		if m.afterPoll != nil {
-			m.afterPoll()
-		}
-		if err := m.err(); err != nil {
-			m.closing.Store(true)
-			m.cl.Close()
-			return err
-		}
-	}
-}
-
-func (m *Merge[Acc, Out]) shutdown() error {
-	m.closing.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err := m.cl.Flush(ctx)
-	if err == nil {
-		err = m.err()
-	}
-	if err == nil {
-		m.mu.Lock()
-		m.commitLocked(ctx, nil)
-		m.mu.Unlock()
-	}
-	m.cl.AllowRebalance() // leaving the group revokes
-	m.cl.Close()
-	return err
+	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
+		closing: &m.closing, process: m.process,
+		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll}
+	return l.run(ctx)
 }
 
 // Kill closes the merge stage as a crash would: no flush, no commit. The

@@ -150,57 +150,10 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 // then. It returns early with
 // the first produce failure (nothing more is committed) or after Kill.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
-	last := time.Now()
-	for {
-		fetches := w.cl.PollFetches(ctx)
-		if w.killed.Load() || fetches.IsClientClosed() {
-			w.cl.AllowRebalance() // a Kill's Close may be waiting for it
-			return nil
-		}
-		if ctx.Err() != nil {
-			return w.shutdown()
-		}
-		fetches.EachError(func(string, int32, error) { w.c.fetchErrors.Add(1) })
-		w.mu.Lock()
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if len(fp.Records) > 0 {
-				w.process(fp.Partition, fp.Records)
-			}
-		})
-		if time.Since(last) >= w.cfg.commitInterval() {
-			w.commitLocked(ctx, nil)
-			last = time.Now()
-		}
-		w.mu.Unlock()
-		w.cl.AllowRebalance()
-		if w.afterPoll != nil {
-			w.afterPoll()
-		}
-		if err := w.err(); err != nil {
-			w.killed.Store(true)
-			w.cl.Close()
-			return err
-		}
-	}
-}
-
-// shutdown flushes, commits and closes after ctx ended.
-func (w *Worker[In, Acc, Out]) shutdown() error {
-	w.closing.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err := w.cl.Flush(ctx)
-	if err == nil {
-		err = w.err()
-	}
-	if err == nil {
-		w.mu.Lock()
-		w.commitLocked(ctx, nil)
-		w.mu.Unlock()
-	}
-	w.cl.AllowRebalance() // leaving the group revokes
-	w.cl.Close()
-	return err
+	l := pollLoop{cl: w.cl, mu: &w.mu, interval: w.cfg.commitInterval(), fetchErrors: &w.c.fetchErrors,
+		closing: &w.closing, killed: &w.killed, process: w.process,
+		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll}
+	return l.run(ctx)
 }
 
 // Kill closes the worker as a crash would: it leaves the group without

@@ -21,7 +21,8 @@
 // # Windows and watermarks
 //
 // Windows assigns event times to the global window, tumbling windows or
-// sliding windows (a time lies in ceil(size/slide) of them). Window
+// sliding windows (a time lies in ceil(size/slide) of them); session
+// windows are described below. Window
 // [start, end) fires when the watermark reaches end-1 and its state is kept
 // until the watermark reaches end-1+allowedLateness; an input arriving after
 // that is late: counted and reported to the caller, never aggregated and
@@ -45,6 +46,54 @@
 // exactly as Add would one by one, faster: for global and tumbling windows
 // it resolves the window once per run of inputs, overlaps the table's cache
 // misses and folds runs of one key in a local accumulator.
+//
+// # Session windows
+//
+// Sessions(gap) are Flink's event-time session windows: per key, an input
+// at t covers [t, t+gap) and overlapping intervals merge, so a session is
+// [first, last+gap) of inputs each less than gap after the previous one,
+// and an input that lands between two sessions bridges them (their
+// accumulators merge with Aggregate.Merge). KeyedSessions keeps them: per
+// key a list of sessions in a slab with a free list, the keys in the same
+// open-addressing table (with backward-shift deletion, so keys come and go
+// without tombstones), and a queue of firing times whose entries are
+// checked lazily (a session extended since its timer was set is simply
+// re-queued when the old time comes). The queue is a sorted FIFO for the
+// timers that come in order (most: inputs arrive nearly in time order) and
+// a binary heap for the others; it pops in exactly a heap's order, and
+// made sessions 1.6-2.1x faster than a heap alone on an ordered stream. NewKeyedState picks KeyedSessions or
+// KeyedWindows from the Windows.
+//
+// A session fires once the watermark reaches end-1. Lateness is judged per
+// input, from its time alone: an input is late when the watermark has
+// reached t+allowedLateness, so it is late or not whichever worker it
+// reaches, and an input that is not late never touches a session whose
+// state was dropped (sessions are kept until end-1+allowedLateness). Late
+// inputs are counted and returned as such, never aggregated. Without
+// allowed lateness every session fires exactly once. With it, an input that
+// extends or bridges fired sessions (as Flink does, rather than counting it
+// late) makes the merged session fire again when the watermark passes its
+// end, as one Result with Update set whose [Start, End) covers every result
+// it replaces: a consumer drops the key's earlier results inside it. After
+// all updates the results are exactly the sessions of the inputs that were
+// not late.
+//
+// Split keys: PartialPhase sends each partial session as a Partial{Key,
+// Start, End, Acc} as soon as the watermark reaches its Start (not its
+// end), then forgets it; so a partial worker whose watermark is w has sent
+// every input at time <= w. FinalPhase merges partial sessions per key (the
+// union of their intervals; touching ones stay apart, as inputs exactly gap
+// apart do) and fires a merged session when its watermark, the minimum
+// over the partial workers, passes the merged end: every input that could
+// still extend or bridge it would be earlier than its end, and has been
+// received. The results equal one worker's, record for record. The price
+// is one Partial per partial session: a hot key's inputs fold into about
+// one Partial per watermark advance, but a key seen once within a gap
+// sends one Partial per input.
+//
+// Adding to a key's open session allocates nothing; a new session reuses
+// a freed slot, and the slab, the table and the heap grow (doubling) only
+// when a worker holds more sessions at once than ever before.
 //
 // Nothing in this package is safe for concurrent use.
 package operators

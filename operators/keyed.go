@@ -33,17 +33,23 @@ type Result[Out any] struct {
 }
 
 // Partial is a partial accumulator of one key and window, sent from a
-// partial stage to the final merge stage.
+// partial stage to the final merge stage. End is the window's end; for
+// session windows, [Start, End) is the extent of the partial session (see
+// KeyedSessions), which the final stage merges with the others of its key.
+// KeyedWindows reads only Start.
 type Partial[Acc any] struct {
-	Key   uint64
-	Start int64
-	Acc   Acc
+	Key        uint64
+	Start, End int64
+	Acc        Acc
 }
 
-// WindowStats counts what a KeyedWindows did with its inputs. Every input
-// passed to Add is either Added (to at least one window) or Late.
+// WindowStats counts what a KeyedWindows or KeyedSessions did with its
+// inputs. Every input passed to Add is either Added (to at least one
+// window) or Late; every partial passed to AddPartial is either in Partials
+// or in LatePartials. Fired counts results (or partials) emitted; Merged
+// counts sessions merged into another because an input bridged them.
 type WindowStats struct {
-	Added, Late, Partials, LatePartials, Fired uint64
+	Added, Late, Partials, LatePartials, Fired, Merged uint64
 }
 
 // pane holds the accumulators of one window, by key in insertion order.
@@ -97,6 +103,9 @@ func NewKeyedWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows,
 	}
 	if phase > FinalPhase {
 		return nil, invalidParam("phase", phase, "Complete, PartialPhase or FinalPhase")
+	}
+	if win.IsSession() {
+		return nil, invalidParam("win", "session windows", "global, tumbling or sliding windows (NewKeyedSessions keeps sessions)")
 	}
 	return &KeyedWindows[In, Acc, Out]{
 		agg: agg, win: win, lateness: int64(allowedLateness), phase: phase,
@@ -337,11 +346,11 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	if k.phase == PartialPhase {
 		// The table holds only what arrived since the last firing.
 		if p.tab.zero {
-			partial(Partial[Acc]{Key: 0, Start: p.start, Acc: p.tab.zacc})
+			partial(Partial[Acc]{Key: 0, Start: p.start, End: p.end, Acc: p.tab.zacc})
 		}
 		for i := range p.tab.ents {
 			if e := &p.tab.ents[i]; e.key != 0 {
-				partial(Partial[Acc]{Key: e.key, Start: p.start, Acc: e.acc})
+				partial(Partial[Acc]{Key: e.key, Start: p.start, End: p.end, Acc: e.acc})
 			}
 		}
 		p.reset() // later inputs form a delta

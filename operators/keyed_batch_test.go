@@ -16,7 +16,7 @@ import (
 func TestAddBatchEqualsAdd(t *testing.T) {
 	sliding, err := Sliding(40, 10)
 	require.NoError(t, err)
-	wins := map[string]Windows{"global": GlobalWindow(), "tumbling": tumbling(t, 25), "sliding": sliding}
+	wins := map[string]Windows{"global": GlobalWindow(), "tumbling": tumbling(t, 25), "sliding": sliding, "session": sessions(t, 8)}
 	for name, win := range wins {
 		for _, phase := range []Phase{Complete, PartialPhase} {
 			for _, lateness := range []time.Duration{0, 30} {
@@ -31,9 +31,9 @@ func TestAddBatchEqualsAdd(t *testing.T) {
 func checkAddBatch(t *testing.T, win Windows, phase Phase, lateness time.Duration) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, uint64(phase)))
-	one, err := NewKeyedWindows(Count[int](), win, lateness, phase)
+	one, err := NewKeyedState(Count[int](), win, lateness, phase)
 	require.NoError(t, err)
-	batched, err := NewKeyedWindows(Count[int](), win, lateness, phase)
+	batched, err := NewKeyedState(Count[int](), win, lateness, phase)
 	require.NoError(t, err)
 	var resA, resB []Result[uint64]
 	var parA, parB []Partial[uint64]

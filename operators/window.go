@@ -7,8 +7,12 @@ import (
 
 // Windows assigns event times to windows [start, end). The zero value is the
 // global window: one window holding everything, fired at the end of input.
+// Session windows (Sessions) are not assigned by time alone: their bounds
+// depend on a key's inputs, so End, LastStart and Count do not apply to
+// them, and they are kept by KeyedSessions rather than KeyedWindows.
 type Windows struct {
 	size, slide, offset int64
+	gap                 int64 // session windows only
 }
 
 // GlobalWindow is the single window [MinInt64, MaxInt64).
@@ -34,6 +38,26 @@ func Sliding(size, slide time.Duration) (Windows, error) {
 	return Windows{size: int64(size), slide: int64(slide)}, nil
 }
 
+// Sessions returns session windows with the given gap, as Flink's
+// EventTimeSessionWindows: per key, every input at time t covers
+// [t, t+gap), and inputs whose intervals overlap (two inputs less than gap
+// apart, or a chain of them) form one session [first, last+gap). An input
+// that falls between two sessions closer than gap to both bridges them into
+// one. Intervals that only touch (inputs exactly gap apart) stay separate
+// sessions; Flink merges those too.
+func Sessions(gap time.Duration) (Windows, error) {
+	if gap <= 0 {
+		return Windows{}, invalidParam("gap", gap, "> 0")
+	}
+	return Windows{gap: int64(gap)}, nil
+}
+
+// IsSession reports whether w are session windows.
+func (w Windows) IsSession() bool { return w.gap != 0 }
+
+// Gap is the session gap (0 unless w are session windows).
+func (w Windows) Gap() time.Duration { return time.Duration(w.gap) }
+
 // WithOffset shifts window starts by offset (modulo slide).
 func (w Windows) WithOffset(offset time.Duration) Windows {
 	if w.slide != 0 {
@@ -43,7 +67,7 @@ func (w Windows) WithOffset(offset time.Duration) Windows {
 }
 
 // IsGlobal reports whether w is the global window.
-func (w Windows) IsGlobal() bool { return w.size == 0 }
+func (w Windows) IsGlobal() bool { return w.size == 0 && w.gap == 0 }
 
 // Size is the window length (0 for the global window).
 func (w Windows) Size() time.Duration { return time.Duration(w.size) }

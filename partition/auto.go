@@ -36,6 +36,7 @@ type Auto struct {
 	load    []uint64
 	det     HotKeyDetector
 	theta   float64
+	hashLim float64 // WithAutoHashLimit
 	dc      *DChoices
 	wc      *HeadAll
 	mode    string
@@ -54,11 +55,10 @@ type Auto struct {
 
 // Auto's modes.
 const (
-	modeHash  = "hash"
-	modePKG   = "pkg"
-	modeD     = "dchoices"
-	modeW     = "wchoices"
-	hashLimit = 0.05 // predicted hash imbalance Auto accepts
+	modeHash = "hash"
+	modePKG  = "pkg"
+	modeD    = "dchoices"
+	modeW    = "wchoices"
 	// pkgMargin scales PKG's theoretical limit p1 <= 2/n. On the
 	// exact-frequency Zipf grid (m = 10^6, S = 1) PKG stays at λ <= 1e-3
 	// up to p1·n/2 = 0.62 … 0.82 and is unbalanced from 0.81 (n = 5,
@@ -79,7 +79,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 	}
 	load := make([]uint64, n)
 	a := &Auto{hll: hll, first: true,
-		n: n, load: load, det: det, theta: c.thetaFor(n), mode: modeD,
+		n: n, load: load, det: det, theta: c.thetaFor(n), hashLim: c.hashLimit, mode: modeD,
 		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
 		counts: make(map[uint64]int, c.autoSample),
@@ -197,7 +197,7 @@ func (a *Auto) decide() {
 	hashLambda := math.Sqrt(2*math.Log(max(n, 2))*n*e.SumP2) + e.P1*n
 	mode := modeD
 	switch {
-	case hashLambda <= hashLimit:
+	case a.hashLim > 0 && hashLambda <= a.hashLim:
 		mode = modeHash
 	case e.P1 <= pkgMargin*2/n*hysteresis(a.mode == modePKG || a.mode == modeHash):
 		mode = modePKG

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,4 +101,39 @@ func TestAutoDChoicesSeesWholeLoad(t *testing.T) {
 	}
 	require.Equal(t, sum, a.dc.sum, "D-Choices' total load")
 	require.Less(t, a.dc.Overflows(), uint64(seg/100), "head tuples sent beyond their d candidates")
+}
+
+// TestAutoHashLimit: at low skew the default limit routes by hash (one
+// worker per key), WithAutoHashLimit(0) never does and PKG balances
+// instead, and a limit outside [0, 1) is an error naming it.
+func TestAutoHashLimit(t *testing.T) {
+	keys, _ := exactZipf(300_000, 100_000, 0.5, 13)
+	run := func(opts ...Option) (*Auto, Snapshot) {
+		p, err := New("auto", 10, append(opts, WithSeed(1))...)
+		require.NoError(t, err)
+		a := p.(*Auto)
+		mt, err := NewMetrics(10)
+		require.NoError(t, err)
+		for _, k := range keys {
+			mt.Observe(k, a.Route(k))
+		}
+		return a, mt.Snapshot()
+	}
+	a, hashSnap := run()
+	require.Equal(t, modeHash, a.Mode(), "%+v", a.Choices())
+	b, pkgSnap := run(WithAutoHashLimit(0))
+	require.Equal(t, modePKG, b.Mode(), "%+v", b.Choices())
+	for _, c := range b.Choices() {
+		require.NotEqual(t, modeHash, c.Kind)
+	}
+	// Hash's imbalance at s = 0.5 is a few 1e-3 or more; PKG's is far below.
+	require.Less(t, pkgSnap.Imbalance, hashSnap.Imbalance)
+	require.Less(t, pkgSnap.Imbalance, 2e-3)
+	require.Less(t, hashSnap.Replication, pkgSnap.Replication)
+
+	for _, bad := range []float64{-0.1, 1, math.NaN()} {
+		_, err := New("auto", 10, WithAutoHashLimit(bad))
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "autoHashLimit")
+	}
 }

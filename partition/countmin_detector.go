@@ -8,8 +8,8 @@ import (
 // candidate keys: every key whose estimate reached theta times the tuples
 // counted so far. Count-Min never underestimates, so every key above theta
 // is a candidate and reported head; an estimate exceeds the count by more
-// than epsilon*N with probability at most delta. The sketch has no Reset,
-// so reset makes a new one: one allocation of the sketch per 2W tuples.
+// than epsilon*N with probability at most delta. reset clears the sketch in
+// place: no allocation across window swaps.
 type cmSummary struct {
 	cm         *sketch.CountMin
 	eps, delta float64
@@ -44,7 +44,7 @@ func (s *cmSummary) heavy(min uint64, visit func(k, c uint64)) {
 }
 
 func (s *cmSummary) reset() {
-	s.cm, _ = sketch.NewConservativeCountMin(s.eps, s.delta) // parameters were valid at construction
+	s.cm.Reset()
 	s.cand.clear()
 }
 

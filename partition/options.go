@@ -24,6 +24,7 @@ type config struct {
 	resolveEvery int
 	autoWindow   int
 	autoSample   int
+	hashLimit    float64 // predicted hash imbalance Auto accepts
 	sources      int
 	seed         uint64
 	// tie is a per-instance salt (0 for a factory's first instance) that
@@ -33,7 +34,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{epsilon: 1e-3, detector: DefaultDetector, resolveEvery: 4096, autoWindow: 1 << 16, autoSample: 4096, sources: 1}
+	return config{epsilon: 1e-3, detector: DefaultDetector, resolveEvery: 4096, autoWindow: 1 << 16, autoSample: 4096, hashLimit: DefaultAutoHashLimit, sources: 1}
 }
 
 // WithTheta sets the head threshold: keys with probability >= theta are
@@ -60,6 +61,23 @@ func WithResolveEvery(tuples int) Option {
 // the size of its reservoir sample. Defaults 65536 and 4096.
 func WithAutoWindow(tuples, sample int) Option {
 	return optionFunc(func(c *config) { c.autoWindow, c.autoSample = tuples, sample })
+}
+
+// DefaultAutoHashLimit is the predicted key-grouping imbalance up to which
+// Auto routes by hash (replication 1) rather than PKG. On the exact-frequency
+// Zipf grid it let Auto pick hash at s <= 0.6 with n <= 50, where the
+// measured lambda reached 0.025 (PKG: <= 1e-3, at replication 1.7).
+const DefaultAutoHashLimit = 0.05
+
+// WithAutoHashLimit sets the predicted key-grouping imbalance up to which
+// Auto routes by hash: lambda ≈ sqrt(2 ln n · n · Σp²) + n·p1 from its
+// sample. Hash keeps every key on one worker (no merge stage needed, no
+// replication); PKG balances to about 1e-3 at low skew but sends most keys
+// to two workers. 0 never picks hash; a larger limit accepts more imbalance
+// to keep replication at 1. It must lie in [0, 1). Default
+// DefaultAutoHashLimit.
+func WithAutoHashLimit(lambda float64) Option {
+	return optionFunc(func(c *config) { c.hashLimit = lambda })
 }
 
 // WithSources says how many sources share the stream, one partitioner
@@ -105,6 +123,9 @@ func (c *config) validate() error {
 	}
 	if c.autoWindow <= 0 {
 		return invalidParam("autoWindow", c.autoWindow, "> 0")
+	}
+	if !(c.hashLimit >= 0 && c.hashLimit < 1) {
+		return invalidParam("autoHashLimit", c.hashLimit, "in [0, 1)")
 	}
 	if c.sources < 1 {
 		return invalidParam("sources", c.sources, ">= 1")

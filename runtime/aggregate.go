@@ -23,7 +23,7 @@ type Aggregated[In, Out any] struct {
 }
 
 type windowHandler[In, Acc, Out any] struct {
-	kw      *operators.KeyedWindows[In, Acc, Out]
+	kw      operators.KeyedState[In, Acc, Out]
 	keyOf   func(In) uint64
 	recKey  bool     // In is datasets.Record keyed by its Key
 	keys    []uint64 // the batch's keys
@@ -58,7 +58,7 @@ func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In]) error {
 func (h *windowHandler[In, Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, h.partial) }
 
 type mergeHandler[Acc, Out any] struct {
-	kw     *operators.KeyedWindows[struct{}, Acc, Out]
+	kw     operators.KeyedState[struct{}, Acc, Out]
 	m      *workerMetrics
 	result func(operators.Result[Out])
 }
@@ -90,6 +90,13 @@ func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }
 // change to agg: partial accumulators on each worker, then a merge stage
 // hash-partitioned by key that emits each (key, window) once, when its
 // watermark passes.
+//
+// With session windows (operators.Sessions) the partial stage sends each
+// worker's partial sessions as soon as its watermark reaches their start,
+// and the final stage merges them per key (the union of intervals closer
+// than the gap) and fires a merged session when its watermark passes the
+// merged end: split keys give the sessions hash partitioning gives. See
+// operators.KeyedSessions for lateness and updates.
 func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators.Aggregate[In, Acc, Out], opts ...AggOpt) *Aggregated[In, Out] {
 	j := s.job
 	var cfg stageConfig
@@ -126,7 +133,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		var st *consumerStage[In, operators.Result[Out]]
 		st, res.Results = addConsumer(s, name, cfg, Hash(),
 			func(ctx context.Context, w int, out *collector[operators.Result[Out]]) (handler[In], []output, error) {
-				kw, err := operators.NewKeyedWindows(agg, cfg.windows, cfg.lateness, operators.Complete)
+				kw, err := operators.NewKeyedState(agg, cfg.windows, cfg.lateness, operators.Complete)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -144,7 +151,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	var pst *consumerStage[In, operators.Partial[Acc]]
 	pst, partials := addConsumer(s, name+"/partial", cfg, Hash(),
 		func(ctx context.Context, w int, out *collector[operators.Partial[Acc]]) (handler[In], []output, error) {
-			kw, err := operators.NewKeyedWindows(agg, cfg.windows, cfg.lateness, operators.PartialPhase)
+			kw, err := operators.NewKeyedState(agg, cfg.windows, cfg.lateness, operators.PartialPhase)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -153,7 +160,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				return nil, nil, err
 			}
 			emit := func(p operators.Partial[Acc]) {
-				out.emit(operators.Event[operators.Partial[Acc]]{Time: cfg.windows.End(p.Start) - 1, Value: p})
+				out.emit(operators.Event[operators.Partial[Acc]]{Time: p.End - 1, Value: p})
 			}
 			h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
 			return h, []output{late}, nil
@@ -167,7 +174,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	var fst *consumerStage[operators.Partial[Acc], operators.Result[Out]]
 	fst, res.Results = addConsumer(partials, name+"/final", fcfg, Hash(),
 		func(_ context.Context, w int, out *collector[operators.Result[Out]]) (handler[operators.Partial[Acc]], []output, error) {
-			kw, err := operators.NewKeyedWindows(merge, cfg.windows, cfg.lateness, operators.FinalPhase)
+			kw, err := operators.NewKeyedState(merge, cfg.windows, cfg.lateness, operators.FinalPhase)
 			if err != nil {
 				return nil, nil, err
 			}

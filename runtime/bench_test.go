@@ -61,6 +61,7 @@ var (
 	benchSources = flag.Int("keyedcount.sources", 0, "sources in BenchmarkKeyedCount (0: keyedCountSources(workers))")
 	benchBatch   = flag.Int("keyedcount.batch", 1024, "BatchSize in BenchmarkKeyedCount")
 	benchQueue   = flag.Int("keyedcount.queue", 16, "QueueBatches in BenchmarkKeyedCount")
+	benchEdge    = flag.String("keyedcount.edge", "hash", "edge in BenchmarkKeyedCount: a partition kind (hash, pkg, dchoices, ...) or forward (each source's own partial worker, with -keyedcount.sources equal to the workers: local-global aggregation); a splitting edge counts in two phases")
 )
 
 // keyedCountSources is the default number of sources at a given number of
@@ -78,8 +79,10 @@ func keyedCountSources(workers int) int {
 }
 
 // BenchmarkKeyedCount runs the same count on the runtime: keyedCountSources
-// sources, hash edge, a global-window Count on each of `workers` workers, a
-// sink per worker.
+// sources, a hash edge (-keyedcount.edge picks another: with dchoices the
+// hottest key no longer caps the worker holding it, at the price of a merge
+// stage), a global-window Count on each of `workers` workers, a sink per
+// worker.
 func BenchmarkKeyedCount(b *testing.B) {
 	recs := keyedCountInput()
 	for _, workers := range benchWorkers() {
@@ -87,6 +90,13 @@ func BenchmarkKeyedCount(b *testing.B) {
 			b.ReportAllocs()
 			sources := keyedCountSources(workers)
 			b.ReportMetric(float64(sources), "sources")
+			edge := Forward()
+			if *benchEdge != "forward" {
+				var err error
+				if edge, err = Kind(*benchEdge); err != nil {
+					b.Fatal(err)
+				}
+			}
 			cpu0 := cpuTime()
 			for b.Loop() {
 				j, err := NewJob(BatchSize(*benchBatch), QueueBatches(*benchQueue))
@@ -98,7 +108,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 					streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
 				}
 				src := Source(j, "src", streams)
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers))
+				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers), Via(edge))
 				sums := make([]paddedSum, workers) // one cache line each: no false sharing between sinks
 				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

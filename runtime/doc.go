@@ -40,6 +40,12 @@
 // (key, window) once, when the watermark passes. The user's Aggregate is
 // the same either way.
 //
+// With session windows (operators.Sessions) the partial stage sends each
+// worker's partial sessions as soon as its watermark reaches their start,
+// and the final stage merges them per key by interval and fires a merged
+// session when its watermark passes the merged end, so split keys give the
+// sessions hash partitioning gives.
+//
 // # Errors, cancellation, metrics, cost
 //
 // A panic or error in user code stops the job; Run returns a *WorkerError

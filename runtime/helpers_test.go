@@ -53,6 +53,10 @@ type winKey struct {
 // exactCounts is the single-threaded model: count per (key, window).
 func exactCounts(recs []datasets.Record, w operators.Windows) map[winKey]uint64 {
 	m := make(map[winKey]uint64)
+	if w.IsSession() {
+		eachSession(recs, int64(w.Gap()), func(key uint64, start, _ int64, n uint64) { m[winKey{key, start}] = n })
+		return m
+	}
 	for _, r := range recs {
 		if w.IsGlobal() {
 			m[winKey{r.Key, -1 << 63}]++
@@ -111,4 +115,39 @@ func kindEdge(kind string) Edge {
 		panic(err)
 	}
 	return e
+}
+
+// eachSession is the single-threaded model of session windows: per key,
+// sort the times and cut wherever two consecutive ones are gap or more
+// apart; f gets each session [start, end) and its number of records.
+func eachSession(recs []datasets.Record, gap int64, f func(key uint64, start, end int64, n uint64)) {
+	byKey := map[uint64][]int64{}
+	for _, r := range recs {
+		byKey[r.Key] = append(byKey[r.Key], r.Time)
+	}
+	for key, ts := range byKey {
+		slices.Sort(ts)
+		first := 0
+		for i := 1; i <= len(ts); i++ {
+			if i == len(ts) || ts[i]-ts[i-1] >= gap {
+				f(key, ts[first], ts[i-1]+gap, uint64(i-first))
+				first = i
+			}
+		}
+	}
+}
+
+// exactSessionEnds is each exact session's end, by key and start.
+func exactSessionEnds(recs []datasets.Record, w operators.Windows) map[winKey]int64 {
+	m := map[winKey]int64{}
+	eachSession(recs, int64(w.Gap()), func(key uint64, start, end int64, _ uint64) { m[winKey{key, start}] = end })
+	return m
+}
+
+func endsOf[Out any](rs []operators.Result[Out]) map[winKey]int64 {
+	m := make(map[winKey]int64, len(rs))
+	for _, r := range rs {
+		m[winKey{r.Key, r.Start}] = r.End
+	}
+	return m
 }

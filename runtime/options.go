@@ -148,12 +148,15 @@ func Via(e Edge) StageOpt {
 func WithCost(cost Cost) StageOpt { return stageOpt(func(c *stageConfig) { c.cost = cost }) }
 
 // Window sets the windows of an aggregation (default the global window,
-// fired at the end of input).
+// fired at the end of input): global, tumbling, sliding or session windows
+// (operators.Sessions).
 func Window(w operators.Windows) AggOpt { return aggOpt(func(c *stageConfig) { c.windows = w }) }
 
 // AllowedLateness keeps a window's state for d after it fires: inputs that
 // arrive in that time update it (a Result with Update set); later ones are
-// late (default 0).
+// late (default 0). For session windows an input is late when the
+// watermark has passed its time by d or more; one within d that extends or
+// bridges fired sessions fires an update covering them.
 func AllowedLateness(d time.Duration) AggOpt {
 	return aggOpt(func(c *stageConfig) { c.lateness = d })
 }

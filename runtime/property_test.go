@@ -27,7 +27,9 @@ func allEdges() []edgeCase {
 }
 
 // TestWindowedCountMatchesExact is the central property: for random skewed
-// workloads with disorder, every edge gives the same windowed counts as
+// workloads with disorder (more disorder than the session gap, so sessions
+// of split keys are bridged only after the partials meet), every edge gives
+// the same windowed counts as
 // hash partitioning and as the exact single-threaded computation, record
 // for record, and each (key, window) is emitted exactly once.
 func TestWindowedCountMatchesExact(t *testing.T) {
@@ -39,7 +41,9 @@ func TestWindowedCountMatchesExact(t *testing.T) {
 	require.NoError(t, err)
 	sliding, err := operators.Sliding(40*time.Millisecond, 10*time.Millisecond)
 	require.NoError(t, err)
-	windows := map[string]operators.Windows{"global": operators.GlobalWindow(), "tumbling": tumbling, "sliding": sliding}
+	session, err := operators.Sessions(time.Millisecond)
+	require.NoError(t, err)
+	windows := map[string]operators.Windows{"global": operators.GlobalWindow(), "tumbling": tumbling, "sliding": sliding, "session": session}
 	seeds := uint64(3)
 	if testing.Short() {
 		seeds = 1
@@ -76,6 +80,9 @@ func TestWindowedCountMatchesExact(t *testing.T) {
 							require.False(t, r.Update)
 						}
 						require.Equal(t, want, countsOf(got))
+						if win.IsSession() {
+							require.Equal(t, exactSessionEnds(recs, win), endsOf(got))
+						}
 						var late uint64
 						for _, s := range j.Metrics() {
 							late += s.Late

@@ -44,7 +44,8 @@ func driftRecords(n int) []datasets.Record {
 }
 
 // TestRealAndDriftingWorkloads extends the central property to a real text
-// and to a stream whose hot keys drift.
+// and to a stream whose hot keys drift, with tumbling, sliding and session
+// windows.
 func TestRealAndDriftingWorkloads(t *testing.T) {
 	n := 300_000
 	if testing.Short() {
@@ -53,6 +54,12 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 	tw, err := operators.Tumbling(time.Second)
 	require.NoError(t, err)
 	sw, err := operators.Sliding(20*time.Millisecond, 5*time.Millisecond)
+	require.NoError(t, err)
+	// Session gaps: a word recurring within 20 words continues its session;
+	// a drifting key within 300 µs (6 records' time) continues its own.
+	gw, err := operators.Sessions(20 * time.Millisecond)
+	require.NoError(t, err)
+	gd, err := operators.Sessions(300 * time.Microsecond)
 	require.NoError(t, err)
 	workloads := []struct {
 		name string
@@ -63,6 +70,8 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 		{"drift", driftRecords(n / 3), sw},
 		{"datasets-zipf", datasetRecords(t, n/3, false), tw},
 		{"datasets-drift", datasetRecords(t, n/3, true), sw},
+		{"les-miserables-sessions", wordRecords(t, n/4), gw},
+		{"drift-sessions", driftRecords(n / 3), gd},
 	}
 	for _, wl := range workloads {
 		want := exactCounts(wl.recs, wl.win)
@@ -77,6 +86,9 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 				runJob(t, j)
 				require.Len(t, sink.got, len(want), "each (key, window) once")
 				require.Equal(t, want, countsOf(sink.got))
+				if wl.win.IsSession() {
+					require.Equal(t, exactSessionEnds(wl.recs, wl.win), endsOf(sink.got))
+				}
 			})
 		}
 	}

@@ -138,6 +138,15 @@ func (c *CountMin) Conservative() bool { return c.conservative }
 // Total returns the sum of all counts added (saturating at 2^64-1).
 func (c *CountMin) Total() uint64 { return c.total }
 
+// Reset zeroes every counter and the total, keeping the shape and the
+// update rule: afterwards the sketch is what its constructor returned, and
+// no memory is allocated (a windowed hot-key detector resets one every
+// window).
+func (c *CountMin) Reset() {
+	clear(c.counts)
+	c.total = 0
+}
+
 // cmRowStep returns the Kirsch–Mitzenmacher step h2 for hash h: h rotated by
 // half its width, made odd so that the g_i differ for every row.
 func cmRowStep(h uint64) uint64 { return bits.RotateLeft64(h, 32) | 1 }
@@ -179,7 +188,27 @@ func (c *CountMin) AddHash(h, n uint64) {
 	c.total = t
 	counts, w, shift := c.counts, c.width, c.shift&63
 	step := cmRowStep(h)
-	for off := 0; off < len(counts); off += w {
+	off := 0
+	// Four rows at a time: their columns are computed before any counter
+	// is touched, so the four (possibly cache-missing) increments are
+	// issued together. In one loop per row each increment waited behind
+	// the previous row's finaliser, and at w = 2^16 (a 2 MiB sketch)
+	// AddHash measured 1.5× the floor; this way it is at the floor.
+	for ; off+4*w <= len(counts); off += 4 * w {
+		c0 := off + int(((h^h>>29)*cmRowMul)>>shift)
+		h += step
+		c1 := off + w + int(((h^h>>29)*cmRowMul)>>shift)
+		h += step
+		c2 := off + 2*w + int(((h^h>>29)*cmRowMul)>>shift)
+		h += step
+		c3 := off + 3*w + int(((h^h>>29)*cmRowMul)>>shift)
+		h += step
+		counts[c0] += n
+		counts[c1] += n
+		counts[c2] += n
+		counts[c3] += n
+	}
+	for ; off < len(counts); off += w {
 		counts[off+int(((h^h>>29)*cmRowMul)>>shift)] += n
 		h += step
 	}

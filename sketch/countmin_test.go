@@ -432,3 +432,36 @@ func TestCountMinAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestCountMinReset: after Reset a sketch encodes exactly as a new one of the
+// same shape and rule, estimates 0 everywhere, counts afresh, and Reset
+// allocates nothing.
+func TestCountMinReset(t *testing.T) {
+	for _, conservative := range []bool{false, true} {
+		t.Run(fmt.Sprintf("conservative=%v", conservative), func(t *testing.T) {
+			mk := NewCountMinSize
+			if conservative {
+				mk = NewConservativeCountMinSize
+			}
+			c, err := mk(256, 3)
+			require.NoError(t, err)
+			fresh, err := mk(256, 3)
+			require.NoError(t, err)
+			for i := range uint64(5000) {
+				c.AddHash(HashUint64(i%97), 1+i%3)
+			}
+			require.NotZero(t, c.Total())
+			c.Reset()
+			got, err := c.MarshalBinary()
+			require.NoError(t, err)
+			want, err := fresh.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			require.Zero(t, c.EstimateHash(HashUint64(5)))
+			c.AddHash(HashUint64(5), 7)
+			require.Equal(t, uint64(7), c.EstimateHash(HashUint64(5)))
+			require.Equal(t, uint64(7), c.Total())
+			require.Zero(t, testing.AllocsPerRun(10, c.Reset))
+		})
+	}
+}

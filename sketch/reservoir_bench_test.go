@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -104,5 +105,35 @@ func BenchmarkWeightedReservoirAddWeighted(b *testing.B) {
 		}
 		resSink += r.heap[0].v
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/resBenchN, "ns/item")
+}
+
+// resFloorCounter is the state any item-by-item reservoir must touch for an
+// item it skips: the count of items seen, and the index of the next entrant.
+type resFloorCounter struct{ n, next uint64 }
+
+var resFloorEscape *resFloorCounter
+
+// BenchmarkReservoirSkipFloor is the floor of item-by-item Add: per item,
+// the increment of a count held in a heap object and a comparison with the
+// next entrant's index, and nothing else (no item enters). The count is a
+// loop-carried store and load, which is what bounds Algorithm L's Add: it
+// must keep N for every item it is offered. Compare ns/item with
+// BenchmarkReservoirAlgorithmL.
+func BenchmarkReservoirSkipFloor(b *testing.B) {
+	items := resBenchItems()
+	c := &resFloorCounter{next: math.MaxUint64}
+	resFloorEscape = c // on the heap, as a Reservoir is: not a stack slot the CPU renames
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, v := range items {
+			c.n++
+			if c.n >= c.next {
+				resSink += v
+			}
+		}
+	}
+	resSink += int(c.n & 1)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/resBenchN, "ns/item")
 }

@@ -1,0 +1,92 @@
+package kafka
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// pollLoop is the consume loop a Worker and a Merge share: poll, process
+// each partition's records under the stage's lock, commit what the outputs
+// cover every commit interval, let a pending rebalance through, and stop on
+// a produce failure, a Kill, or the end of the context (then flush, commit
+// and leave the group).
+type pollLoop struct {
+	cl          *kgo.Client
+	mu          *sync.Mutex
+	interval    time.Duration
+	fetchErrors *atomic.Int64
+	closing     *atomic.Bool
+	killed      *atomic.Bool                      // set by a Worker's Kill; nil for a Merge
+	process     func(p int32, recs []*kgo.Record) // called with mu held
+	commit      func(ctx context.Context)         // commitLocked(ctx, nil), with mu held
+	err         func() error                      // the first produce failure
+	afterPoll   func()                            // test hook, called without the lock
+}
+
+func (l *pollLoop) wasKilled() bool { return l.killed != nil && l.killed.Load() }
+
+// run consumes until ctx ends and returns shutdown's error then; it returns
+// nil at once after a Kill, and the first produce failure (nothing more
+// committed) as soon as it is seen.
+func (l *pollLoop) run(ctx context.Context) error {
+	last := time.Now()
+	for {
+		fetches := l.cl.PollFetches(ctx)
+		if l.wasKilled() || fetches.IsClientClosed() {
+			l.cl.AllowRebalance() // a Kill's Close may be waiting for it
+			return nil
+		}
+		if ctx.Err() != nil {
+			return l.shutdown()
+		}
+		fetches.EachError(func(string, int32, error) { l.fetchErrors.Add(1) })
+		l.mu.Lock()
+		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if len(fp.Records) > 0 {
+				l.process(fp.Partition, fp.Records)
+			}
+		})
+		if time.Since(last) >= l.interval {
+			l.commit(ctx)
+			last = time.Now()
+		}
+		l.mu.Unlock()
+		l.cl.AllowRebalance()
+		if l.afterPoll != nil {
+			l.afterPoll()
+		}
+		if err := l.err(); err != nil {
+			if l.killed != nil {
+				l.killed.Store(true) // a Worker's revoke must not commit now
+			} else {
+				l.closing.Store(true)
+			}
+			l.cl.Close()
+			return err
+		}
+	}
+}
+
+// shutdown flushes, commits and closes after the context ended, within
+// shutdownTimeout.
+func (l *pollLoop) shutdown() error {
+	l.closing.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err := l.cl.Flush(ctx)
+	if err == nil {
+		err = l.err()
+	}
+	if err == nil {
+		l.mu.Lock()
+		l.commit(ctx)
+		l.mu.Unlock()
+	}
+	l.cl.AllowRebalance() // leaving the group revokes
+	l.cl.Close()
+	return err
+}
