@@ -85,10 +85,8 @@ func newAuto(n int, c *config) (*Auto, error) {
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
-	a.dc = &DChoices{load: load, det: det, eps: c.epsilon, d: min(2, n), strides: coprimes(n), every: c.resolveEvery, atMin: n, tie: c.tie,
-		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64)}
-	a.wc = &HeadAll{load: load, det: det, tie: c.tie}
-	a.wc.next = a.wc.startOffset()
+	a.dc = dchoicesOn(load, det, c, false)
+	a.wc = headAllOn(load, det, c, false)
 	a.choice = make([]Choice, 0, 64)
 	a.choice = append(a.choice, Choice{At: 0, Kind: modeD})
 	return a, nil
@@ -123,6 +121,14 @@ func (a *Auto) Route(key uint64) int {
 		return a.wc.place(key, head)
 	default:
 		return a.dc.place(key, head, pr)
+	}
+}
+
+// RouteBatch implements BatchRouter.
+func (a *Auto) RouteBatch(keys []uint64, dst []int) {
+	dst = dst[:len(keys)]
+	for i, k := range keys {
+		dst[i] = a.Route(k)
 	}
 }
 

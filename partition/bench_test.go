@@ -36,32 +36,32 @@ func benchKeys(s float64) benchStream {
 	return st
 }
 
-// BenchmarkRoute measures ns per Route and reports the imbalance and
-// replication one pass over the stream produces, so that benchstat compares
-// partitioners. Detectors are oracles here (the head is known), so the
-// figures isolate the routing rule.
-func BenchmarkRoute(b *testing.B) {
-	for _, kind := range []string{"hash", "shuffle", "pkg", "dchoices", "dchoices-paper", "wchoices", "rr-head"} {
+// benchKinds are the partitioners BenchmarkRoute and BenchmarkRouteBatch
+// compare.
+var benchKinds = []string{"hash", "shuffle", "pkg", "dchoices", "dchoices-paper", "wchoices", "rr-head"}
+
+// benchRoute runs one sub-benchmark per kind, skew and n: route, given a
+// fresh partitioner and the stream, routes b.N tuples; then one pass with a
+// fresh instance reports the imbalance and replication it produces.
+func benchRoute(b *testing.B, kinds []string, det func(probs map[uint64]float64) Option,
+	route func(b *testing.B, p Partitioner, keys []uint64)) {
+	for _, kind := range kinds {
 		for _, s := range []float64{0.8, 1.4, 2.0} {
 			for _, n := range []int{10, 100} {
 				b.Run(fmt.Sprintf("partitioner=%s/zipf=%.1f/workers=%d", kind, s, n), func(b *testing.B) {
 					st := benchKeys(s)
-					opt := WithDetector(OracleDetectorFactory(st.probs))
+					opt := det(st.probs)
 					p, err := New(kind, n, opt)
 					if err != nil {
 						b.Fatal(err)
 					}
-					keys := st.keys
-					mask := len(keys) - 1
 					b.ReportAllocs()
 					b.ResetTimer()
-					for i := 0; b.Loop(); i++ {
-						sinkWorker = p.Route(keys[i&mask])
-					}
+					route(b, p, st.keys)
 					b.StopTimer()
 					q, _ := New(kind, n, opt)
 					mt, _ := NewMetrics(n)
-					for _, k := range keys {
+					for _, k := range st.keys {
 						mt.Observe(k, q.Route(k))
 					}
 					snap := mt.Snapshot()
@@ -71,4 +71,46 @@ func BenchmarkRoute(b *testing.B) {
 			}
 		}
 	}
+}
+
+func oracleOption(probs map[uint64]float64) Option { return WithDetector(OracleDetectorFactory(probs)) }
+
+// routeEach calls Route once per tuple, through the Partitioner interface.
+func routeEach(b *testing.B, p Partitioner, keys []uint64) {
+	mask := len(keys) - 1
+	for i := 0; b.Loop(); i++ {
+		sinkWorker = p.Route(keys[i&mask])
+	}
+}
+
+// BenchmarkRoute measures ns per Route and reports the imbalance and
+// replication one pass over the stream produces, so that benchstat compares
+// partitioners. Detectors are oracles here (the head is known), so the
+// figures isolate the routing rule.
+func BenchmarkRoute(b *testing.B) { benchRoute(b, benchKinds, oracleOption, routeEach) }
+
+// benchBatch is the batch RouteBatch is given: the runtime's default
+// exchange batch (runtime.BatchSize).
+const benchBatch = 512
+
+var sinkBatch = make([]int, benchBatch)
+
+// BenchmarkRouteBatch is BenchmarkRoute through RouteBatch, benchBatch keys
+// per call; ns/op is still per tuple.
+func BenchmarkRouteBatch(b *testing.B) {
+	benchRoute(b, benchKinds, oracleOption, func(b *testing.B, p Partitioner, keys []uint64) {
+		for i := 0; i < b.N; i += benchBatch {
+			j := i & (len(keys) - 1)
+			RouteBatch(p, keys[j:j+min(benchBatch, b.N-i)], sinkBatch)
+		}
+	})
+}
+
+// BenchmarkRouteDefaultDetector is BenchmarkRoute with the default detector
+// (DefaultDetector: two alternating filtered Space-Saving summaries)
+// instead of an oracle: what a head-aware partitioner costs when it has to find its head.
+// hash and pkg, which use no detector, are the in-run baselines.
+func BenchmarkRouteDefaultDetector(b *testing.B) {
+	benchRoute(b, []string{"hash", "pkg", "dchoices", "dchoices-paper", "wchoices"},
+		func(map[uint64]float64) Option { return WithSeed(0) }, routeEach)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/hashx"
 )
 
 // TestCursorMatchesScan routes skewed streams twice per D-Choices variant:
@@ -38,6 +40,109 @@ func TestCursorMatchesScan(t *testing.T) {
 						ref.scanOnly = true
 						for i, key := range keys {
 							require.Equal(t, ref.Route(key), a.Route(key), "tuple %d", i)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// dchoicesModel is D-Choices written plainly, as the paper and
+// docs/partitioning.md state it, with exact loads: tail keys take PKG's
+// less loaded candidate; head keys the first of their d candidates (in
+// scan order) at the smallest load, or, for the distinct variant, the
+// overflow worker when that load is above the mean by more than the slack.
+type dchoicesModel struct {
+	load    []uint64
+	tie     uint64
+	paper   bool
+	strides []uint32
+}
+
+func (m *dchoicesModel) route(key uint64, head bool, d int) int {
+	w := pkgPick(m.load, key, m.tie)
+	if head {
+		w = m.head(key, d)
+	}
+	m.load[w]++
+	return w
+}
+
+func (m *dchoicesModel) head(key uint64, d int) int {
+	n := len(m.load)
+	cand := func(i int) int { // the key's i-th candidate
+		if m.paper {
+			return hashx.Reduce(hashx.Mix64(key+uint64(i)*secondHash(key)), n)
+		}
+		stride := int(m.strides[hashx.Reduce(secondHash(key), len(m.strides))])
+		return (hashx.Reduce(key, n) + i*stride) % n
+	}
+	if m.paper {
+		best := hashx.Reduce(key, n)
+		for i := 1; i < d; i++ {
+			if c := cand(i); m.load[c] < m.load[best] {
+				best = c
+			}
+		}
+		return best
+	}
+	o := 0
+	if m.tie != 0 {
+		o = int((hashx.Mix64(key^m.tie) >> 1) % uint64(d))
+	}
+	best := cand(o)
+	for j := 1; j < d; j++ {
+		if c := cand((o + j) % d); m.load[c] < m.load[best] {
+			best = c
+		}
+	}
+	var sum uint64
+	for _, l := range m.load {
+		sum += l
+	}
+	if m.load[best]*uint64(n) <= sum+sum/4096+uint64(n) {
+		return best
+	}
+	for i := d; i < n; i++ {
+		if c := cand(i); m.load[c]*uint64(n) <= sum {
+			return c
+		}
+	}
+	return best
+}
+
+// TestDChoicesMatchesModel routes skewed streams through D-Choices (its
+// cursors, deferred increments and derived sums) and through
+// dchoicesModel with the d D-Choices used for each tuple, for a factory's
+// first instance and a later one, and requires the same worker for every
+// tuple.
+func TestDChoicesMatchesModel(t *testing.T) {
+	m, k, ns := 100_000, 20_000, []int{5, 10, 100}
+	if testing.Short() {
+		m, k, ns = 20_000, 3_000, []int{5, 100}
+	}
+	for _, kind := range []string{"dchoices", "dchoices-paper"} {
+		for _, s := range []float64{0.8, 1.4, 2.0} {
+			keys, probs := exactZipf(m, k, s, 5)
+			for _, n := range ns {
+				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
+					f, err := NewFactory(kind, WithDetector(OracleDetectorFactory(probs)))
+					require.NoError(t, err)
+					oracle, err := NewOracleDetector(probs, 1/(5*float64(n)))
+					require.NoError(t, err)
+					for inst := range 2 {
+						p, err := f(n)
+						require.NoError(t, err)
+						dc := p.(*DChoices)
+						model := &dchoicesModel{load: make([]uint64, n), tie: dc.tie, paper: dc.paper, strides: coprimes(n)}
+						require.Equal(t, inst != 0, dc.tie != 0)
+						for i, key := range keys {
+							got := p.Route(key)
+							head, _ := oracle.Observe(key)
+							if want := model.route(key, head, dc.D()); got != want {
+								require.Equal(t, want, got, "instance %d tuple %d head %v d %d", inst, i, head, dc.D())
+							}
 						}
 					}
 				})

@@ -33,6 +33,9 @@ type headSlot struct {
 	init        bool
 	d, o, j, at int32
 	min         uint64
+	// start and stride of the key's distinct sequence (stride 0: not yet
+	// computed), so a head tuple skips the hashes that give them.
+	start, stride int32
 }
 
 // headTable collects the head keys seen since the last re-solve with their

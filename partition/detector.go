@@ -170,6 +170,8 @@ func (e *ExactDetector) refresh() {
 func (e *ExactDetector) Stats() HeadStats { return e.stats }
 
 // DefaultDetector is the detector partitioners use unless WithDetector says
-// otherwise: two alternating Space-Saving summaries of ceil(4/theta)
-// counters (see docs/partitioning.md for the comparison that chose it).
-var DefaultDetector DetectorFactory = SpaceSavingDetectorFactory
+// otherwise: two alternating Space-Saving summaries of ceil(8/theta)
+// counters behind a row of bucket counters that withholds the tuples that
+// cannot be head (NewFilteredSpaceSavingDetector; docs/partitioning.md has
+// the comparison that chose Space-Saving and the cost of the filter).
+var DefaultDetector DetectorFactory = FilteredSpaceSavingDetectorFactory

@@ -19,6 +19,7 @@ var detectorKinds = []struct {
 	{"countmin", func(th float64, w int) (HotKeyDetector, error) { return NewCountMinDetector(th, w) }},
 	{"spacesaving", func(th float64, w int) (HotKeyDetector, error) { return NewSpaceSavingDetector(th, w) }},
 	{"lossy", func(th float64, w int) (HotKeyDetector, error) { return NewLossyCountingDetector(th, w) }},
+	{"filtered", func(th float64, w int) (HotKeyDetector, error) { return NewFilteredSpaceSavingDetector(th, w) }},
 }
 
 func TestDetectorGuarantees(t *testing.T) {
@@ -47,24 +48,26 @@ func TestDetectorGuarantees(t *testing.T) {
 
 var sinkHead bool
 
-// BenchmarkDetector reports ns per Observe and the detector's memory
-// (bytes per summary pair, estimated from its parameters).
+// BenchmarkDetector reports ns per Observe per detector, skew and n
+// (theta = 1/(5n), the default window).
 func BenchmarkDetector(b *testing.B) {
 	for _, dk := range detectorKinds {
-		for _, n := range []int{10, 100} {
-			b.Run(fmt.Sprintf("detector=%s/workers=%d", dk.name, n), func(b *testing.B) {
-				st := benchKeys(1.2)
-				theta := 1 / (5 * float64(n))
-				det, err := dk.mk(theta, DefaultWindow(theta))
-				if err != nil {
-					b.Fatal(err)
-				}
-				mask := len(st.keys) - 1
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					sinkHead, _ = det.Observe(st.keys[i&mask])
-				}
-			})
+		for _, s := range []float64{0.8, 1.2, 2.0} {
+			for _, n := range []int{10, 100} {
+				b.Run(fmt.Sprintf("detector=%s/zipf=%.1f/workers=%d", dk.name, s, n), func(b *testing.B) {
+					st := benchKeys(s)
+					theta := 1 / (5 * float64(n))
+					det, err := dk.mk(theta, DefaultWindow(theta))
+					if err != nil {
+						b.Fatal(err)
+					}
+					mask := len(st.keys) - 1
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						sinkHead, _ = det.Observe(st.keys[i&mask])
+					}
+				})
+			}
 		}
 	}
 }
@@ -109,8 +112,15 @@ func TestDetectorComparison(t *testing.T) {
 						falseHeads++
 					}
 				}
-				fmt.Printf("| %d | %.1f | %s | %d | %d | %.0f | %d |\n", n, s, dk.name, misses, falseHeads,
-					float64(el.Nanoseconds())/float64(len(keys)), (int64(after.HeapAlloc)-int64(before.HeapAlloc))/1024)
+				// Space-Saving updates per tuple, for the filtered detector.
+				updates := "-"
+				if wd, ok := det.(*WindowedDetector); ok {
+					if a, ok := wd.sum[0].(*filteredSummary); ok {
+						updates = fmt.Sprintf("%.3f", float64(a.forwarded+wd.sum[1].(*filteredSummary).forwarded)/float64(len(keys)))
+					}
+				}
+				fmt.Printf("| %d | %.1f | %s | %d | %d | %.0f | %d | %s |\n", n, s, dk.name, misses, falseHeads,
+					float64(el.Nanoseconds())/float64(len(keys)), (int64(after.HeapAlloc)-int64(before.HeapAlloc))/1024, updates)
 				runtime.KeepAlive(det)
 			}
 		}

@@ -64,7 +64,13 @@
 //     while every point at or below p1*n/2 = 0.62 is at λ <= 1e-3.
 //
 // Every splitting kind implements Splitter: keyed aggregates downstream need
-// a merge stage combining the partials of a key.
+// a merge stage combining the partials of a key. Every kind also implements
+// BatchRouter: RouteBatch(keys, dst) routes a batch exactly as Route would,
+// key by key, without an interface call per key; the function RouteBatch
+// serves any Partitioner. PKG stores a tuple's load increment only after
+// the next tuple has read its two loads (correcting them with the pending
+// one), so consecutive tuples do not wait on each other's stores; Load
+// stores the pending increment first.
 //
 // # Hot keys
 //
@@ -74,10 +80,16 @@
 // WindowedDetector forgets with two alternating summaries reset every 2W
 // tuples, staggered by W (default max(2^14, 64/theta)), so a key that turns
 // hot is head within 2W tuples and a key that cools is released within 2W.
-// The default (DefaultDetector) windows two Space-Saving summaries of
+// NewSpaceSavingDetector windows two Space-Saving summaries of
 // ceil(4/theta) counters: every key above theta is head (Space-Saving keeps
 // every key above N/k and never underestimates it) and false heads have
-// p >= 0.75 theta. NewLossyCountingDetector windows Lossy Counting
+// p >= 0.75 theta. The default (DefaultDetector,
+// NewFilteredSpaceSavingDetector) keeps both guarantees at a fraction of
+// the cost per tail tuple: each summary has a row of 64/theta bucket
+// counters (rounded up to a power of two), and a tuple whose bucket holds
+// at most tau ~ theta*N/8 tuples cannot be head, so it is answered without
+// a Space-Saving update; Space-Saving (ceil(8/theta) counters) misses at
+// most tau of a key's tuples, which its answer adds back. NewLossyCountingDetector windows Lossy Counting
 // (epsilon = theta/4), NewWindowedExactDetector exact counts (memory
 // O(distinct keys in 2W tuples)), and NewCountMinDetector conservative
 // Count-Min sketches (epsilon = theta/4, delta = 0.01) with a candidate
@@ -85,9 +97,10 @@
 // stream: WithSources(S) divides the default detector's window (and Auto's
 // decision window) by S, so they react within the same stretch of the
 // stream as one source would. Memory per source: 8n bytes of loads plus the
-// detector (default: 2 * ceil(4/theta) Space-Saving counters, about 270 KB
-// at n = 100 as measured; Count-Min 1.1 MB); D-Choices adds its head table
-// (2048 slots of 48 bytes, 96 KB: the realized-coverage keys and the
+// detector (Space-Saving: 2 * ceil(4/theta) counters, about 270 KB at
+// n = 100 as measured; the default twice the counters plus 2 * 4 bytes per
+// bucket; Count-Min 1.1 MB); D-Choices adds its head table
+// (2048 slots of 56 bytes, 112 KB: the realized-coverage keys and the
 // per-key cursors).
 //
 // # Measuring

@@ -30,8 +30,8 @@ var (
 	gridPlot  = flag.String("grid.plot", "", "write the lambda-vs-s plot there (.png or .svg)")
 	gridReal  = flag.Bool("grid.real", true, "also run pg135 and retail")
 	gridZipf  = flag.Bool("grid.zipf", true, "run the exact-frequency Zipf streams")
-	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts), countmin, spacesaving or lossy")
-	gridWin   = flag.Bool("grid.winpersource", false, "spacesaving: the default detector with WithSources(S) (windows divided by S)")
+	gridDet   = flag.String("grid.detector", "oracle", "head detector: oracle (true probabilities), exact (windowed exact counts), countmin, spacesaving, filtered or lossy")
+	gridWin   = flag.Bool("grid.winpersource", false, "spacesaving or filtered: windows divided by S, as WithSources(S) does for the default detector")
 )
 
 type gridRow struct {
@@ -185,12 +185,26 @@ func TestGrid(t *testing.T) {
 					det = CountMinDetectorFactory
 				case "spacesaving":
 					det = SpaceSavingDetectorFactory
+				case "filtered":
+					det = FilteredSpaceSavingDetectorFactory
 				case "lossy":
 					det = LossyCountingDetectorFactory
 				}
 				opts := []Option{WithDetector(det)}
-				if *gridWin && *gridDet == "spacesaving" {
-					opts = []Option{WithSources(j.src)} // the default detector, windows / S
+				if *gridWin {
+					// WithSources(S)'s windows (DefaultWindow/S, at least
+					// minSourceWindow) for the chosen sketch detector.
+					mk := NewSpaceSavingDetector
+					if *gridDet == "filtered" {
+						mk = NewFilteredSpaceSavingDetector
+					}
+					src := j.src
+					opts = []Option{WithSources(src), WithDetector(func(_ int, theta float64) (HotKeyDetector, error) {
+						if src == 1 {
+							return mk(theta, DefaultWindow(theta))
+						}
+						return mk(theta, max(minSourceWindow, DefaultWindow(theta)/src))
+					})}
 				}
 				f, err := NewFactory(j.kind, opts...)
 				require.NoError(t, err)

@@ -9,6 +9,7 @@ import "github.com/skewerhq/skewer/internal/hashx"
 type HeadAll struct {
 	load       []uint64
 	det        HotKeyDetector
+	oracle     *OracleDetector // det when it is one (see DChoices.oracle)
 	roundRobin bool
 	next       int // rr-head: next worker; wchoices: scan position
 	minLoad    uint64
@@ -50,9 +51,16 @@ func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &HeadAll{load: make([]uint64, n), det: det, roundRobin: rr, tie: c.tie}
+	return headAllOn(make([]uint64, n), det, c, rr), nil
+}
+
+// headAllOn returns W-Choices (rr false) or RR-head over the given (zero
+// or shared) loads.
+func headAllOn(load []uint64, det HotKeyDetector, c *config, rr bool) *HeadAll {
+	p := &HeadAll{load: load, det: det, roundRobin: rr, tie: c.tie}
+	p.oracle, _ = det.(*OracleDetector)
 	p.next = p.startOffset()
-	return p, nil
+	return p
 }
 
 // startOffset is where the round-robin or the scan starts: 0 for a
@@ -66,8 +74,21 @@ func (p *HeadAll) startOffset() int {
 
 // Route implements Partitioner.
 func (p *HeadAll) Route(key uint64) int {
-	head, _ := p.det.Observe(key)
+	var head bool
+	if o := p.oracle; o == nil {
+		head, _ = p.det.Observe(key)
+	} else if o.filter.mayContain(key) {
+		_, head = o.head.get(key)
+	}
 	return p.place(key, head)
+}
+
+// RouteBatch implements BatchRouter.
+func (p *HeadAll) RouteBatch(keys []uint64, dst []int) {
+	dst = dst[:len(keys)]
+	for i, k := range keys {
+		dst[i] = p.Route(k)
+	}
 }
 
 // place routes a key whose head status is known and counts it.

@@ -160,7 +160,7 @@ const minSourceWindow = 1024
 func (c *config) newDetector(n int) (HotKeyDetector, error) {
 	if !c.detectorSet && c.sources > 1 {
 		theta := c.thetaFor(n)
-		return NewSpaceSavingDetector(theta, max(minSourceWindow, DefaultWindow(theta)/c.sources))
+		return NewFilteredSpaceSavingDetector(theta, max(minSourceWindow, DefaultWindow(theta)/c.sources))
 	}
 	d, err := c.detector(n, c.thetaFor(n))
 	if err != nil {

@@ -39,6 +39,31 @@ func SplitsKeys(p Partitioner) bool {
 	return ok && s.SplitsKeys()
 }
 
+// BatchRouter is implemented by partitioners that route many keys in one
+// call: RouteBatch(keys, dst) sets dst[i] to the worker of keys[i], exactly
+// as len(keys) calls of Route in order would (same workers, same state
+// after), without an interface call per key, and with the state a tuple
+// leaves for the next one (PKG's last choice, for one) kept in registers.
+// dst must be at least as long as keys. Every partitioner of this package
+// implements it; RouteBatch (the function) serves any Partitioner.
+type BatchRouter interface {
+	RouteBatch(keys []uint64, dst []int)
+}
+
+// RouteBatch sets dst[i] to p's worker for keys[i], through p's own
+// RouteBatch when it has one and Route otherwise. dst must be at least as
+// long as keys.
+func RouteBatch(p Partitioner, keys []uint64, dst []int) {
+	if b, ok := p.(BatchRouter); ok {
+		b.RouteBatch(keys, dst)
+		return
+	}
+	dst = dst[:len(keys)]
+	for i, k := range keys {
+		dst[i] = p.Route(k)
+	}
+}
+
 // Factory makes one Partitioner per source for n workers. Runtimes call it
 // once per source so that load estimates stay local.
 type Factory func(workers int) (Partitioner, error)
@@ -66,6 +91,15 @@ func NewHash(workers int) (*Hash, error) {
 // Route implements Partitioner.
 func (h *Hash) Route(key uint64) int { return hashx.Reduce(key, h.n) }
 
+// RouteBatch implements BatchRouter.
+func (h *Hash) RouteBatch(keys []uint64, dst []int) {
+	dst = dst[:len(keys)]
+	n := h.n
+	for i, k := range keys {
+		dst[i] = hashx.Reduce(k, n)
+	}
+}
+
 // Workers implements Partitioner.
 func (h *Hash) Workers() int { return h.n }
 
@@ -91,6 +125,19 @@ func (s *Shuffle) Route(uint64) int {
 		s.next = 0
 	}
 	return w
+}
+
+// RouteBatch implements BatchRouter.
+func (s *Shuffle) RouteBatch(keys []uint64, dst []int) {
+	dst = dst[:len(keys)]
+	w, n := s.next, s.n
+	for i := range keys {
+		dst[i] = w
+		if w++; w == n {
+			w = 0
+		}
+	}
+	s.next = w
 }
 
 // Workers implements Partitioner.

@@ -61,14 +61,45 @@ func b2u(c bool) uint64 {
 	return x
 }
 
+// pkgChoose returns the less loaded of the candidates a and b (loads la
+// and lb as read from memory) and that load, when the previous tuple's
+// increment, to worker prev whose true load is pv, may not have been
+// stored yet. Ties go to a unless the top bit of tieBits is set (see
+// pkgPick). Loads stay below 2^62, so "lb < la, or equal and the bit set"
+// is the single comparison 2lb + 1 - t < 2la + 1, and Go compiles each
+// selection here to a conditional move, not a jump.
+func pkgChoose(a, b int, la, lb uint64, prev int, pv, tieBits uint64) (int, uint64) {
+	if a == prev {
+		la = pv
+	}
+	if b == prev {
+		lb = pv
+	}
+	w, l := a, la
+	if 2*lb+1-(tieBits>>63) < 2*la+1 {
+		w, l = b, lb
+	}
+	return w, l
+}
+
 // PKG is partial key grouping (Nasir et al., ICDE 2015): each key has two
 // candidate workers and each tuple goes to the one this instance has loaded
 // least. It balances while the top key's probability p1 <= 2/n; beyond,
 // use D-Choices or W-Choices. Keys reach at most two workers, so a merge
 // stage combines at most two partials per key.
+//
+// Route stores the previous tuple's load increment only after it has read
+// the loads of the current tuple, and corrects those two loads with the
+// previous choice (prev, pv) held in the instance: otherwise each tuple
+// reads from memory what the tuple before it has just written, and
+// consecutive tuples cannot overlap (measured: about a quarter of PKG's
+// cost; RouteBatch keeps the same state in registers). Load stores the
+// pending increment first, so the loads it returns are exact.
 type PKG struct {
 	load []uint64
 	tie  uint64
+	prev int    // the last tuple's worker
+	pv   uint64 // its load after the last tuple; load[prev] may still lag by one
 }
 
 // NewPKG returns partial key grouping over n workers.
@@ -88,10 +119,30 @@ func (p *PKG) Route(key uint64) int {
 	a := hashx.Reduce(key, n)
 	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
 	la, lb := load[a], load[b]
-	flip := (lb-la)>>63 | b2u(la == lb)&((key*p.tie)>>63)
-	a ^= (a ^ b) & -int(flip) // a mask, not "if flip != 0": that became a jump here
-	load[a]++
-	return a
+	prev, pv := p.prev, p.pv
+	load[prev] = pv // the previous tuple's increment, after this tuple's loads
+	w, l := pkgChoose(a, b, la, lb, prev, pv, key*p.tie)
+	p.prev, p.pv = w, l+1
+	return w
+}
+
+// RouteBatch implements BatchRouter: Route over keys, with the deferred
+// increment kept in registers.
+func (p *PKG) RouteBatch(keys []uint64, dst []int) {
+	dst = dst[:len(keys)]
+	load := p.load
+	n := len(load)
+	prev, pv, tie := p.prev, p.pv, p.tie
+	for i, key := range keys {
+		a := hashx.Reduce(key, n)
+		b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
+		la, lb := load[a], load[b]
+		load[prev] = pv
+		w, l := pkgChoose(a, b, la, lb, prev, pv, key*tie)
+		prev, pv = w, l+1
+		dst[i] = w
+	}
+	p.prev, p.pv = prev, pv
 }
 
 // Workers implements Partitioner.
@@ -110,5 +161,9 @@ func (p *PKG) Candidates(dst []int, key uint64) []int {
 	return append(dst, a, b)
 }
 
-// Load returns the number of tuples this instance sent to each worker.
-func (p *PKG) Load() []uint64 { return p.load }
+// Load returns the number of tuples this instance sent to each worker,
+// exact as of the call (the slice is the instance's own).
+func (p *PKG) Load() []uint64 {
+	p.load[p.prev] = p.pv
+	return p.load
+}

@@ -35,13 +35,25 @@ func (s *spaceSavingSummary) add(k uint64) uint64 { return s.ss.AddCount(k) }
 func (s *spaceSavingSummary) estimate(k uint64) uint64 { c, _ := s.ss.Estimate(k); return c }
 
 func (s *spaceSavingSummary) heavy(min uint64, visit func(k, c uint64)) {
-	s.top = s.ss.AppendTop(s.top[:0], s.ss.Len())
+	s.top = s.ss.AppendTop(s.top[:0], topBound(s.ss, min))
 	for _, c := range s.top {
 		if c.Count < min {
 			break // sorted by count, descending
 		}
 		visit(c.Key, c.Count)
 	}
+}
+
+// topBound is how many of a summary's top counters can have a count of at
+// least c: its counts sum to N (every update adds one to one counter), so
+// at most N/c do; the top N/c + 1 hold them all, and sorting those instead
+// of all k counters (k = 4/theta or 8/theta, about 1/theta reach theta*N)
+// is most of a window swap's cost.
+func topBound(ss *sketch.SpaceSaving[uint64], c uint64) int {
+	if c == 0 {
+		return ss.Len()
+	}
+	return int(min(uint64(ss.Len()), ss.N()/c+1))
 }
 
 func (s *spaceSavingSummary) reset() { s.ss.Reset() }
