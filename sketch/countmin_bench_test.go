@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Count-Min benchmarks. BenchmarkCountMinFloor is the bare loop no Count-Min
@@ -131,4 +132,82 @@ func BenchmarkCountMinAddString(b *testing.B) {
 		cm.AddString(keys[i&(len(keys)-1)], 1)
 	}
 	cmSink += cm.Total()
+}
+
+// BenchmarkCountMinAddHashes adds the same hashes 256 per call; one op is
+// one hash, so ns/op compares with BenchmarkCountMinFloor directly.
+func BenchmarkCountMinAddHashes(b *testing.B) {
+	hs := cmBenchHashes()
+	const chunk = 256
+	for _, s := range cmBenchShapes() {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			b.ReportAllocs()
+			cm, err := NewCountMinSize(s.width, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i += chunk {
+				off := i & (len(hs) - 1)
+				cm.AddHashes(hs[off:off+min(chunk, b.N-i)], 1)
+			}
+			cmSink += cm.Total()
+		})
+	}
+}
+
+// BenchmarkCountMinAddHashVsFloor times the floor loop, AddHash and
+// AddHashes over the same chunk of hashes in turn, so that all three see the
+// same machine load, and reports ns per hash and the ratios to the floor:
+// on a shared machine this ratio is steadier than two separate benchmarks.
+func BenchmarkCountMinAddHashVsFloor(b *testing.B) {
+	hs := cmBenchHashes()
+	for _, s := range cmBenchShapes() {
+		b.Run(s.name+",d=4", func(b *testing.B) {
+			w := s.width
+			floor := make([]uint64, w*cmBenchDepth)
+			mask := uint64(w - 1)
+			one, err := NewCountMinSize(w, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch, err := NewCountMinSize(w, cmBenchDepth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			const chunk = 4096
+			var tFloor, tOne, tBatch time.Duration
+			b.ReportAllocs()
+			for done := 0; done < b.N; done += chunk {
+				off := done & (len(hs) - 1)
+				part := hs[off : off+min(chunk, b.N-done)]
+				t0 := time.Now()
+				for _, h := range part {
+					h2 := h>>32 | 1
+					g := h
+					for o := 0; o < len(floor); o += w {
+						floor[o+int(g&mask)]++
+						g += h2
+					}
+				}
+				t1 := time.Now()
+				for _, h := range part {
+					one.AddHash(h, 1)
+				}
+				t2 := time.Now()
+				batch.AddHashes(part, 1)
+				t3 := time.Now()
+				tFloor += t1.Sub(t0)
+				tOne += t2.Sub(t1)
+				tBatch += t3.Sub(t2)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tFloor.Nanoseconds())/n, "floor-ns/hash")
+			b.ReportMetric(float64(tOne.Nanoseconds())/n, "addhash-ns/hash")
+			b.ReportMetric(float64(tBatch.Nanoseconds())/n, "addhashes-ns/hash")
+			b.ReportMetric(float64(tOne)/float64(max(tFloor, 1)), "ratio-addhash")
+			b.ReportMetric(float64(tBatch)/float64(max(tFloor, 1)), "ratio-addhashes")
+			cmSink += floor[0] + one.Total() + batch.Total()
+		})
+	}
 }

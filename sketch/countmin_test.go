@@ -465,3 +465,37 @@ func TestCountMinReset(t *testing.T) {
 		})
 	}
 }
+
+// TestCountMinAddHashesEqualsAddHash: a batch gives the counters of AddHash
+// one hash at a time, for plain and conservative sketches, and saturates
+// the same way near 2^64.
+func TestCountMinAddHashesEqualsAddHash(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	hs := make([]uint64, 3000)
+	for i := range hs {
+		hs[i] = r.Uint64N(500) * 0x9e3779b97f4a7c15
+	}
+	for _, mk := range []func(int, int) (*CountMin, error){NewCountMinSize, NewConservativeCountMinSize} {
+		for _, n := range []uint64{1, 3, math.MaxUint64 / 1000} {
+			a, err := mk(128, 5)
+			require.NoError(t, err)
+			b, err := mk(128, 5)
+			require.NoError(t, err)
+			for off := 0; off < len(hs); off += 97 {
+				chunk := hs[off:min(off+97, len(hs))]
+				a.AddHashes(chunk, n)
+				for _, h := range chunk {
+					b.AddHash(h, n)
+				}
+			}
+			ea, err := a.MarshalBinary()
+			require.NoError(t, err)
+			eb, err := b.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, eb, ea, "conservative=%v n=%d", a.Conservative(), n)
+		}
+	}
+	c, err := NewCountMinSize(64, 4)
+	require.NoError(t, err)
+	require.Zero(t, testing.AllocsPerRun(100, func() { c.AddHashes(hs[:64], 1) }))
+}
