@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // Reservoir benchmarks: Algorithm L against a plain Algorithm R (one random
@@ -136,4 +137,57 @@ func BenchmarkReservoirSkipFloor(b *testing.B) {
 	}
 	resSink += int(c.n & 1)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/resBenchN, "ns/item")
+}
+
+// BenchmarkReservoirPaired runs, per op, one stream of N = 100 000 items
+// (k = 100) through Algorithm R, Algorithm L item by item (Add), Algorithm L
+// in one slice (AddAll) and the skip floor, in turn, so that all four see
+// the same machine load; it reports ns per item and Algorithm R's time over
+// each.
+func BenchmarkReservoirPaired(b *testing.B) {
+	items := resBenchItems()
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := &resFloorCounter{next: math.MaxUint64}
+	resFloorEscape = c
+	var tR, tAdd, tAll, tFloor time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		ar := &cmrAlgorithmR[int]{k: resBenchK, rng: rng, items: make([]int, 0, resBenchK)}
+		for _, v := range items {
+			ar.Add(v)
+		}
+		t1 := time.Now()
+		l1, err := NewReservoir[int](resBenchK, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range items {
+			l1.Add(v)
+		}
+		t2 := time.Now()
+		l2, err := NewReservoir[int](resBenchK, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l2.AddAll(items)
+		t3 := time.Now()
+		for _, v := range items {
+			c.n++
+			if c.n >= c.next {
+				resSink += v
+			}
+		}
+		t4 := time.Now()
+		tR, tAdd, tAll, tFloor = tR+t1.Sub(t0), tAdd+t2.Sub(t1), tAll+t3.Sub(t2), tFloor+t4.Sub(t3)
+		resSink += ar.items[0] + l1.items[0] + l2.items[0]
+	}
+	per := float64(b.N) * resBenchN
+	b.ReportMetric(float64(tR.Nanoseconds())/per, "R-ns/item")
+	b.ReportMetric(float64(tAdd.Nanoseconds())/per, "L-Add-ns/item")
+	b.ReportMetric(float64(tAll.Nanoseconds())/per, "L-AddAll-ns/item")
+	b.ReportMetric(float64(tFloor.Nanoseconds())/per, "floor-ns/item")
+	b.ReportMetric(float64(tR)/float64(max(tAdd, 1)), "R/L-Add")
+	b.ReportMetric(float64(tR)/float64(max(tAll, 1)), "R/L-AddAll")
+	b.ReportMetric(float64(tAdd)/float64(max(tFloor, 1)), "L-Add/floor")
 }
