@@ -180,8 +180,37 @@ func cmSatAdd(a, b uint64) uint64 {
 // conservative update), so while Total+n does not overflow no counter can,
 // and the plain update needs no per-counter saturation check.
 func (c *CountMin) AddHash(h, n uint64) {
-	hs := [1]uint64{h}
-	c.AddHashes(hs[:], n)
+	t := c.total + n
+	if t < n || c.conservative {
+		c.addSlow(h, n)
+		return
+	}
+	c.total = t
+	counts, w, shift := c.counts, c.width, c.shift&63
+	step := cmRowStep(h)
+	off := 0
+	for ; off+4*w <= len(counts); off += 4 * w {
+		c0, c1, c2, c3 := cmColumns4(h, step, shift)
+		h += 4 * step
+		counts[off+c0] += n
+		counts[off+w+c1] += n
+		counts[off+2*w+c2] += n
+		counts[off+3*w+c3] += n
+	}
+	for ; off < len(counts); off += w {
+		counts[off+cmRowIndex(h, shift)] += n
+		h += step
+	}
+}
+
+// cmColumns4 returns the columns of four consecutive rows for
+// Kirsch–Mitzenmacher value h (step apart). AddHash and AddHashes compute
+// all four before touching any counter, so the four (possibly cache-missing)
+// increments are issued together: in one loop per row each increment
+// waited behind the previous row's finaliser, and at w = 2^16 (a 2 MiB
+// sketch) AddHash measured 1.5× the floor.
+func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
+	return cmRowIndex(h, shift), cmRowIndex(h+step, shift), cmRowIndex(h+2*step, shift), cmRowIndex(h+3*step, shift)
 }
 
 // AddHashes adds n to the count of every key whose hash is in hs (a repeated
@@ -201,27 +230,16 @@ func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 	for _, h := range hs {
 		step := cmRowStep(h)
 		off := 0
-		// Four rows at a time: their columns are computed before any
-		// counter is touched, so the four (possibly cache-missing)
-		// increments are issued together. In one loop per row each
-		// increment waited behind the previous row's finaliser, and at
-		// w = 2^16 (a 2 MiB sketch) AddHash measured 1.5× the floor.
 		for ; off+4*w <= len(counts); off += 4 * w {
-			c0 := off + int(((h^h>>29)*cmRowMul)>>shift)
-			h += step
-			c1 := off + w + int(((h^h>>29)*cmRowMul)>>shift)
-			h += step
-			c2 := off + 2*w + int(((h^h>>29)*cmRowMul)>>shift)
-			h += step
-			c3 := off + 3*w + int(((h^h>>29)*cmRowMul)>>shift)
-			h += step
-			counts[c0] += n
-			counts[c1] += n
-			counts[c2] += n
-			counts[c3] += n
+			c0, c1, c2, c3 := cmColumns4(h, step, shift)
+			h += 4 * step
+			counts[off+c0] += n
+			counts[off+w+c1] += n
+			counts[off+2*w+c2] += n
+			counts[off+3*w+c3] += n
 		}
 		for ; off < len(counts); off += w {
-			counts[off+int(((h^h>>29)*cmRowMul)>>shift)] += n
+			counts[off+cmRowIndex(h, shift)] += n
 			h += step
 		}
 	}
