@@ -34,6 +34,13 @@ import (
 // p = 14); at p' = 23 linear counting still has a relative standard error of
 // 1/sqrt(2^24) = 2.4e-4, thirty times below the dense sketch's.
 //
+// The sparse state has two physical phases. In the first there is no list:
+// the pending set is the whole state, doubling (from sparseTmpCap words) up
+// to the m/4 words of the sketch's memory, so a sketch that sees at most
+// about 3m/16 distinct tokens (3072 at p = 14) never writes a list and a
+// repeated hash costs one probe of the set. Past that room the tokens are
+// merged into the list and the set becomes the list's pending buffer.
+//
 // The sketch is logically sparse while its entries (list and pending set)
 // fit in sparseBudget bits; Estimate, Sparse and the encoding read that
 // logical state, so they depend only on the set of hashes added, never on
@@ -420,8 +427,31 @@ func (s *HyperLogLog) pendingAt() []uint32 {
 	return toks
 }
 
-// flush merges the pending tokens into the list.
-func (s *HyperLogLog) flush() { s.rebuild(s.p, s.pendingAt(), false) }
+// flush makes room in the full pending set. While there is no list (the
+// first phase) it doubles the set, until the set takes the whole m bytes:
+// so a sketch that sees at most about 3m/16 distinct tokens never writes a
+// list, and a repeated hash costs one probe of the set. Past that it merges
+// the pending tokens into the list.
+func (s *HyperLogLog) flush() {
+	if sl := &s.sparse; sl.n == 0 && len(sl.mem) < 1<<s.p/4 {
+		sl.grow()
+		return
+	}
+	s.rebuild(s.p, s.pendingAt(), false)
+}
+
+// grow doubles the pending set of a sparse state without a list, which
+// takes the whole of mem, and inserts its tokens again.
+func (sl *sparseList) grow() {
+	old := sl.pending()
+	sl.mem = make([]uint32, 2*len(sl.mem))
+	sl.lw, sl.k, sl.pc = 0, 0, len(sl.mem)
+	for _, t := range old {
+		if t != 0 {
+			sl.addPending(t)
+		}
+	}
+}
 
 // rebuild writes a new list at precision s.p holding the entries of the
 // current list (written at precision oldP >= s.p) and of the sorted tokens
