@@ -60,6 +60,12 @@ func TestHyperLogLogPhysicalPathsAgree(t *testing.T) {
 					q := uint(64 - p)
 					hs[i] = hs[i]>>q<<q | hs[i]<<p>>p>>rng.UintN(q)
 				}
+				// Hashes of the same fine index (26 bits) as another, with a
+				// larger rank: a repeat of the index that is not a repeat of
+				// the entry.
+				for i := 0; i < n; i += 5 {
+					hs = append(hs, hs[i]>>38<<38|hs[i]<<26>>26>>(1+rng.UintN(37)))
+				}
 
 				inOrder := newHLL(t, p)
 				for _, h := range hs {

@@ -431,13 +431,21 @@ func (s *HyperLogLog) pendingAt() []uint32 {
 // first phase) it doubles the set, until the set takes the whole m bytes:
 // so a sketch that sees at most about 3m/16 distinct tokens never writes a
 // list, and a repeated hash costs one probe of the set. Past that it merges
-// the pending tokens into the list.
+// the pending tokens into the list, or, if the list holds them all already
+// (repeats), empties the set without writing the list again.
 func (s *HyperLogLog) flush() {
-	if sl := &s.sparse; sl.n == 0 && len(sl.mem) < 1<<s.p/4 {
+	sl := &s.sparse
+	if sl.n == 0 && len(sl.mem) < 1<<s.p/4 {
 		sl.grow()
 		return
 	}
-	s.rebuild(s.p, s.pendingAt(), false)
+	toks := s.pendingAt()
+	if sl.n > 0 && covered(sl.list(), sl.n, uint(sl.fp-s.p), toks) {
+		clear(sl.pending())
+		sl.k = 0
+		return
+	}
+	s.rebuild(s.p, toks, false)
 }
 
 // grow doubles the pending set of a sparse state without a list, which

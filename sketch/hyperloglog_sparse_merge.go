@@ -98,3 +98,34 @@ func (e *entryWriter) addTokensBelow(toks []uint32, idx uint32, rank uint8) ([]u
 	}
 	return toks, rank
 }
+
+// covered reports whether the n list entries of buf (written with k = d)
+// already hold every entry of the sorted tokens toks: an entry of the same
+// index whose rank, where the list keeps one, is at least the token's.
+// Merging such tokens would write the same list again, so a merge of a
+// pending set of repeats only reads the list. It stops at the first token
+// the list lacks, which a set of new tokens has near its start.
+func covered(buf []uint32, n int, d uint, toks []uint32) bool {
+	if len(toks) == 0 {
+		return true
+	}
+	it := newSparseIter(buf, n, d, nil)
+	for it.hOK {
+		idx, rank := it.hIdx, it.hRank
+		t := toks[0]
+		if t>>tokenRankBits < idx {
+			return false
+		}
+		for t>>tokenRankBits == idx {
+			if idx&(1<<d-1) == 0 && uint8(t&tokenRankMask) > rank {
+				return false
+			}
+			if toks = toks[1:]; len(toks) == 0 {
+				return true
+			}
+			t = toks[0]
+		}
+		it.advance()
+	}
+	return false
+}
