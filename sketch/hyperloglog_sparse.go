@@ -99,9 +99,11 @@ type sparseList struct {
 func (sl *sparseList) list() []uint32 { return sl.mem[:sl.lw] }
 
 // pending returns the pending-token region, pc words. The region is an
-// open-addressing set of tokens (0 marks an empty slot: a token's rank is
-// at least 1), so that repeated hashes take no room: hot keys of a skewed
-// stream do not fill it.
+// open-addressing set of tokens keyed by their fine index, each slot
+// holding the largest rank seen for its index (0 marks an empty slot: a
+// token's rank is at least 1), so that repeated hashes take no room: hot
+// keys of a skewed stream do not fill it. Its k tokens are k distinct
+// entries at sparseHi.
 func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
 
 // addPending adds token t to the pending set and reports whether the set
@@ -109,16 +111,42 @@ func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
 func (sl *sparseList) addPending(t uint32) bool {
 	tab := sl.pending()
 	mask := uint32(sl.pc - 1)
-	for i := t * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
-		switch tab[i] {
-		case 0:
+	idx := t >> tokenRankBits
+	for i := idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
+		switch v := tab[i]; {
+		case v == t: // the usual repeat first
+			return false
+		case v == 0:
 			tab[i] = t
 			sl.k++
 			return sl.k >= sl.pc/4*3
-		case t:
+		case v>>tokenRankBits == idx:
+			if t > v { // same index, larger rank
+				tab[i] = t
+			}
 			return false
 		}
 	}
+}
+
+// pendingSize describes the entries of the pending set alone at sparseHi,
+// for a sketch of precision p, in one pass over the set: no sort.
+func (sl *sparseList) pendingSize(p uint8) (z sparseSize) {
+	if sl.k == 0 {
+		return z
+	}
+	low := uint32(1)<<(sparseHi-p) - 1
+	for _, t := range sl.pending() {
+		if t != 0 {
+			idx := t >> tokenRankBits
+			if idx&low == 0 {
+				z.r++
+			}
+			z.lastIdx = max(z.lastIdx, idx)
+		}
+	}
+	z.n = sl.k
+	return z
 }
 
 // appendPending appends the pending tokens, unsorted, to dst.
@@ -376,7 +404,13 @@ func (s *HyperLogLog) statsAt(fp uint8, c *[66]float64) (z sparseSize) {
 // sketch is logically dense if the entries do not fit at sparseLo either.
 func (s *HyperLogLog) sparseStats(c *[66]float64) (uint8, sparseSize) {
 	if s.sparse.fp == sparseHi {
-		if z := s.statsAt(sparseHi, nil); logicallySparse(z, sparseHi, s.p) {
+		var z sparseSize
+		if s.sparse.n == 0 {
+			z = s.sparse.pendingSize(s.p) // the first phase: the set alone
+		} else {
+			z = s.statsAt(sparseHi, nil)
+		}
+		if logicallySparse(z, sparseHi, s.p) {
 			return sparseHi, z
 		}
 	}
