@@ -146,6 +146,17 @@ func TestHyperLogLogFirstPhase(t *testing.T) {
 			require.Zero(t, s.sparse.n, "no list while the set has room")
 			require.Equal(t, setCap-1, s.sparse.k)
 			require.LessOrEqual(t, hllSparseBytes(s), 1<<p)
+			// A merge of two first-phase sketches whose union fits stays in
+			// the first phase, equal to the sketch of the union.
+			a, b := newHLL(t, p), newHLL(t, p)
+			for i, h := range hs[:setCap-1] {
+				[]*HyperLogLog{a, b}[i%2].AddHash(h)
+			}
+			b.AddHash(hs[0])
+			require.NoError(t, a.Merge(b))
+			require.Zero(t, a.sparse.n, "merged in the set")
+			require.Equal(t, hllLogicalOf(t, s), hllLogicalOf(t, a))
+
 			s.AddHash(hs[setCap-1])
 			s.AddHash(hs[setCap])
 			if s.regs == nil {

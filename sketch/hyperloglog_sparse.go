@@ -451,6 +451,26 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	}
 }
 
+// addTokens adds the tokens of toks (0 for none) to a sparse s, as addSlow
+// adds the token of a hash.
+func (s *HyperLogLog) addTokens(toks []uint32) {
+	for _, t := range toks {
+		switch {
+		case t == 0:
+		case s.regs != nil:
+			s.addToken(t)
+		default:
+			sl := &s.sparse
+			if sl.mem == nil {
+				sl.place(nil, s.p)
+			}
+			if sl.addPending(t) {
+				s.flush()
+			}
+		}
+	}
+}
+
 // pendingAt takes the pending tokens (see takePending), converted to the
 // list's fine precision, sorted.
 func (s *HyperLogLog) pendingAt() []uint32 {
