@@ -104,28 +104,61 @@ func (e *entryWriter) addTokensBelow(toks []uint32, idx uint32, rank uint8) ([]u
 // index whose rank, where the list keeps one, is at least the token's.
 // Merging such tokens would write the same list again, so a merge of a
 // pending set of repeats only reads the list. It stops at the first token
-// the list lacks, which a set of new tokens has near its start.
+// the list lacks, which a set of new tokens has near its start. The reader
+// is mergeList's, with its state in locals.
 func covered(buf []uint32, n int, d uint, toks []uint32) bool {
 	if len(toks) == 0 {
 		return true
 	}
-	it := newSparseIter(buf, n, d, nil)
-	for it.hOK {
-		idx, rank := it.hIdx, it.hRank
-		t := toks[0]
-		if t>>tokenRankBits < idx {
+	mask := uint32(1)<<d - 1
+	var racc uint64
+	var rn uint
+	var reg uint32
+	next := toks[0] >> tokenRankBits
+	for ; n > 0; n-- {
+		if rn <= 32 && len(buf) > 0 {
+			racc |= uint64(buf[0]) << rn
+			buf = buf[1:]
+			rn += 32
+		}
+		var q, low uint32
+		if t := uint(bits.TrailingZeros64(^racc)); t+1+d+sparseRankBits <= rn {
+			q, low = uint32(t), uint32(racc>>(t+1))&mask
+			racc >>= t + 1 + d
+			rn -= t + 1 + d
+		} else {
+			r := bitReader{w: buf, acc: racc, n: rn}
+			q, _ = r.unary(1 << 31)
+			low, _ = r.get(d)
+			buf, racc, rn = r.w, r.acc, r.n
+		}
+		reg += q
+		idx := reg<<d | low
+		var rank uint8
+		if low == 0 {
+			if rn < sparseRankBits {
+				r := bitReader{w: buf, acc: racc, n: rn}
+				v, _ := r.get(sparseRankBits)
+				buf, racc, rn = r.w, r.acc, r.n
+				rank = uint8(v)
+			} else {
+				rank = uint8(racc & tokenRankMask)
+				racc >>= sparseRankBits
+				rn -= sparseRankBits
+			}
+		}
+		if next < idx {
 			return false
 		}
-		for t>>tokenRankBits == idx {
-			if idx&(1<<d-1) == 0 && uint8(t&tokenRankMask) > rank {
+		for next == idx {
+			if low == 0 && uint8(toks[0]&tokenRankMask) > rank {
 				return false
 			}
 			if toks = toks[1:]; len(toks) == 0 {
 				return true
 			}
-			t = toks[0]
+			next = toks[0] >> tokenRankBits
 		}
-		it.advance()
 	}
 	return false
 }
