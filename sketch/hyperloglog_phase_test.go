@@ -3,6 +3,7 @@ package sketch
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -163,5 +164,26 @@ func TestHyperLogLogFirstPhase(t *testing.T) {
 				require.Positive(t, s.sparse.n, "the list starts past the set's room")
 			}
 		})
+	}
+}
+
+// TestSortTokens checks the radix sort of pending tokens against
+// slices.Sort, on uniform tokens, tokens sharing their high or low bytes,
+// and sizes around the cut to slices.Sort.
+func TestSortTokens(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 255, 256, 257, 1000, 4096} {
+		for _, mask := range []uint32{0xffffffff, 0x0000ffff, 0xffff0000, 0x00ff00ff, 0} {
+			t.Run(fmt.Sprintf("n=%d/mask=%08x", n, mask), func(t *testing.T) {
+				toks := make([]uint32, n)
+				for i := range toks {
+					toks[i] = rng.Uint32()&mask | 1
+				}
+				want := slices.Clone(toks)
+				slices.Sort(want)
+				sortTokens(toks, make([]uint32, n))
+				require.Equal(t, want, toks)
+			})
+		}
 	}
 }

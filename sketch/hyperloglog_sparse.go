@@ -170,7 +170,9 @@ func (sl *sparseList) takePending() []uint32 {
 	}
 	tab := sl.pending()
 	toks := sl.appendPending(tab[:0]) // writes behind the read
-	slices.Sort(toks)
+	sp := getScratch(len(toks))
+	sortTokens(toks, (*sp)[:len(toks)])
+	sparseScratch.Put(sp)
 	return toks
 }
 

@@ -1,6 +1,9 @@
 package sketch
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // mergeList returns e (k = d) after writing into it the n entries of the
 // list buf, written with the same k = d, merged with the sorted tokens
@@ -161,4 +164,44 @@ func covered(buf []uint32, n int, d uint, toks []uint32) bool {
 		}
 	}
 	return false
+}
+
+// sortTokens sorts toks, with tmp (at least len(toks) words, not
+// overlapping toks) as scratch: an LSD radix sort, four passes of 8 bits
+// after one counting pass, skipping a pass where every token has the same
+// digit. Short slices go to slices.Sort.
+func sortTokens(toks, tmp []uint32) {
+	if len(toks) < 256 {
+		slices.Sort(toks)
+		return
+	}
+	var cnt [4][256]int
+	for _, t := range toks {
+		cnt[0][t&0xff]++
+		cnt[1][t>>8&0xff]++
+		cnt[2][t>>16&0xff]++
+		cnt[3][t>>24]++
+	}
+	src, dst := toks, tmp[:len(toks)]
+	for pass := range cnt {
+		c := &cnt[pass]
+		sh := uint(8 * pass)
+		if c[src[0]>>sh&0xff] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, t := range src {
+			d := t >> sh & 0xff
+			dst[c[d]] = t
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &toks[0] {
+		copy(toks, src)
+	}
 }
