@@ -189,12 +189,13 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 
 // mergeSparse merges the sparse other, of a precision at least s.p, into s.
 // Its entries come at its own fine precision; a sparse s at a finer one is
-// first folded to sparseLo. If both are in the first sparse phase (a token
-// set, no list), other's tokens, which do not depend on the precision, go
-// into s's set as AddHash's would: s stays in the first phase while the
-// union fits it.
+// first folded to sparseLo. If other is in the first sparse phase (a token
+// set, no list) and s is dense or in the first phase too, other's tokens,
+// which do not depend on the precision, go into s as AddHash's would,
+// unsorted: a first-phase s stays in it while the union fits.
 func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
-	if sl, ol := &s.sparse, &other.sparse; s.regs == nil && sl.n == 0 && ol.n == 0 && sl.fp == sparseHi && ol.fp == sparseHi {
+	sl, ol := &s.sparse, &other.sparse
+	if ol.n == 0 && ol.fp == sparseHi && (s.regs != nil || sl.n == 0 && sl.fp == sparseHi) {
 		if ol.k > 0 {
 			s.addTokens(ol.pending())
 		}
