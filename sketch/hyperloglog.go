@@ -69,7 +69,9 @@ func (s *HyperLogLog) Sparse() bool {
 // AddHash adds one hash. The top Precision() bits choose a register and the
 // position of the first one bit in the rest is the rank the register keeps
 // the maximum of. Dense sketches never allocate here; sparse ones allocate
-// only when they merge their buffer of pending entries, once per m/64 adds.
+// only when their sparse state doubles or turns dense, O(log m) times in
+// all. While a sparse sketch has seen at most about 3m/16 distinct hashes a
+// repeated hash is one probe of a hash set.
 //
 // AddHash is small enough for Go's inliner: the sparse path is reached
 // through callSlow, whose call through a function parameter the inliner
@@ -187,8 +189,18 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 
 // mergeSparse merges the sparse other, of a precision at least s.p, into s.
 // Its entries come at its own fine precision; a sparse s at a finer one is
-// first folded to sparseLo.
+// first folded to sparseLo. If other is in the first sparse phase (a token
+// set, no list) and s is dense or in the first phase too, other's tokens,
+// which do not depend on the precision, go into s as AddHash's would,
+// unsorted: a first-phase s stays in it while the union fits.
 func (s *HyperLogLog) mergeSparse(other *HyperLogLog) {
+	sl, ol := &s.sparse, &other.sparse
+	if ol.n == 0 && ol.fp == sparseHi && (s.regs != nil || sl.n == 0 && sl.fp == sparseHi) {
+		if ol.k > 0 {
+			s.addTokens(ol.pending())
+		}
+		return
+	}
 	ofp := other.sparse.fp
 	if s.regs == nil && ofp < s.sparse.fp {
 		s.rebuild(s.p, s.pendingAt(), true)

@@ -147,9 +147,10 @@ func BenchmarkHyperLogLogAdd8Bytes(b *testing.B) {
 }
 
 // BenchmarkHyperLogLogAddHashSparse adds 3000 distinct hashes over and over
-// to a sparse sketch of precision 14 (it stays sparse to about 10,600): the
-// worst case of the sparse form, where every 192 adds fill the pending set
-// and merge it into the whole compressed list.
+// to a sparse sketch of precision 14 (it stays sparse to about 10,600). They
+// fit the first phase's token set (3m/16 = 3072 tokens), so every add after
+// the first 3000 is one probe of the set. BenchmarkHyperLogLogAddHashSparseList
+// is the same past the first phase.
 func BenchmarkHyperLogLogAddHashSparse(b *testing.B) {
 	s := newHLL(b, 14)
 	hs := hllBenchHashes[:3000]
@@ -209,9 +210,8 @@ func BenchmarkHyperLogLogMerge(b *testing.B) {
 }
 
 // BenchmarkHyperLogLogAddHashSparseZipf adds hashes of 3000 keys drawn with
-// Zipf(1.1) frequencies to a sparse sketch of precision 14: hot keys repeat
-// within the pending set and take no room in it, so merges are rarer than
-// in BenchmarkHyperLogLogAddHashSparse.
+// Zipf(1.1) frequencies to a sparse sketch of precision 14: like
+// BenchmarkHyperLogLogAddHashSparse, one probe of the first phase's set.
 func BenchmarkHyperLogLogAddHashSparseZipf(b *testing.B) {
 	z := rand.NewZipf(rand.New(rand.NewPCG(11, 11)), 1.1, 1, 2999)
 	seq := make([]uint64, hllBenchKeys)
@@ -222,6 +222,23 @@ func BenchmarkHyperLogLogAddHashSparseZipf(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		s.AddHash(seq[i&(hllBenchKeys-1)])
+	}
+	if !s.Sparse() {
+		b.Fatal("left the sparse form")
+	}
+	hllSink = uint64(s.sparse.n)
+}
+
+// BenchmarkHyperLogLogAddHashSparseList adds 6000 distinct hashes over and
+// over to a sparse sketch of precision 14: past the first phase (3072
+// tokens), so every 1536 new tokens fill the pending set and merge it into
+// the whole compressed list. The worst case of the sparse form.
+func BenchmarkHyperLogLogAddHashSparseList(b *testing.B) {
+	s := newHLL(b, 14)
+	hs := hllBenchHashes[:6000]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.AddHash(hs[i%len(hs)])
 	}
 	if !s.Sparse() {
 		b.Fatal("left the sparse form")

@@ -34,6 +34,13 @@ import (
 // p = 14); at p' = 23 linear counting still has a relative standard error of
 // 1/sqrt(2^24) = 2.4e-4, thirty times below the dense sketch's.
 //
+// The sparse state has two physical phases. In the first there is no list:
+// the pending set is the whole state, doubling (from sparseTmpCap words) up
+// to the m/4 words of the sketch's memory, so a sketch that sees at most
+// about 3m/16 distinct tokens (3072 at p = 14) never writes a list and a
+// repeated hash costs one probe of the set. Past that room the tokens are
+// merged into the list and the set becomes the list's pending buffer.
+//
 // The sketch is logically sparse while its entries (list and pending set)
 // fit in sparseBudget bits; Estimate, Sparse and the encoding read that
 // logical state, so they depend only on the set of hashes added, never on
@@ -90,54 +97,6 @@ type sparseList struct {
 
 // list returns the words of the compressed list.
 func (sl *sparseList) list() []uint32 { return sl.mem[:sl.lw] }
-
-// pending returns the pending-token region, pc words. The region is an
-// open-addressing set of tokens (0 marks an empty slot: a token's rank is
-// at least 1), so that repeated hashes take no room: hot keys of a skewed
-// stream do not fill it.
-func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
-
-// addPending adds token t to the pending set and reports whether the set
-// has reached its load limit of 3/4.
-func (sl *sparseList) addPending(t uint32) bool {
-	tab := sl.pending()
-	mask := uint32(sl.pc - 1)
-	for i := t * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
-		switch tab[i] {
-		case 0:
-			tab[i] = t
-			sl.k++
-			return sl.k >= sl.pc/4*3
-		case t:
-			return false
-		}
-	}
-}
-
-// appendPending appends the pending tokens, unsorted, to dst.
-func (sl *sparseList) appendPending(dst []uint32) []uint32 {
-	if sl.k == 0 {
-		return dst
-	}
-	for _, t := range sl.pending() {
-		if t != 0 {
-			dst = append(dst, t)
-		}
-	}
-	return dst
-}
-
-// takePending moves the pending tokens to the front of their region and
-// returns them sorted; the caller (rebuild) empties the region.
-func (sl *sparseList) takePending() []uint32 {
-	if sl.k == 0 {
-		return nil
-	}
-	tab := sl.pending()
-	toks := sl.appendPending(tab[:0]) // writes behind the read
-	slices.Sort(toks)
-	return toks
-}
 
 func (sl *sparseList) clone() sparseList {
 	c := *sl
@@ -320,7 +279,13 @@ func (s *HyperLogLog) walkAt(fp uint8, visit func(idx uint32, rank uint8)) {
 	for i, t := range toks {
 		toks[i] = tokenAt(t, sl.fp)
 	}
-	slices.Sort(toks)
+	if len(toks) < 256 {
+		slices.Sort(toks)
+	} else {
+		sp := getScratch(len(toks))
+		sortTokens(toks, (*sp)[:len(toks)])
+		sparseScratch.Put(sp)
+	}
 	f := newFoldIter(newSparseIter(sl.list(), sl.n, uint(sl.fp-s.p), toks), uint(sl.fp-fp))
 	for idx, rank, ok := f.next(); ok; idx, rank, ok = f.next() {
 		visit(idx, rank)
@@ -369,7 +334,13 @@ func (s *HyperLogLog) statsAt(fp uint8, c *[66]float64) (z sparseSize) {
 // sketch is logically dense if the entries do not fit at sparseLo either.
 func (s *HyperLogLog) sparseStats(c *[66]float64) (uint8, sparseSize) {
 	if s.sparse.fp == sparseHi {
-		if z := s.statsAt(sparseHi, nil); logicallySparse(z, sparseHi, s.p) {
+		var z sparseSize
+		if s.sparse.n == 0 {
+			z = s.sparse.pendingSize(s.p) // the first phase: the set alone
+		} else {
+			z = s.statsAt(sparseHi, nil)
+		}
+		if logicallySparse(z, sparseHi, s.p) {
 			return sparseHi, z
 		}
 	}
@@ -410,6 +381,26 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	}
 }
 
+// addTokens adds the tokens of toks (0 for none) to a sparse s, as addSlow
+// adds the token of a hash.
+func (s *HyperLogLog) addTokens(toks []uint32) {
+	for _, t := range toks {
+		switch {
+		case t == 0:
+		case s.regs != nil:
+			s.addToken(t)
+		default:
+			sl := &s.sparse
+			if sl.mem == nil {
+				sl.place(nil, s.p)
+			}
+			if sl.addPending(t) {
+				s.flush()
+			}
+		}
+	}
+}
+
 // pendingAt takes the pending tokens (see takePending), converted to the
 // list's fine precision, sorted.
 func (s *HyperLogLog) pendingAt() []uint32 {
@@ -420,8 +411,26 @@ func (s *HyperLogLog) pendingAt() []uint32 {
 	return toks
 }
 
-// flush merges the pending tokens into the list.
-func (s *HyperLogLog) flush() { s.rebuild(s.p, s.pendingAt(), false) }
+// flush makes room in the full pending set. While there is no list (the
+// first phase) it doubles the set, until the set takes the whole m bytes:
+// so a sketch that sees at most about 3m/16 distinct tokens never writes a
+// list, and a repeated hash costs one probe of the set. Past that it merges
+// the pending tokens into the list, or, if the list holds them all already
+// (repeats), empties the set without writing the list again.
+func (s *HyperLogLog) flush() {
+	sl := &s.sparse
+	if sl.n == 0 && len(sl.mem) < 1<<s.p/4 {
+		sl.grow()
+		return
+	}
+	toks := s.pendingAt()
+	if sl.n > 0 && covered(sl.list(), sl.n, uint(sl.fp-s.p), toks) {
+		clear(sl.pending())
+		sl.k = 0
+		return
+	}
+	s.rebuild(s.p, toks, false)
+}
 
 // rebuild writes a new list at precision s.p holding the entries of the
 // current list (written at precision oldP >= s.p) and of the sorted tokens

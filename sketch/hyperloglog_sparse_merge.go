@@ -1,6 +1,9 @@
 package sketch
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // mergeList returns e (k = d) after writing into it the n entries of the
 // list buf, written with the same k = d, merged with the sorted tokens
@@ -97,4 +100,108 @@ func (e *entryWriter) addTokensBelow(toks []uint32, idx uint32, rank uint8) ([]u
 		toks = toks[1:]
 	}
 	return toks, rank
+}
+
+// covered reports whether the n list entries of buf (written with k = d)
+// already hold every entry of the sorted tokens toks: an entry of the same
+// index whose rank, where the list keeps one, is at least the token's.
+// Merging such tokens would write the same list again, so a merge of a
+// pending set of repeats only reads the list. It stops at the first token
+// the list lacks, which a set of new tokens has near its start. The reader
+// is mergeList's, with its state in locals.
+func covered(buf []uint32, n int, d uint, toks []uint32) bool {
+	if len(toks) == 0 {
+		return true
+	}
+	mask := uint32(1)<<d - 1
+	var racc uint64
+	var rn uint
+	var reg uint32
+	next := toks[0] >> tokenRankBits
+	for ; n > 0; n-- {
+		if rn <= 32 && len(buf) > 0 {
+			racc |= uint64(buf[0]) << rn
+			buf = buf[1:]
+			rn += 32
+		}
+		var q, low uint32
+		if t := uint(bits.TrailingZeros64(^racc)); t+1+d+sparseRankBits <= rn {
+			q, low = uint32(t), uint32(racc>>(t+1))&mask
+			racc >>= t + 1 + d
+			rn -= t + 1 + d
+		} else {
+			r := bitReader{w: buf, acc: racc, n: rn}
+			q, _ = r.unary(1 << 31)
+			low, _ = r.get(d)
+			buf, racc, rn = r.w, r.acc, r.n
+		}
+		reg += q
+		idx := reg<<d | low
+		var rank uint8
+		if low == 0 {
+			if rn < sparseRankBits {
+				r := bitReader{w: buf, acc: racc, n: rn}
+				v, _ := r.get(sparseRankBits)
+				buf, racc, rn = r.w, r.acc, r.n
+				rank = uint8(v)
+			} else {
+				rank = uint8(racc & tokenRankMask)
+				racc >>= sparseRankBits
+				rn -= sparseRankBits
+			}
+		}
+		if next < idx {
+			return false
+		}
+		for next == idx {
+			if low == 0 && uint8(toks[0]&tokenRankMask) > rank {
+				return false
+			}
+			if toks = toks[1:]; len(toks) == 0 {
+				return true
+			}
+			next = toks[0] >> tokenRankBits
+		}
+	}
+	return false
+}
+
+// sortTokens sorts toks, with tmp (at least len(toks) words, not
+// overlapping toks) as scratch: an LSD radix sort, four passes of 8 bits
+// after one counting pass, skipping a pass where every token has the same
+// digit. Short slices go to slices.Sort.
+func sortTokens(toks, tmp []uint32) {
+	if len(toks) < 256 {
+		slices.Sort(toks)
+		return
+	}
+	var cnt [4][256]int
+	for _, t := range toks {
+		cnt[0][t&0xff]++
+		cnt[1][t>>8&0xff]++
+		cnt[2][t>>16&0xff]++
+		cnt[3][t>>24]++
+	}
+	src, dst := toks, tmp[:len(toks)]
+	for pass := range cnt {
+		c := &cnt[pass]
+		sh := uint(8 * pass)
+		if c[src[0]>>sh&0xff] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, t := range src {
+			d := t >> sh & 0xff
+			dst[c[d]] = t
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &toks[0] {
+		copy(toks, src)
+	}
 }

@@ -354,9 +354,9 @@ func TestHyperLogLogAddHashAllocs(t *testing.T) {
 		require.Zero(t, allocs)
 	})
 	t.Run("sparse-amortised", func(t *testing.T) {
-		// A sparse sketch allocates its memory when its list outgrows it
-		// (doubling, from 2·m/64 words to m/4) and its registers at the
-		// switch; merging the pending set writes into pooled scratch. So
+		// A sparse sketch allocates its memory when its token set (first
+		// phase) or its list outgrows it (doubling, from m/64 words to m/4)
+		// and its registers at the switch; merging the pending set writes into pooled scratch. So
 		// the whole sparse phase allocates O(log m) times, however many
 		// merges it does (AllocsPerRun runs the function once to warm up,
 		// so each run builds its own sketch).

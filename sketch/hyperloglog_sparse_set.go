@@ -1,0 +1,98 @@
+package sketch
+
+import "math/bits"
+
+// The pending set of the sparse state (see hyperloglog_sparse.go): an
+// open-addressing set of tokens at sparseHi in the last pc words of mem,
+// the whole sparse state in the first phase and the list's buffer after.
+
+// pending returns the pending-token region, pc words. The region is an
+// open-addressing set of tokens keyed by their fine index, each slot
+// holding the largest rank seen for its index (0 marks an empty slot: a
+// token's rank is at least 1), so that repeated hashes take no room: hot
+// keys of a skewed stream do not fill it. Its k tokens are k distinct
+// entries at sparseHi.
+func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
+
+// addPending adds token t to the pending set and reports whether the set
+// has reached its load limit of 3/4.
+func (sl *sparseList) addPending(t uint32) bool {
+	tab := sl.pending()
+	mask := uint32(sl.pc - 1)
+	idx := t >> tokenRankBits
+	for i := idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
+		switch v := tab[i]; {
+		case v == t: // the usual repeat first
+			return false
+		case v == 0:
+			tab[i] = t
+			sl.k++
+			return sl.k >= sl.pc/4*3
+		case v>>tokenRankBits == idx:
+			if t > v { // same index, larger rank
+				tab[i] = t
+			}
+			return false
+		}
+	}
+}
+
+// pendingSize describes the entries of the pending set alone at sparseHi,
+// for a sketch of precision p, in one pass over the set: no sort.
+func (sl *sparseList) pendingSize(p uint8) (z sparseSize) {
+	if sl.k == 0 {
+		return z
+	}
+	low := uint32(1)<<(sparseHi-p) - 1
+	for _, t := range sl.pending() {
+		if t != 0 {
+			idx := t >> tokenRankBits
+			if idx&low == 0 {
+				z.r++
+			}
+			z.lastIdx = max(z.lastIdx, idx)
+		}
+	}
+	z.n = sl.k
+	return z
+}
+
+// appendPending appends the pending tokens, unsorted, to dst.
+func (sl *sparseList) appendPending(dst []uint32) []uint32 {
+	if sl.k == 0 {
+		return dst
+	}
+	for _, t := range sl.pending() {
+		if t != 0 {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// takePending moves the pending tokens to the front of their region and
+// returns them sorted; the caller (rebuild) empties the region.
+func (sl *sparseList) takePending() []uint32 {
+	if sl.k == 0 {
+		return nil
+	}
+	tab := sl.pending()
+	toks := sl.appendPending(tab[:0]) // writes behind the read
+	sp := getScratch(len(toks))
+	sortTokens(toks, (*sp)[:len(toks)])
+	sparseScratch.Put(sp)
+	return toks
+}
+
+// grow doubles the pending set of a sparse state without a list, which
+// takes the whole of mem, and inserts its tokens again.
+func (sl *sparseList) grow() {
+	old := sl.pending()
+	sl.mem = make([]uint32, 2*len(sl.mem))
+	sl.lw, sl.k, sl.pc = 0, 0, len(sl.mem)
+	for _, t := range old {
+		if t != 0 {
+			sl.addPending(t)
+		}
+	}
+}
