@@ -28,8 +28,10 @@
 // HyperLogLog (Flajolet et al., 2007) estimates the number of distinct keys
 // with m = 2^p one-byte registers, p in 4..18, at a relative standard error
 // of about 1.04/√m at every cardinality (measured from 1 to 10^8). While few
-// distinct keys have been seen it keeps a compressed sorted list of (index,
-// rank) entries at precision 26, folded exactly to 23 when it grows (Heule,
+// distinct keys have been seen it keeps sparse (index, rank) entries: up to
+// 3m/16 of them in a plain hash set (a repeated key costs one probe), then
+// in a compressed sorted list at precision 26, folded exactly to 23 when it
+// grows (Heule,
 // Nunkesser and Hall, EDBT 2013). The list never takes more than the m bytes
 // of the registers, and the sketch counts it by linear counting (relative
 // standard error about 1/√(2^(p'+1)), 2.4e-4 at p' = 23); it switches to m
