@@ -1,6 +1,9 @@
 package operators
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // session is one session of one key: [start, end) with its accumulator.
 // Free slots of the slab are chained through next.
@@ -110,7 +113,11 @@ func (k *KeyedSessions[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 		k.stats.Late++
 		return false
 	}
-	s := k.cover(key, t, satAdd(t, k.gap))
+	// A record at MaxInt64 would span the empty [MaxInt64, MaxInt64) (its
+	// end saturates): it counts as at MaxInt64-1, inside any session that
+	// reaches the top, so one phase and two give the same sessions.
+	lo := min(t, math.MaxInt64-1)
+	s := k.cover(key, lo, satAdd(lo, k.gap))
 	s.acc = k.agg.Add(s.acc, in)
 	k.stats.Added++
 	return true

@@ -429,3 +429,28 @@ func TestKeyedSessionsAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1, churn), "new sessions in steady state")
 	require.Zero(t, ks.Pending(), "every session fired and dropped")
 }
+
+// TestSessionsAtMaxInt64: a record at the largest time joins the session
+// that reaches the top instead of forming an empty one, in one phase and
+// through a partial and a final stage (found by review: the partial was
+// rejected as empty and its count lost).
+func TestSessionsAtMaxInt64(t *testing.T) {
+	ks := newSessions(t, 10, 0, Complete)
+	f := &fired{}
+	require.True(t, ks.Add(1, math.MaxInt64-1, 0))
+	require.True(t, ks.Add(1, math.MaxInt64, 0))
+	ks.Advance(EndOfInput, f.add, nil)
+	require.Len(t, f.res, 1)
+	require.Equal(t, uint64(2), f.res[0].Value)
+
+	p := newSessions(t, 10, 0, PartialPhase)
+	final, err := NewKeyedSessions(Count[struct{}](), sessions(t, 10), 0, FinalPhase)
+	require.NoError(t, err)
+	require.True(t, p.Add(1, math.MaxInt64, 0))
+	p.Advance(EndOfInput, nil, func(x Partial[uint64]) { require.True(t, final.AddPartial(x)) })
+	g := &fired{}
+	final.Advance(EndOfInput, g.add, nil)
+	require.Len(t, g.res, 1)
+	require.Equal(t, uint64(1), g.res[0].Value)
+	require.Zero(t, final.Stats().LatePartials)
+}
