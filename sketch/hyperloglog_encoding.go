@@ -108,10 +108,17 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 			return err
 		}
 		maxRank := 65 - p
+		nonzero, last := 0, -1
 		for i, r := range raw {
 			if r > maxRank {
 				return corrupt("register %d holds rank %d, above %d", i, r, maxRank)
 			}
+			if r != 0 {
+				nonzero, last = nonzero+1, i
+			}
+		}
+		if v >= 2 && mustBeSparse(nonzero, last, p) {
+			return corrupt("dense body with %d non-zero registers: a sketch that small is sparse", nonzero)
 		}
 		next.regs = slices.Clone(raw)
 	case form == hllFormSparse && v == 1:
@@ -254,4 +261,20 @@ func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 	s.sparse.fp = sparseHi
 	s.rebuild(s.p, toks, false)
 	return nil
+}
+
+// mustBeSparse reports whether a dense sketch whose non-zero registers number
+// nonzero, the last at index last (-1 if none), would surely be sparse: its
+// entries at fine precision sparseLo are at most 2^(sparseLo-p) per non-zero
+// register, and even that many fit the sparse budget. A version 2 sketch
+// turns dense only once they do not (version 1 turned dense earlier, so this
+// holds for version 2 bodies only).
+func mustBeSparse(nonzero, last int, p uint8) bool {
+	up := uint(sparseLo - p)
+	n := nonzero << up
+	idx := uint32(0)
+	if last >= 0 {
+		idx = uint32(last)<<up | (1<<up - 1)
+	}
+	return logicallySparse(sparseSize{n: n, r: n, lastIdx: idx}, sparseLo, p)
 }

@@ -218,3 +218,48 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	require.NoError(t, s.UnmarshalBinary(v1Body(10, 5<<6|39, 6<<6|1)))
 	require.NoError(t, s.UnmarshalBinary(mutate(denseEnc, len(denseEnc)-1, 61)))
 }
+
+// TestHyperLogLogDenseTooSmallRejected: a version 2 sketch turns dense only
+// once its entries no longer fit the sparse budget, so a dense body whose
+// non-zero registers could not hold that many entries (all-zero registers
+// above all) is no sketch's encoding (found in review: merging such a
+// decoded sketch turned a sparse receiver dense). Version 1 turned dense
+// earlier, so its bodies still decode.
+func TestHyperLogLogDenseTooSmallRejected(t *testing.T) {
+	for _, p := range []uint8{4, 10, 14} {
+		for _, ones := range []int{0, 1, 3} {
+			regs := make([]byte, 1<<p)
+			for i := range ones {
+				regs[i*7%len(regs)] = 1
+			}
+			for _, v := range []uint8{1, hllVersion} {
+				b := append(appendHeader(nil, kindHyperLogLog, v), p, hllFormDense)
+				b = append(b, regs...)
+				var s HyperLogLog
+				err := s.UnmarshalBinary(b)
+				// A non-zero register stands for at most 2^(23-p) entries.
+				// At p = 14 even 3·512 entries fit the 122,880-bit budget,
+				// so such a body must be sparse; at p = 10 one register's
+				// 8,192 entries may not (7,680 bits), and p = 4 has no
+				// budget, so those are accepted. No entry at all: an empty
+				// sketch is sparse at every p.
+				mustReject := v >= 2 && (ones == 0 || p == 14)
+				if mustReject {
+					require.ErrorIs(t, err, ErrCorrupt, "p=%d ones=%d v=%d", p, ones, v)
+				} else {
+					require.NoError(t, err, "p=%d ones=%d v=%d", p, ones, v)
+				}
+			}
+		}
+	}
+	// A real dense sketch still round-trips.
+	s := hllWith(t, 10, 7, 20_000)
+	require.False(t, s.Sparse())
+	b, err := s.MarshalBinary()
+	require.NoError(t, err)
+	var back HyperLogLog
+	require.NoError(t, back.UnmarshalBinary(b))
+	again, err := back.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, b, again)
+}
