@@ -103,11 +103,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				streams := make([]datasets.Stream, sources)
-				for i := range streams {
-					streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
-				}
-				src := Source(j, "src", streams)
+				src := Source(j, "src", contiguous(recs, sources))
 				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers), Via(edge))
 				sums := make([]paddedSum, workers) // one cache line each: no false sharing between sinks
 				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })

@@ -113,7 +113,8 @@ func BenchmarkSkewedServiceTimeSessions(b *testing.B) {
 	times := make([]time.Duration, len(skewEdges))
 	for b.Loop() {
 		for i, ec := range skewEdges {
-			times[i] += runSessionServiceTime(b, timed, ec.edge, sw)
+			times[i] += runKeyedCount(b, split(timed, 2), len(timed), 8, ec.edge, ServiceTime(20*time.Microsecond),
+				[]SourceOpt{OutOfOrderness(time.Millisecond)}, Window(sw)) // each source in time order
 		}
 	}
 	for i, ec := range skewEdges {
@@ -122,32 +123,4 @@ func BenchmarkSkewedServiceTimeSessions(b *testing.B) {
 			b.ReportMetric(times[0].Seconds()/times[i].Seconds(), ec.name+"/hash")
 		}
 	}
-}
-
-func runSessionServiceTime(b *testing.B, recs []datasets.Record, e Edge, win operators.Windows) time.Duration {
-	b.Helper()
-	j, err := NewJob(BatchSize(64), QueueBatches(8), FlushInterval(2*time.Millisecond))
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := Source(j, "src", split(recs, 2), OutOfOrderness(time.Millisecond)) // each source in time order
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win), Parallelism(8), Via(e),
-		WithCost(ServiceTime(20*time.Microsecond)))
-	sums := make([]uint64, 8)
-	Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	if err := j.Run(ctx); err != nil {
-		b.Fatal(err)
-	}
-	el := time.Since(t0)
-	var total uint64
-	for _, s := range sums {
-		total += s
-	}
-	if total != uint64(len(recs)) {
-		b.Fatalf("counted %d of %d records", total, len(recs))
-	}
-	return el
 }

@@ -215,7 +215,10 @@ func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 
 // AddHashes adds n to the count of every key whose hash is in hs (a repeated
 // hash is counted each time): AddHash in a loop, with the sketch's fields
-// held in registers across the hashes. It does not allocate.
+// held in registers across the hashes. It does not allocate. The loop body
+// repeats AddHash's rather than sharing it: AddHash written as AddHashes of
+// one hash measured 1.1–1.6× slower, and a shared per-hash function is
+// over the inlining budget.
 func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 	hi, add := bits.Mul64(uint64(len(hs)), n)
 	t := c.total + add

@@ -134,28 +134,6 @@ func BenchmarkCountMinAddString(b *testing.B) {
 	cmSink += cm.Total()
 }
 
-// BenchmarkCountMinAddHashes adds the same hashes 256 per call; one op is
-// one hash, so ns/op compares with BenchmarkCountMinFloor directly.
-func BenchmarkCountMinAddHashes(b *testing.B) {
-	hs := cmBenchHashes()
-	const chunk = 256
-	for _, s := range cmBenchShapes() {
-		b.Run(s.name+",d=4", func(b *testing.B) {
-			b.ReportAllocs()
-			cm, err := NewCountMinSize(s.width, cmBenchDepth)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i += chunk {
-				off := i & (len(hs) - 1)
-				cm.AddHashes(hs[off:off+min(chunk, b.N-i)], 1)
-			}
-			cmSink += cm.Total()
-		})
-	}
-}
-
 // BenchmarkCountMinAddHashVsFloor times the floor loop, AddHash and
 // AddHashes over the same chunk of hashes in turn, so that all three see the
 // same machine load, and reports ns per hash and the ratios to the floor:

@@ -151,12 +151,16 @@ func BenchmarkHyperLogLogAdd8Bytes(b *testing.B) {
 // fit the first phase's token set (3m/16 = 3072 tokens), so every add after
 // the first 3000 is one probe of the set. BenchmarkHyperLogLogAddHashSparseList
 // is the same past the first phase.
-func BenchmarkHyperLogLogAddHashSparse(b *testing.B) {
+func BenchmarkHyperLogLogAddHashSparse(b *testing.B) { benchSparseCycle(b, hllBenchHashes[:3000]) }
+
+// benchSparseCycle adds the hashes of seq over and over, in order, to a
+// sparse sketch of precision 14, and fails if it leaves the sparse form.
+func benchSparseCycle(b *testing.B, seq []uint64) {
 	s := newHLL(b, 14)
-	hs := hllBenchHashes[:3000]
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.AddHash(hs[i%len(hs)])
+		s.AddHash(seq[i%len(seq)])
 	}
 	if !s.Sparse() {
 		b.Fatal("left the sparse form")
@@ -218,30 +222,11 @@ func BenchmarkHyperLogLogAddHashSparseZipf(b *testing.B) {
 	for i := range seq {
 		seq[i] = hllBenchHashes[z.Uint64()]
 	}
-	s := newHLL(b, 14)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		s.AddHash(seq[i&(hllBenchKeys-1)])
-	}
-	if !s.Sparse() {
-		b.Fatal("left the sparse form")
-	}
-	hllSink = uint64(s.sparse.n)
+	benchSparseCycle(b, seq)
 }
 
 // BenchmarkHyperLogLogAddHashSparseList adds 6000 distinct hashes over and
 // over to a sparse sketch of precision 14: past the first phase (3072
 // tokens), so every 1536 new tokens fill the pending set and merge it into
 // the whole compressed list. The worst case of the sparse form.
-func BenchmarkHyperLogLogAddHashSparseList(b *testing.B) {
-	s := newHLL(b, 14)
-	hs := hllBenchHashes[:6000]
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		s.AddHash(hs[i%len(hs)])
-	}
-	if !s.Sparse() {
-		b.Fatal("left the sparse form")
-	}
-	hllSink = uint64(s.sparse.n)
-}
+func BenchmarkHyperLogLogAddHashSparseList(b *testing.B) { benchSparseCycle(b, hllBenchHashes[:6000]) }
