@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 var sinkWorker int
@@ -113,4 +114,54 @@ func BenchmarkRouteBatch(b *testing.B) {
 func BenchmarkRouteDefaultDetector(b *testing.B) {
 	benchRoute(b, []string{"hash", "pkg", "dchoices", "dchoices-paper", "wchoices"},
 		func(map[uint64]float64) Option { return WithSeed(0) }, routeEach)
+}
+
+// pairedKinds are the partitioners BenchmarkRoutePaired times against hash.
+var pairedKinds = []string{"hash", "pkg", "dchoices", "wchoices"}
+
+// BenchmarkRoutePaired is issue #4's routing-cost figure made robust to a
+// shared machine: the partitioners of pairedKinds route the same chunk of
+// 4,096 tuples one after the other (the order rotating per chunk), each
+// through the Partitioner interface with the oracle detector, so that
+// interference lands on all of them alike. It reports each one's ns per
+// Route and its ratio to hash's over the same chunks (ratio-<kind>); ns/op
+// is the time of all of them together per tuple.
+func BenchmarkRoutePaired(b *testing.B) {
+	for _, s := range []float64{0.8, 1.4, 2.0} {
+		for _, n := range []int{10, 100} {
+			b.Run(fmt.Sprintf("zipf=%.1f/workers=%d", s, n), func(b *testing.B) {
+				st := benchKeys(s)
+				ps := make([]Partitioner, len(pairedKinds))
+				for i, kind := range pairedKinds {
+					p, err := New(kind, n, oracleOption(st.probs))
+					if err != nil {
+						b.Fatal(err)
+					}
+					ps[i] = p
+				}
+				spent := make([]time.Duration, len(ps))
+				const chunk = 4096
+				b.ReportAllocs()
+				for done, round := 0, 0; done < b.N; done, round = done+chunk, round+1 {
+					off := done & (len(st.keys) - 1)
+					part := st.keys[off : off+min(chunk, b.N-done, len(st.keys)-off)]
+					for j := range ps {
+						i := (round + j) % len(ps)
+						p := ps[i]
+						t0 := time.Now()
+						for _, k := range part {
+							sinkWorker = p.Route(k)
+						}
+						spent[i] += time.Since(t0)
+					}
+				}
+				for i, kind := range pairedKinds {
+					b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), kind+"-ns/route")
+					if i > 0 {
+						b.ReportMetric(float64(spent[i])/float64(max(spent[0], 1)), "ratio-"+kind)
+					}
+				}
+			})
+		}
+	}
 }

@@ -197,10 +197,8 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 		return p.placeHead(key, pr)
 	}
 	load := p.load
-	n := len(load)
-	a := hashx.Reduce(key, n)
-	b := wrap(a+1+hashx.Reduce(key+secondHash(key), n-1), n)
-	w, l := pkgChoose(a, b, load[a], load[b], -1, 0, key*p.tie)
+	a, b := pkgPair(key, len(load))
+	w, l := pkgChoose(a, b, load[a], load[b], key*p.tie)
 	p.count(w, l)
 	return w
 }

@@ -20,8 +20,10 @@
 //     worker: keyed state needs a merge of up to n partials per key.
 //   - "pkg" (partial key grouping, Nasir et al., ICDE 2015): two distinct
 //     candidates from the key hash (Reduce(key, n), then one of the other
-//     n-1 workers from key + h2), the less loaded wins. At most 2 partials
-//     per key. Balances while p1 <= 2/n; imbalance is already visible near
+//     n-1 workers from the low half of the same product key*n), the less
+//     loaded wins, comparing loads that may miss the previous tuple's
+//     increment (a one-tuple lag that lets consecutive tuples overlap;
+//     counts stay exact). At most 2 partials per key. Balances while p1 <= 2/n; imbalance is already visible near
 //     p1 = 2/n and grows beyond.
 //   - "dchoices" (D-Choices, Nasir et al., "When two choices are not
 //     enough", ICDE 2016): tail keys as PKG; head keys (probability >=
@@ -116,5 +118,13 @@
 //
 // Placement is pinned by golden vectors in testdata/ (key -> worker for
 // hash, key -> candidates for PKG and D-Choices): keyed state and Kafka
-// partitions depend on it, and it changes only deliberately.
+// partitions depend on it, and it changes only deliberately. Placement
+// version 2 (2026-11-30) changed PKG's second candidate (also the tail
+// keys' of D-Choices, W-Choices, RR-head and Auto) from Reduce(key + h2,
+// n-1), h2 a second 64-bit mix, to the reduced low half of key*n: one
+// multiplication instead of a mix, the difference between PKG routing
+// above and below twice hash partitioning's cost. Hash placement and
+// D-Choices' head candidates did not change. A deployment upgrading from
+// version 1 moves the split keys' second worker: drain keyed state (or let
+// windows close) before switching.
 package partition

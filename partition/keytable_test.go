@@ -37,10 +37,10 @@ func TestKeyTableMatchesMap(t *testing.T) {
 	}
 }
 
-// TestPKGRouteMatchesPick checks PKG.Route's hand-inlined choice against
-// pkgPick (used by D-Choices, W-Choices and Auto) on a skewed stream, for a
-// first instance (tie 0) and a later one, and that the pick is one of
-// pkgChoices' two candidates.
+// TestPKGRouteMatchesPick checks PKG.Route's hand-inlined choice, with its
+// one-tuple lag, against pkgPick (used by D-Choices, W-Choices and Auto) on
+// a skewed stream, for a first instance (tie 0) and a later one, that the
+// pick is one of pkgChoices' two candidates, and that Load stays exact.
 func TestPKGRouteMatchesPick(t *testing.T) {
 	keys, _ := exactZipf(50_000, 5_000, 1.0, 5)
 	for _, n := range []int{1, 2, 7, 100} {
@@ -49,14 +49,27 @@ func TestPKGRouteMatchesPick(t *testing.T) {
 				p, err := NewPKG(n)
 				require.NoError(t, err)
 				p.tie = tie
+				// The model: pkgPick on the loads before the previous
+				// tuple's increment (Route's one-tuple lag), counts exact.
 				load := make([]uint64, n)
+				prev := -1
 				for i, k := range keys {
 					want := pkgPick(load, k, tie)
 					a, b := pkgChoices(k, n)
 					require.True(t, want == a || want == b)
-					load[want]++
+					if prev >= 0 {
+						load[prev]++
+					}
+					prev = want
 					require.Equal(t, want, p.Route(k), "tuple %d", i)
 				}
+				load[prev]++
+				require.Equal(t, load, p.Load(), "loads stay exact")
+				var total uint64
+				for _, l := range p.Load() {
+					total += l
+				}
+				require.Equal(t, uint64(len(keys)), total, "Load twice adds the pending increment once")
 			})
 		}
 	}
