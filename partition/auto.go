@@ -209,7 +209,7 @@ func (a *Auto) decide() {
 	}
 	if mode != a.mode {
 		a.mode = mode
-		a.dc.resetMin() // other modes wrote the shared loads
+		a.dc.refreshMin() // other modes wrote the shared loads
 		if len(a.choice) < cap(a.choice) {
 			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()})
 		} else {
