@@ -48,7 +48,7 @@ type headTable struct {
 }
 
 func newHeadTable(limit int) *headTable {
-	size := 1 << bits.Len(uint(4*limit))
+	size := 1 << bits.Len(uint(2*max(limit, 1)-1)) // at most half full
 	return &headTable{slots: make([]headSlot, size), list: make([]headSlot, 0, limit), limit: limit}
 }
 
