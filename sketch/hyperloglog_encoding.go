@@ -303,19 +303,21 @@ func mustBeSparse(nonzero, last int, p uint8) bool {
 // sketch holds has the property
 //
 //	(I) some set S of entries at sparseHi whose fold is covered by L (each
-//	    folded entry has its index in L, with a rank at most L's) takes more
-//	    than sparseBudget(p) bits at sparseHi, p the sketch's precision.
+//	    folded entry has its index in L, with a rank at most L's where L
+//	    keeps one) takes more than sparseBudget(p) bits at sparseHi, p the
+//	    sketch's precision.
 //
 // The fold establishes (I) and every later step keeps it. Adds and merges
 // only add indexes and raise ranks. Merging a sparse other at sparseLo into
 // a receiver at sparseHi (mergeSparse) folds the receiver whatever its size,
 // but the union's list covers other's, and other holds (I) at its precision
 // P >= p. Folding a sketch to a precision p < P (foldTo, Merge with a
-// coarser sketch) keeps the indexes at sparseLo. Both need: if S overflows
-// at P, it overflows at p < P. It takes at most 2^P + n(33-P) bits at P (a
-// last register below 2^P and at most n ranks) and at least n(27-p) >=
-// n(28-P) bits at p, so n > (sparseBudget(P) - 2^P + 1)/(33-P) entries and
-// n(28-P) > sparseBudget(P-1) >= sparseBudget(p) for every P in 5..18
+// coarser sketch) keeps the indexes at sparseLo and keeps fewer ranks. Both
+// need: if S overflows at P, it overflows at p < P. Its n entries take at
+// most 2^P-1 + n(33-P) bits at P (a last register below 2^P, 1+26-P bits
+// and at most one rank each) and at least n(27-p) >= n(28-P) bits at p, so
+// n > (sparseBudget(P) - 2^P + 1)/(33-P), and then n(28-P) >
+// sparseBudget(P-1) >= sparseBudget(p) for every P in 5..18
 // (TestHyperLogLogFoldKeepsOverflow checks the arithmetic).
 //
 // The decoder cannot see S, but S is a subset of the largest set covered by
