@@ -16,7 +16,9 @@ import (
 //	        index bits, and a 6-bit rank 1..65-p' where the low p'-p index
 //	        bits are zero (hyperloglog_sparse.go). k is the one giving the
 //	        fewest bits (the smallest on ties); the entries fit the sparse
-//	        budget when written with k = p'-p, and p' = 26 when they fit there
+//	        budget when written with k = p'-p, and p' = 26 when they fit there;
+//	        p' = 23 only where the most entries at 26 the list can stand for
+//	        would not fit at 26 (fitsAtHi), so some sketch folded it
 //	dense:  2^precision bytes, one register each, ranks in 0..65-precision
 //
 // The encoding is canonical: sketches holding the same entries (or the same
@@ -138,8 +140,8 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 
 // decodeSparse reads a version 2 sparse body into the empty sparse sketch s,
 // validating the list entry by entry (bounds, order, ranks, canonical k and
-// padding, and that it fits the sparse budget) before rewriting it in the
-// in-memory layout.
+// padding, that it fits the sparse budget, and that a list at sparseLo could
+// not have stayed at sparseHi) before rewriting it in the in-memory layout.
 func (s *HyperLogLog) decodeSparse(d *decoder) error {
 	budget := sparseBudget(s.p)
 	n := d.count(uint64(budget)/uint64(sparseLo-s.p+1), 0, "sparse entries")
@@ -167,6 +169,7 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 	r := bitReader{w: words}
 	var reg uint32
 	var z sparseSize
+	var hi sparseSize // at sparseLo: the most entries at sparseHi the list stands for
 	for i := range n {
 		q, ok := r.unary(1 << (uint(fp) - k))
 		if !ok {
@@ -184,8 +187,9 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 		if i > 0 && idx <= z.lastIdx {
 			return corrupt("sparse entry %d: index %d not above the previous %d", i, idx, z.lastIdx)
 		}
+		rank := uint32(0) // not kept
 		if idx&(1<<dd-1) == 0 {
-			rank, ok := r.get(sparseRankBits)
+			rank, ok = r.get(sparseRankBits)
 			if !ok {
 				return corrupt("sparse entry %d: truncated rank", i)
 			}
@@ -196,10 +200,18 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 		}
 		z.lastIdx = idx
 		z.n++
+		if fp == sparseLo {
+			hi.addPreimage(idx, uint8(rank))
+		}
 	}
 	size := z.bits(k)
 	if !logicallySparse(z, fp, s.p) {
 		return corrupt("sparse list of %d entries exceeds the budget of %d bits: the sketch is dense", n, budget)
+	}
+	if fp == sparseLo && fitsAtHi(hi, s.p) {
+		return corrupt("sparse list of %d entries at fine precision %d stands for at most %d entries at %d, "+
+			"%d bits, within the budget of %d: the sketch would not have folded (not canonical)",
+			n, sparseLo, hi.n, sparseHi, hi.bits(uint(sparseHi-s.p)), budget)
 	}
 	if want := z.bestK(dd, fp); k != want {
 		return corrupt("sparse k %d is not the canonical %d", k, want)
@@ -277,4 +289,68 @@ func mustBeSparse(nonzero, last int, p uint8) bool {
 		idx = uint32(last)<<up | (1<<up - 1)
 	}
 	return logicallySparse(sparseSize{n: n, r: n, lastIdx: idx}, sparseLo, p)
+}
+
+// fitsAtHi reports whether pre, the most entries at sparseHi that a list at
+// sparseLo can stand for (addPreimage), fits the sparse budget at sparseHi
+// for precision p. If it does, no sketch holds that list, and the decoder
+// rejects it: the check is exact, rejecting every such list and no other.
+//
+// A sketch folds its list from sparseHi to sparseLo (rebuild) only when its
+// entries S at sparseHi (list and pending set, at its precision p) take more
+// than sparseBudget(p) bits there; the encoding is at sparseLo for the same
+// reason when the pending set alone overflows. So every list L at sparseLo a
+// sketch holds has the property
+//
+//	(I) some set S of entries at sparseHi whose fold is covered by L (each
+//	    folded entry has its index in L, with a rank at most L's where L
+//	    keeps one) takes more than sparseBudget(p) bits at sparseHi, p the
+//	    sketch's precision.
+//
+// The fold establishes (I) and every later step keeps it. Adds and merges
+// only add indexes and raise ranks. Merging a sparse other at sparseLo into
+// a receiver at sparseHi (mergeSparse) folds the receiver whatever its size,
+// but the union's list covers other's, and other holds (I) at its precision
+// P >= p. Folding a sketch to a precision p < P (foldTo, Merge with a
+// coarser sketch) keeps the indexes at sparseLo and keeps fewer ranks. Both
+// need: if S overflows at P, it overflows at p < P. Its n entries take at
+// most 2^P-1 + n(33-P) bits at P (a last register below 2^P, 1+26-P bits
+// and at most one rank each) and at least n(27-p) >= n(28-P) bits at p, so
+// n > (sparseBudget(P) - 2^P + 1)/(33-P), and then n(28-P) >
+// sparseBudget(P-1) >= sparseBudget(p) for every P in 5..18
+// (TestHyperLogLogFoldKeepsOverflow checks the arithmetic).
+//
+// The decoder cannot see S, but S is a subset of the largest set covered by
+// L, pre, and the size of a list only grows with its set of entries, so (I)
+// holds exactly when pre overflows at sparseHi. Conversely a list L whose
+// pre overflows (and that fits at sparseLo, checked before) is reached by
+// adding the hashes of pre: they fold to exactly L. So the check rejects
+// only lists no sketch holds (TestHyperLogLogLoListExact, and
+// TestHyperLogLogLoListPathsDecode along every path to sparseLo).
+func fitsAtHi(pre sparseSize, p uint8) bool {
+	return logicallySparse(pre, sparseHi, p)
+}
+
+// addPreimage adds to pre the largest set of entries at sparseHi that fold
+// into the entry idx at sparseLo of the given rank (0 where the list keeps
+// none). Of the 2^sh entries idx<<sh | l (sh = sparseHi - sparseLo), l > 0
+// folds to rank sh - floor(log2 l) and l = 0 to a rank above sh
+// (foldRegister): a rank R <= sh admits the l >= 2^(sh-R), 2^sh - 2^(sh-R)
+// of them; a rank above sh, or one the list does not keep (any rank fits),
+// admits all 2^sh. Only idx<<sh can carry a rank at sparseHi (its low
+// sparseHi-p bits are zero only if l = 0 and the rank at sparseLo is kept),
+// and only if R > sh. The last entry idx<<sh | (2^sh-1) is admitted by
+// every rank.
+func (pre *sparseSize) addPreimage(idx uint32, rank uint8) {
+	const sh = sparseHi - sparseLo
+	switch {
+	case rank == 0:
+		pre.n += 1 << sh
+	case rank <= sh:
+		pre.n += 1<<sh - 1<<(sh-rank)
+	default:
+		pre.n += 1 << sh
+		pre.r++
+	}
+	pre.lastIdx = idx<<sh | (1<<sh - 1)
 }

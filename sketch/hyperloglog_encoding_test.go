@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -142,49 +143,76 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 		c[i] = v
 		return c
 	}
-	// At p = 10 (d = 13) these three entries take the fewest bits with k =
-	// 21 ((2^23-1)>>k + 3(1+k) + 2·6: 81 bits, against 82 at 20 and 22);
-	// the first two have zero low bits, so they carry ranks.
-	ok3 := [][2]uint32{{0, 3}, {5 << 13, 1}, {1<<23 - 1, 0}}
-	valid := hllV2Sparse(10, 23, 21, ok3...)
+	// A list at p' = 23 is canonical only if the most entries at 26 it can
+	// stand for would not fit the budget there (fitsAtHi). At p = 10 (d =
+	// 13, budget 7,680 bits) okLo has 48 entries: ranks 3 and 1 at indexes
+	// 0 and 5<<13, rank 4 at i<<17 for i = 1..45, and 2^23-1, which keeps
+	// no rank. They stand for at most 7 + 4 + 45·8 + 8 = 379 entries at 26,
+	// 45 of them with a rank: 1023 + 379·17 + 45·6 = 7,736 bits, over the
+	// budget, so a sketch reaches this list (with 44 fillers: 7,594 bits,
+	// rejected below). k = 17 writes the list in the fewest bits
+	// ((2^23-1)>>k + 48(1+k) + 47·6: 1,209, against 1,225 at 16 and 18), a
+	// length that leaves 7 padding bits.
+	okLoWith := func(fillers int) [][2]uint32 {
+		es := [][2]uint32{{0, 3}, {5 << 13, 1}}
+		for i := 1; i <= fillers; i++ {
+			es = append(es, [2]uint32{uint32(i) << 17, 4})
+		}
+		return append(es, [2]uint32{1<<23 - 1, 0})
+	}
+	okLo := okLoWith(45)
+	valid := hllV2Sparse(10, 23, 17, okLo...)
+	// change returns a copy of okLo changed by f.
+	change := func(f func(es [][2]uint32)) [][2]uint32 {
+		es := slices.Clone(okLo)
+		f(es)
+		return es
+	}
 	cases := map[string]struct {
 		b    []byte
 		want error
+		says string // in the message: it fails for the reason its name gives
 	}{
-		"empty":             {nil, ErrCorrupt},
-		"other kind":        {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt},
-		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion},
-		"no precision":      {hdr, ErrCorrupt},
-		"no form":           {append(append([]byte(nil), hdr...), 10), ErrCorrupt},
-		"precision 3":       {mutate(sparseEnc, headerLen, 3), ErrCorrupt},
-		"precision 19":      {mutate(sparseEnc, headerLen, 19), ErrCorrupt},
-		"form 2":            {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt},
-		"sparse trunc":      {sparseEnc[:len(sparseEnc)-1], ErrCorrupt},
-		"sparse trail":      {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt},
-		"no k":              {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt},
-		"k below d":         {hllV2Sparse(10, 23, 12, ok3...), ErrCorrupt},
-		"fine precision 24": {mutate(valid, headerLen+3, 24), ErrCorrupt},
-		"hi over budget":    {hllV2Sparse(4, 26, 26, [2]uint32{7, 0}), ErrCorrupt},
-		"hi rank 40":        {hllV2Sparse(10, 26, 26, [2]uint32{0, 40}, [2]uint32{7, 0}), ErrCorrupt},
-		"k above 23":        {mutate(valid, headerLen+4, 24), ErrCorrupt},
-		"k not canonical":   {hllV2Sparse(10, 23, 23, ok3...), ErrCorrupt},
-		"rank 0":            {hllV2Sparse(10, 23, 23, [2]uint32{0, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"rank 43":           {hllV2Sparse(10, 23, 23, [2]uint32{0, 43}, [2]uint32{7, 0}), ErrCorrupt},
-		"same index":        {hllV2Sparse(10, 23, 23, [2]uint32{7, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"index down":        {hllV2Sparse(10, 23, 13, [2]uint32{9, 0}, [2]uint32{7, 0}), ErrCorrupt},
-		"over budget":       {hllV2Sparse(4, 23, 23, [2]uint32{7, 0}), ErrCorrupt},
-		"padding":           {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt},
-		"count no bytes":    {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23, 23), ErrCorrupt},
-		"huge count":        {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23, 23), ErrCorrupt},
-		"bad uvarint":       {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt},
-		"dense trunc":       {denseEnc[:len(denseEnc)-1], ErrCorrupt},
-		"dense trail":       {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt},
-		"dense rank 62":     {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt},
-		"v1 too big":        {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt},
-		"v1 rank 0":         {v1Body(10, 5<<6), ErrCorrupt},
-		"v1 rank 40":        {v1Body(10, 5<<6|40), ErrCorrupt},
-		"v1 same index":     {v1Body(10, 5<<6|1, 5<<6|2), ErrCorrupt},
-		"v1 overflow":       {v1Body(10, 1<<32|1), ErrCorrupt},
+		"empty":             {nil, ErrCorrupt, "shorter than"},
+		"other kind":        {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt, "not a HyperLogLog"},
+		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion, "version 3"},
+		"no precision":      {hdr, ErrCorrupt, "reading precision"},
+		"no form":           {append(append([]byte(nil), hdr...), 10), ErrCorrupt, "reading form"},
+		"precision 3":       {mutate(sparseEnc, headerLen, 3), ErrCorrupt, "precision 3 outside"},
+		"precision 19":      {mutate(sparseEnc, headerLen, 19), ErrCorrupt, "precision 19 outside"},
+		"form 2":            {mutate(sparseEnc, headerLen+1, 2), ErrCorrupt, "unknown form 2"},
+		"sparse trunc":      {sparseEnc[:len(sparseEnc)-1], ErrCorrupt, "bits in"},
+		"sparse trail":      {append(append([]byte(nil), sparseEnc...), 0), ErrCorrupt, "bits in"},
+		"no k":              {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0), ErrCorrupt, "truncated reading sparse"},
+		"k below d":         {hllV2Sparse(10, 23, 12, okLo...), ErrCorrupt, "k 12 outside"},
+		"fine precision 24": {mutate(valid, headerLen+3, 24), ErrCorrupt, "fine precision 24"},
+		"hi over budget":    {hllV2Sparse(4, 26, 26, [2]uint32{7, 0}), ErrCorrupt, "exceeds the limit 0"},
+		"hi rank 40":        {hllV2Sparse(10, 26, 26, [2]uint32{0, 40}, [2]uint32{7, 0}), ErrCorrupt, "rank 40"},
+		"k above 23":        {mutate(valid, headerLen+4, 24), ErrCorrupt, "k 24 outside"},
+		"k not canonical":   {hllV2Sparse(10, 23, 16, okLo...), ErrCorrupt, "not the canonical"},
+		"rank 0":            {hllV2Sparse(10, 23, 17, change(func(es [][2]uint32) { es[0][1] = 0 })...), ErrCorrupt, "rank 0"},
+		"rank 43":           {hllV2Sparse(10, 23, 17, change(func(es [][2]uint32) { es[0][1] = 43 })...), ErrCorrupt, "rank 43"},
+		"same index":        {hllV2Sparse(10, 23, 17, change(func(es [][2]uint32) { es[3] = es[2] })...), ErrCorrupt, "not above"},
+		"index down":        {hllV2Sparse(10, 23, 17, change(func(es [][2]uint32) { es[2], es[3] = [2]uint32{1<<17 | 9, 0}, [2]uint32{1<<17 | 7, 0} })...), ErrCorrupt, "not above"},
+		// Lists at 23 that stand for too few entries at 26 to have folded:
+		// 47 entries (7,594 bits at 26, see okLo), none (k = d = 13), and
+		// three (19 entries at 26, 1,346 bits; k = 21 is canonical).
+		"lo fits at hi":  {hllV2Sparse(10, 23, 17, okLoWith(44)...), ErrCorrupt, "would not have folded"},
+		"lo empty":       {hllV2Sparse(10, 23, 13), ErrCorrupt, "would not have folded"},
+		"lo three":       {hllV2Sparse(10, 23, 21, [2]uint32{0, 3}, [2]uint32{5 << 13, 1}, [2]uint32{1<<23 - 1, 0}), ErrCorrupt, "would not have folded"},
+		"over budget":    {hllV2Sparse(4, 23, 23, [2]uint32{7, 0}), ErrCorrupt, "exceeds the limit 0"},
+		"padding":        {mutate(valid, len(valid)-1, valid[len(valid)-1]|0x80), ErrCorrupt, "padding"},
+		"count no bytes": {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23, 23), ErrCorrupt, "bad gap"},
+		"huge count":     {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23, 23), ErrCorrupt, "exceeds the limit"},
+		"bad uvarint":    {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt, "bad uvarint"},
+		"dense trunc":    {denseEnc[:len(denseEnc)-1], ErrCorrupt, "reading registers"},
+		"dense trail":    {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt, "trailing bytes"},
+		"dense rank 62":  {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt, "rank 62"},
+		"v1 too big":     {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt, "tokens 4 exceeds"},
+		"v1 rank 0":      {v1Body(10, 5<<6), ErrCorrupt, "rank 0"},
+		"v1 rank 40":     {v1Body(10, 5<<6|40), ErrCorrupt, "rank 40"},
+		"v1 same index":  {v1Body(10, 5<<6|1, 5<<6|2), ErrCorrupt, "not above"},
+		"v1 overflow":    {v1Body(10, 1<<32|1), ErrCorrupt, "overflows 32 bits"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -193,6 +221,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 			require.NoError(t, err)
 			err = s.UnmarshalBinary(c.b)
 			require.ErrorIs(t, err, c.want)
+			require.ErrorContains(t, err, c.says)
 			after, err := s.MarshalBinary()
 			require.NoError(t, err)
 			require.Equal(t, before, after, "receiver unchanged on error")
@@ -205,7 +234,18 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	again, err := s.MarshalBinary()
 	require.NoError(t, err)
 	require.Equal(t, valid, again)
-	require.Equal(t, uint64(3), s.Estimate())
+	require.Equal(t, uint64(48), s.Estimate())
+	// A sketch fed the 379 entries at 26 that okLo stands for folds to
+	// exactly okLo.
+	fed := newHLL(t, 10)
+	for _, e := range okLo {
+		for _, h := range hiPreimageHashes(e[0], uint8(e[1])) {
+			fed.AddHash(h)
+		}
+	}
+	fedEnc, err := fed.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, valid, fedEnc)
 	// The same at sparseHi = 26 (d = 16): k = 24 is canonical there
 	// ((2^26-1)>>k + 3(1+k) + 2·6: 90 bits, against 91 at 23 and 25).
 	hi := hllV2Sparse(10, 26, 24, [2]uint32{0, 3}, [2]uint32{5 << 16, 1}, [2]uint32{1<<26 - 1, 0})

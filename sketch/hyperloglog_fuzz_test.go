@@ -44,13 +44,25 @@ func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
 }
 
 // FuzzHyperLogLogAddMerge runs random sequences of adds and merges on two
-// sketches against an exact model (the sets of keys each has seen): the
+// sketches against an exact model (the sets of hashes each has seen): the
 // registers must equal those of the model's hashes at the sketch's
-// precision, merges must commute, and the estimate must stay within eight
-// standard errors (1.04/sqrt(m)) of the exact distinct count.
+// precision, merges must commute, every encoding along the way must decode
+// to itself (so the decoder never rejects a sketch's own encoding), and,
+// unless clustered adds were used, the estimate must stay within eight
+// standard errors (1.04/sqrt(m)) of the exact distinct count. A clustered
+// add is the largest set of hashes at p' = 26 that fold into one entry at
+// 23 (hiPreimageHashes): it takes a sketch to 23 with as few entries there
+// as possible, the lists the decoder's fitsAtHi check is tightest on.
 func FuzzHyperLogLogAddMerge(f *testing.F) {
 	f.Add([]byte{0, 6, 0, 1, 2, 1, 3, 4, 2, 0, 0, 3, 0, 0})
 	f.Add([]byte{10, 2, 0, 0, 1, 0, 0, 2, 1, 9, 9, 2, 0, 0, 3, 1, 1})
+	// 30 clusters into a at p = 8 take it to 23 with 30 entries there, a
+	// few into b, then merges both ways.
+	seed := []byte{0, 0}
+	for k := range byte(30) {
+		seed = append(seed, 4, 7*k+1, k)
+	}
+	f.Add(append(seed, 5, 3, 0, 5, 9, 1, 3, 0, 0, 2, 0, 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 2 {
 			return
@@ -58,28 +70,40 @@ func FuzzHyperLogLogAddMerge(f *testing.F) {
 		a := newHLL(t, 8+data[0]%11)
 		b := newHLL(t, 8+data[1]%11)
 		setA, setB := map[uint64]bool{}, map[uint64]bool{}
+		clustered := false
 		data = data[2:]
 		for len(data) >= 3 {
-			op, key := data[0]%4, uint64(data[1])|uint64(data[2])<<8
+			op, key := data[0]%6, uint64(data[1])|uint64(data[2])<<8
 			data = data[3:]
 			switch op {
 			case 0:
 				a.AddHash(hashx.Mix64(key))
-				setA[key] = true
+				setA[hashx.Mix64(key)] = true
 			case 1:
 				b.AddHash(hashx.Mix64(key))
-				setB[key] = true
+				setB[hashx.Mix64(key)] = true
 			case 2:
 				require.NoError(t, a.Merge(b))
-				for k := range setB {
-					setA[k] = true
+				for h := range setB {
+					setA[h] = true
 				}
+				requireDecodes(t, a, "merged")
 			case 3:
 				ab, ba := a.Clone(), b.Clone()
 				require.NoError(t, ab.Merge(b))
 				require.NoError(t, ba.Merge(a))
 				require.Equal(t, hllRegisters(ab), hllRegisters(ba), "merge commutes")
 				require.Equal(t, ab.Estimate(), ba.Estimate())
+			case 4, 5:
+				s, set := a, setA
+				if op == 5 {
+					s, set = b, setB
+				}
+				for _, h := range hiPreimageHashes(uint32(key)<<7, uint8(key%5)) {
+					s.AddHash(h)
+					set[h] = true
+				}
+				clustered = true
 			}
 		}
 		for _, c := range []struct {
@@ -87,10 +111,14 @@ func FuzzHyperLogLogAddMerge(f *testing.F) {
 			set map[uint64]bool
 		}{{a, setA}, {b, setB}} {
 			hs := make([]uint64, 0, len(c.set))
-			for k := range c.set {
-				hs = append(hs, hashx.Mix64(k))
+			for h := range c.set {
+				hs = append(hs, h)
 			}
 			require.Equal(t, directRegisters(c.s.p, hs), hllRegisters(c.s))
+			requireDecodes(t, c.s, "final")
+			if clustered {
+				continue
+			}
 			n := float64(len(hs))
 			sigma := 1.04 / math.Sqrt(float64(uint64(1)<<c.s.p))
 			require.InDelta(t, n, float64(c.s.Estimate()), 8*sigma*n+1, "p=%d", c.s.p)
