@@ -75,7 +75,9 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 	var late uint64
 	for _, e := range ev {
 		if !h.kw.AddPartial(e.Value) {
-			late++ // impossible unless watermarks regress: counted, never hidden
+			// Only from a partial worker that declared itself idle behind
+			// the final watermark (see the package comment): counted.
+			late++
 		}
 	}
 	if late > 0 {
