@@ -146,6 +146,12 @@ func (t *WatermarkTracker) Advance(now int64) (int64, bool) {
 // Current is the merged watermark as of the last Advance.
 func (t *WatermarkTracker) Current() int64 { return t.current }
 
+// Live reports whether input i holds the watermark back at time now: it
+// has not ended, has not declared itself idle and has not timed out.
+func (t *WatermarkTracker) Live(i int, now int64) bool {
+	return t.wm[i] != EndOfInput && !t.declared[i] && (t.idle == 0 || now-t.lastSeen[i] <= t.idle)
+}
+
 // Idle reports whether, as of the last Advance, every input that has not
 // ended was idle (and at least one had not ended): the watermark is held,
 // and the stage itself is idle.

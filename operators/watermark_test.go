@@ -108,3 +108,19 @@ func TestWatermarkTrackerDeclaredIdle(t *testing.T) {
 	require.Equal(t, EndOfInput, wm)
 	require.False(t, tr.Idle(), "all ended is not idle")
 }
+
+func TestWatermarkTrackerLive(t *testing.T) {
+	tr, err := NewWatermarkTracker(2, 100)
+	require.NoError(t, err)
+	tr.Start(0)
+	require.True(t, tr.Live(0, 100))
+	require.False(t, tr.Live(0, 101), "timed out")
+	tr.Update(0, 5, false, 150)
+	require.True(t, tr.Live(0, 150), "an advance revives it")
+	tr.SetIdle(0, true)
+	require.False(t, tr.Live(0, 150), "declared idle")
+	tr.SetIdle(0, false)
+	require.True(t, tr.Live(0, 150))
+	tr.Update(1, EndOfInput, true, 150)
+	require.False(t, tr.Live(1, 150), "ended")
+}

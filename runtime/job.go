@@ -304,6 +304,17 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			t0 := time.Now()
 			n := len(bt.ev)
 			m.batches.Add(1)
+			now := int64(t0.Sub(j.start))
+			tr.Update(int(bt.from), bt.wm, n > 0, now)
+			tr.SetIdle(int(bt.from), bt.idle)
+			if idle && tr.Live(int(bt.from), now) {
+				// Active again before this batch's records go out, so that
+				// they travel in batches not marked idle.
+				idle = false
+				for _, o := range outs {
+					o.setIdle(false)
+				}
+			}
 			if n > 0 {
 				m.in.Add(uint64(n))
 				for _, o := range outs {
@@ -319,9 +330,6 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			if bt.eof {
 				eofs++
 			}
-			now := int64(t0.Sub(j.start))
-			tr.Update(int(bt.from), bt.wm, n > 0, now)
-			tr.SetIdle(int(bt.from), bt.idle)
 			bt.ev = bt.ev[:0]
 			in.free <- bt // never blocks: free holds every buffer
 			if eofs == e.senders {
