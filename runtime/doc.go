@@ -60,7 +60,8 @@
 // was behind the final stage's, and that then takes a record that is on
 // time by its own watermark, for a window (or session) whose state the
 // final stage has dropped, its watermark having passed the window's end-1
-// plus the allowed lateness (for a session, the record's time plus it).
+// plus the allowed lateness (for sessions: the start of the partial
+// session holding the record, plus the allowed lateness).
 // The record is not aggregated, as with hash partitioning, where it would
 // be late; but it is counted as a late partial in the final stage's
 // WorkerStats.Late (once per partial, which may hold several records) and
