@@ -29,8 +29,12 @@
 // never silently dropped. BoundedOutOfOrderness makes a source's watermark
 // (max time seen - bound - 1). WatermarkTracker merges the watermarks of a
 // stage's inputs as their minimum, never decreasing; an input that sends
-// nothing new for an idle timeout stops holding it back, and ended inputs
-// (EndOfInput) never do.
+// nothing new for an idle timeout, or that declared itself idle (SetIdle),
+// stops holding it back, and ended inputs (EndOfInput) never do. When all
+// of its inputs are idle, the tracker holds the watermark and reports
+// Idle: the stage is idle itself. Only a source's silence may be judged by
+// a timeout; a stage fed by other stages must wait for their declarations,
+// because a worker can be silent while it holds state (next section).
 //
 // # Keyed windows and two phases
 //
@@ -41,8 +45,23 @@
 // Partials with Aggregate.Merge and emits each (key, window) once when its
 // watermark passes, then once more per late update (Result.Update). Firings
 // come in window order; keys within a window in a deterministic order (table
-// order on a first firing, order of change on a late update). Adding
-// an input to an existing key allocates nothing. AddBatch adds a batch
+// order on a first firing, order of change on a late update).
+// FlushPartials sends a partial worker's accumulators early (as deltas,
+// merged exactly as on-time ones): a partial worker calls it when all its
+// inputs have gone idle, before it declares itself idle, so that a final
+// stage that stops waiting for it has every partial it held. Otherwise a
+// partial worker whose watermark an idle input holds back is silent while
+// it holds partials, and a final stage that timed it out would fire
+// windows without them and count them late when they came. With the flush
+// and the declaration, two phases give hash partitioning's results under
+// idleness, except for a
+// partial worker that declared itself idle with a watermark behind the
+// final stage's and then takes a record on time by its own watermark for a
+// window the final stage has dropped: the record is not aggregated (hash
+// partitioning would count it late) and its partial is counted in
+// LatePartials instead.
+//
+// Adding an input to an existing key allocates nothing. AddBatch adds a batch
 // exactly as Add would one by one, faster: for global and tumbling windows
 // it resolves the window once per run of inputs, overlaps the table's cache
 // misses and folds runs of one key in a local accumulator.

@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -338,6 +339,31 @@ func (k *KeyedWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 			p.reset()
 			k.free = append(k.free, p)
 		}
+	}
+}
+
+// FlushPartials sends now, in PartialPhase, every accumulator not yet sent
+// (window by window, in window order) as a Partial, and forgets it: later
+// inputs of the window form a delta sent when it fires, as after a firing.
+// A final stage merges a partial sent early exactly as one sent on time, so
+// a partial worker calls it before it declares itself idle, and a final
+// stage that stops waiting for it has all it held. It does nothing in the
+// other phases.
+func (k *KeyedWindows[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
+	if k.phase != PartialPhase {
+		return
+	}
+	k.fire = k.fire[:0]
+	for _, p := range k.panes {
+		if p.dirty {
+			k.fire = append(k.fire, p)
+		}
+	}
+	slices.SortFunc(k.fire, func(a, b *pane[Acc]) int { return cmp.Compare(a.start, b.start) })
+	for _, p := range k.fire {
+		fired := p.fired
+		k.emit(p, nil, partial)
+		p.fired = fired // an early flush is not the window's firing
 	}
 }
 

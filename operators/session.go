@@ -295,6 +295,38 @@ func (k *KeyedSessions[In, Acc, Out]) Advance(wm int64, result func(Result[Out])
 	}
 }
 
+// FlushPartials sends now, in PartialPhase, every session not yet sent as
+// a Partial and forgets it, without waiting for the watermark to reach its
+// start: later inputs of its key form new partial sessions, which the final
+// stage merges with it by interval, as it merges every partial session. A
+// partial worker calls it before it declares itself idle (see
+// WatermarkTracker). Keys come in table order, a key's sessions in order.
+// It does nothing in the other phases.
+func (k *KeyedSessions[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
+	if k.phase != PartialPhase || k.live == 0 {
+		return
+	}
+	send := func(head int32) {
+		for i := head; i >= 0; {
+			s := &k.slab[i]
+			k.stats.Fired++
+			partial(Partial[Acc]{Key: s.key, Start: s.start, End: s.end, Acc: s.acc})
+			next := s.next
+			k.release(i)
+			i = next
+		}
+	}
+	if k.heads.zero {
+		send(k.heads.zacc)
+	}
+	for i := range k.heads.ents {
+		if e := &k.heads.ents[i]; e.key != 0 {
+			send(e.acc)
+		}
+	}
+	k.heads.reset() // the timers of the released sessions are stale
+}
+
 // Watermark is the last watermark passed to Advance.
 func (k *KeyedSessions[In, Acc, Out]) Watermark() int64 { return k.wm }
 

@@ -9,6 +9,7 @@ type KeyedState[In, Acc, Out any] interface {
 	AddBatch(keys []uint64, ev []Event[In], late []int32) []int32
 	AddPartial(p Partial[Acc]) bool
 	Advance(wm int64, result func(Result[Out]), partial func(Partial[Acc]))
+	FlushPartials(partial func(Partial[Acc]))
 	Watermark() int64
 	Stats() WindowStats
 	Pending() int

@@ -47,15 +47,28 @@ func (g *BoundedOutOfOrderness) Watermark() int64 {
 
 // WatermarkTracker merges the watermarks of a stage's inputs: the stage's
 // watermark is the minimum over its active inputs, never decreasing. An
-// input that has neither advanced its watermark nor sent an event for the
-// idle timeout is idle and no longer holds the minimum back; it becomes
-// active again with its next event or advance. Times passed as now are any
-// monotonic clock in nanoseconds; the tracker reads no clock itself.
+// input is idle, and no longer holds the minimum back, in two ways: it has
+// neither advanced its watermark nor sent an event for the idle timeout
+// (it becomes active again with its next event or advance), or it declared
+// itself idle with SetIdle (until it declares itself active again). When
+// every input that has not ended is idle the watermark holds and Idle
+// reports it, so that the stage can declare itself idle downstream.
+//
+// Judge by the timeout only inputs whose silence means they hold nothing
+// back (a source that has stopped producing). A stage fed by other stages
+// must rely on their declarations: a worker can be silent while it holds
+// state, because its own inputs are idle or it is busy, and a receiver that
+// timed it out would fire windows without it (see the package comment).
+//
+// Times passed as now are any monotonic clock in nanoseconds; the tracker
+// reads no clock itself.
 type WatermarkTracker struct {
 	wm       []int64
 	lastSeen []int64
+	declared []bool
 	idle     int64
 	current  int64
+	allIdle  bool
 }
 
 // NewWatermarkTracker tracks n inputs; idleTimeout 0 disables idleness.
@@ -66,7 +79,8 @@ func NewWatermarkTracker(inputs int, idleTimeout time.Duration) (*WatermarkTrack
 	if idleTimeout < 0 {
 		return nil, invalidParam("idleTimeout", idleTimeout, ">= 0")
 	}
-	t := &WatermarkTracker{wm: make([]int64, inputs), lastSeen: make([]int64, inputs), idle: int64(idleTimeout), current: NoWatermark}
+	t := &WatermarkTracker{wm: make([]int64, inputs), lastSeen: make([]int64, inputs), declared: make([]bool, inputs),
+		idle: int64(idleTimeout), current: NoWatermark}
 	for i := range t.wm {
 		t.wm[i] = NoWatermark
 	}
@@ -85,6 +99,12 @@ func (t *WatermarkTracker) Update(i int, wm int64, events bool, now int64) {
 	}
 }
 
+// SetIdle records whether input i has declared itself idle: an idle input
+// does not hold the watermark back, whatever the timeout, until it
+// declares itself active again. It has sent everything it holds back
+// before declaring (see the package comment).
+func (t *WatermarkTracker) SetIdle(i int, idle bool) { t.declared[i] = idle }
+
 // Start marks every input as seen at time now, so that idleness counts from
 // the start of the job rather than from the clock's zero.
 func (t *WatermarkTracker) Start(now int64) {
@@ -102,7 +122,7 @@ func (t *WatermarkTracker) Advance(now int64) (int64, bool) {
 		if w == EndOfInput {
 			continue
 		}
-		if t.idle > 0 && now-t.lastSeen[i] > t.idle {
+		if t.declared[i] || t.idle > 0 && now-t.lastSeen[i] > t.idle {
 			idle++
 			continue
 		}
@@ -111,7 +131,8 @@ func (t *WatermarkTracker) Advance(now int64) (int64, bool) {
 			min = w
 		}
 	}
-	if live == 0 && idle > 0 {
+	t.allIdle = live == 0 && idle > 0
+	if t.allIdle {
 		// Every input that has not ended is idle: hold the watermark.
 		return t.current, false
 	}
@@ -124,3 +145,14 @@ func (t *WatermarkTracker) Advance(now int64) (int64, bool) {
 
 // Current is the merged watermark as of the last Advance.
 func (t *WatermarkTracker) Current() int64 { return t.current }
+
+// Live reports whether input i holds the watermark back at time now: it
+// has not ended, has not declared itself idle and has not timed out.
+func (t *WatermarkTracker) Live(i int, now int64) bool {
+	return t.wm[i] != EndOfInput && !t.declared[i] && (t.idle == 0 || now-t.lastSeen[i] <= t.idle)
+}
+
+// Idle reports whether, as of the last Advance, every input that has not
+// ended was idle (and at least one had not ended): the watermark is held,
+// and the stage itself is idle.
+func (t *WatermarkTracker) Idle() bool { return t.allIdle }

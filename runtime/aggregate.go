@@ -57,6 +57,14 @@ func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In]) error {
 
 func (h *windowHandler[In, Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, h.partial) }
 
+// idle sends a partial stage's accumulators before it declares itself idle:
+// the final stage stops waiting for it, and must have them.
+func (h *windowHandler[In, Acc, Out]) idle() {
+	if h.partial != nil {
+		h.kw.FlushPartials(h.partial)
+	}
+}
+
 type mergeHandler[Acc, Out any] struct {
 	kw     operators.KeyedState[struct{}, Acc, Out]
 	m      *workerMetrics
@@ -67,7 +75,9 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 	var late uint64
 	for _, e := range ev {
 		if !h.kw.AddPartial(e.Value) {
-			late++ // impossible unless watermarks regress: counted, never hidden
+			// Only from a partial worker that declared itself idle behind
+			// the final watermark (see the package comment): counted.
+			late++
 		}
 	}
 	if late > 0 {
@@ -77,6 +87,7 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 }
 
 func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
+func (h *mergeHandler[Acc, Out]) idle()            {}
 
 func resultKey[Out any](r operators.Result[Out]) uint64   { return r.Key }
 func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }

@@ -26,10 +26,19 @@
 //
 // Every batch carries its sender's watermark after its records; a worker's
 // watermark is the minimum over its senders (operators.WatermarkTracker),
-// with IdleTimeout for inputs that stall, and is re-sent on every flush tick.
-// Sources generate watermarks with a bounded out-of-orderness, or follow the
-// clock under ProcessingTime. At the end of input every stage drains and
-// every window fires.
+// and is re-sent on every flush tick. Sources generate watermarks with a
+// bounded out-of-orderness, or follow the clock under ProcessingTime. At
+// the end of input every stage drains and every window fires.
+//
+// IdleTimeout judges only sources: a source that sends no record and no
+// advancing watermark for the timeout stops holding its receivers'
+// watermarks back. A worker whose inputs are all idle first sends what it
+// holds back (a partial stage, its partial accumulators), then declares
+// itself idle on its batches until one of its inputs is active again; its
+// receivers stop waiting for it only then. Silence downstream of the
+// sources never counts: a worker can be silent while it holds partials
+// (its watermark held by an idle source) or while it is busy, and a final
+// stage that timed it out would fire windows without its partials.
 //
 // # Two-phase aggregation
 //
@@ -45,6 +54,22 @@
 // and the final stage merges them per key by interval and fires a merged
 // session when its watermark passes the merged end, so split keys give the
 // sessions hash partitioning gives.
+//
+// With IdleTimeout, two phases give hash partitioning's results except in
+// one case: a partial worker that declared itself idle while its watermark
+// was behind the final stage's, and that then takes a record that is on
+// time by its own watermark, for a window (or session) whose state the
+// final stage has dropped, its watermark having passed the window's end-1
+// plus the allowed lateness (for sessions: the start of the partial
+// session holding the record, plus the allowed lateness).
+// The record is not aggregated, as with hash partitioning, where it would
+// be late; but it is counted as a late partial in the final stage's
+// WorkerStats.Late (once per partial, which may hold several records) and
+// is not on the Late stream. Every upstream worker sends its watermark to
+// every partial worker, so this needs one partial worker to stop hearing
+// from an upstream worker that another still hears from: one whose records
+// all go to the other and do not advance its watermark, or a watermark
+// still in flight when the idle timeout passes.
 //
 // # Errors, cancellation, metrics, cost
 //

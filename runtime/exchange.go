@@ -16,6 +16,10 @@ type batch[T any] struct {
 	sent   int64 // when it was queued, ns since job start
 	from   int32 // sender index on this edge
 	eof    bool  // the sender has ended
+	// idle: the sender is idle as of this batch (every one of its inputs
+	// is) and has sent everything it holds back; it declares itself active
+	// again with its next batch without the flag.
+	idle bool
 }
 
 // inbox is one receiving worker's bounded queue and the free list of its
@@ -68,7 +72,11 @@ type edge[T any] struct {
 	keyOf   func(T) uint64
 	recKey  bool // T is datasets.Record keyed by its Key (see Stream.recKey)
 	senders int
-	inboxes []*inbox[T]
+	// fromSource: the senders are a source's workers, whose silence means
+	// they hold nothing back, so receivers may time them out (IdleTimeout);
+	// other senders declare their idleness (batch.idle).
+	fromSource bool
+	inboxes    []*inbox[T]
 }
 
 // outbox is one sending worker's side of an edge: its partitioner instance
@@ -82,14 +90,17 @@ type outbox[T any] struct {
 	from   int32
 	cur    []*batch[T]
 	sentWM []int64
-	size   int
-	m      *workerMetrics
-	ingest *int64
+	// idle is the sender's status; sentIdle[i] the last sent to receiver i.
+	idle     bool
+	sentIdle []bool
+	size     int
+	m        *workerMetrics
+	ingest   *int64
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
 	o := &outbox[T]{ctx: ctx, e: e, from: int32(from), cur: make([]*batch[T], len(e.inboxes)),
-		sentWM: make([]int64, len(e.inboxes)), size: batchSize, m: m, ingest: ingest}
+		sentWM: make([]int64, len(e.inboxes)), sentIdle: make([]bool, len(e.inboxes)), size: batchSize, m: m, ingest: ingest}
 	for i := range o.sentWM {
 		o.sentWM[i] = operators.NoWatermark
 	}
@@ -147,11 +158,11 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 		b = o.open(i)
 	}
 	o.cur[i] = nil
-	b.wm, b.from, b.eof = wm, o.from, eof
+	b.wm, b.from, b.eof, b.idle = wm, o.from, eof, o.idle
 	if o.job != nil {
 		b.sent = o.job.now()
 	}
-	o.sentWM[i] = wm
+	o.sentWM[i], o.sentIdle[i] = wm, o.idle
 	in := o.e.inboxes[i]
 	ch := in.ch
 	select {
@@ -167,10 +178,11 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 }
 
 // flush sends every open batch, and an empty one to each receiver whose
-// last watermark is behind wm.
+// last watermark is behind wm or that has not been told the sender's idle
+// status.
 func (o *outbox[T]) flush(wm int64) {
 	for i, b := range o.cur {
-		if (b != nil && len(b.ev) > 0) || o.sentWM[i] < wm {
+		if (b != nil && len(b.ev) > 0) || o.sentWM[i] < wm || o.sentIdle[i] != o.idle {
 			o.send(i, wm, false)
 		}
 	}
@@ -228,4 +240,12 @@ func (c *collector[T]) close() {
 }
 
 func (c *collector[T]) setWatermark(wm int64) { c.wm = wm }
-func (c *collector[T]) setIngest(t int64)     { c.ingest = t }
+
+// setIdle sets the status the next batches carry; flush tells every
+// receiver of a change.
+func (c *collector[T]) setIdle(idle bool) {
+	for _, o := range c.outs {
+		o.idle = idle
+	}
+}
+func (c *collector[T]) setIngest(t int64) { c.ingest = t }

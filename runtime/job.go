@@ -83,6 +83,7 @@ type runner interface {
 type stageBase struct {
 	job     *Job
 	name    string
+	source  bool // a Source: its workers' silence means idleness
 	cfg     stageConfig
 	metrics []workerMetrics
 }
@@ -203,7 +204,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 	if e.kind == edgePartitioned && e.name != "shuffle" && s.keyOf == nil {
 		return nil, fmt.Errorf("%w: edge %s needs a keyed stream (KeyBy)", ErrInvalidParameter, e.name)
 	}
-	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, senders: s.st.cfg.parallelism}
+	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, senders: s.st.cfg.parallelism, fromSource: s.st.source}
 	ed.inboxes = make([]*inbox[T], 0, n)
 	s.port.edges = append(s.port.edges, ed)
 	return ed, nil
@@ -240,23 +241,37 @@ type output interface {
 	close()
 	publish()
 	setWatermark(int64)
+	setIdle(bool)
 	setIngest(int64)
 }
 
-// handler is a consuming stage's per-worker logic.
+// handler is a consuming stage's per-worker logic. idle is called when the
+// worker becomes idle, before it says so downstream: it sends what it holds
+// back that a receiver would otherwise fire without (a partial stage's
+// accumulators).
 type handler[In any] interface {
 	process(ev []operators.Event[In]) error
 	advance(wm int64)
+	idle()
 }
 
 // consume is the loop of every non-source worker: take batches, charge
 // their cost, process them, merge watermarks, advance, flush on the tick,
 // and at the end of all inputs fire everything and close the outputs.
+//
+// Idleness: only a source's silence counts (IdleTimeout); a worker whose
+// inputs are all idle first sends what it holds back (handler.idle), then
+// declares itself idle on its next batches, so its receivers never stop
+// waiting for a worker that holds partials or is merely busy.
 func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h handler[In], outs []output) error {
 	j := b.job
 	m := &b.metrics[w]
 	in := e.inboxes[w]
-	tr, err := operators.NewWatermarkTracker(e.senders, j.cfg.idleTimeout)
+	timeout := j.cfg.idleTimeout
+	if !e.fromSource {
+		timeout = 0
+	}
+	tr, err := operators.NewWatermarkTracker(e.senders, timeout)
 	if err != nil {
 		return err
 	}
@@ -270,6 +285,18 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			o.setWatermark(wm)
 		}
 	}
+	idle := false
+	status := func() {
+		if v := tr.Idle(); v != idle {
+			idle = v
+			if v {
+				h.idle()
+			}
+			for _, o := range outs {
+				o.setIdle(v)
+			}
+		}
+	}
 	eofs := 0
 	for {
 		select {
@@ -277,6 +304,17 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			t0 := time.Now()
 			n := len(bt.ev)
 			m.batches.Add(1)
+			now := int64(t0.Sub(j.start))
+			tr.Update(int(bt.from), bt.wm, n > 0, now)
+			tr.SetIdle(int(bt.from), bt.idle)
+			if idle && tr.Live(int(bt.from), now) {
+				// Active again before this batch's records go out, so that
+				// they travel in batches not marked idle.
+				idle = false
+				for _, o := range outs {
+					o.setIdle(false)
+				}
+			}
 			if n > 0 {
 				m.in.Add(uint64(n))
 				for _, o := range outs {
@@ -292,8 +330,6 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			if bt.eof {
 				eofs++
 			}
-			now := int64(t0.Sub(j.start))
-			tr.Update(int(bt.from), bt.wm, n > 0, now)
 			bt.ev = bt.ev[:0]
 			in.free <- bt // never blocks: free holds every buffer
 			if eofs == e.senders {
@@ -307,6 +343,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			if wm, ok := tr.Advance(now); ok {
 				setWM(wm)
 			}
+			status()
 			for _, o := range outs {
 				o.publish()
 			}
@@ -315,6 +352,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			if wm, ok := tr.Advance(j.now()); ok {
 				setWM(wm)
 			}
+			status()
 			for _, o := range outs {
 				o.flush()
 			}

@@ -32,6 +32,8 @@ type WorkerStats struct {
 	In, Out uint64
 	// Late counts inputs of a window aggregation that arrived after their
 	// windows' allowed lateness: not aggregated, sent to the late stream.
+	// For the final stage of two phases it counts late partials (see the
+	// package comment on IdleTimeout), which are on no stream.
 	Late uint64
 	// Batches counts input batches processed (including watermark-only).
 	Batches uint64

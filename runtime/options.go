@@ -61,9 +61,11 @@ func QueueBatches(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.queue = n
 // partly-filled batch (default 5 ms).
 func FlushInterval(d time.Duration) JobOpt { return jobOpt(func(c *jobConfig) { c.flush = d }) }
 
-// IdleTimeout marks an input idle, so that it no longer holds the watermark
-// back, when it has sent no record and no advancing watermark for d
-// (default 0: never).
+// IdleTimeout marks a source's worker idle at its receivers, so that it no
+// longer holds their watermarks back, when it has sent no record and no
+// advancing watermark for d (default 0: never). A worker whose inputs are
+// all idle sends what it holds back and declares itself idle to its own
+// receivers; stages not fed by a source never time their inputs out.
 func IdleTimeout(d time.Duration) JobOpt { return jobOpt(func(c *jobConfig) { c.idleTimeout = d }) }
 
 // stageConfig configures one stage.

@@ -23,7 +23,7 @@ type sourceStage struct {
 // sources' watermarks are merged downstream as a minimum.
 func Source(j *Job, name string, streams []datasets.Stream, opts ...SourceOpt) *Stream[datasets.Record] {
 	st := &sourceStage{streams: streams, out: &port[datasets.Record]{}}
-	st.name = name
+	st.name, st.source = name, true
 	st.cfg.parallelism = len(streams)
 	for _, o := range opts {
 		o.applySource(&st.cfg)

@@ -84,6 +84,7 @@ func (h *mapHandler[In, Out]) process(ev []operators.Event[In]) error {
 }
 
 func (h *mapHandler[In, Out]) advance(int64) {}
+func (h *mapHandler[In, Out]) idle()         {}
 
 func stageCfg(opts []StageOpt) stageConfig {
 	var c stageConfig
@@ -121,6 +122,7 @@ func (h *filterHandler[T]) process(ev []operators.Event[T]) error {
 }
 
 func (h *filterHandler[T]) advance(int64) {}
+func (h *filterHandler[T]) idle()         {}
 
 // Filter adds a stage keeping the records for which keep is true. The
 // output keeps the input's key.
@@ -151,6 +153,7 @@ func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In]) error {
 }
 
 func (h *flatMapHandler[In, Out]) advance(int64) {}
+func (h *flatMapHandler[In, Out]) idle()         {}
 
 // FlatMap adds a stage calling f for every record with an emit function;
 // like Map, its output has no key.
@@ -190,6 +193,7 @@ func (h *sinkHandler[T]) process(ev []operators.Event[T]) error {
 }
 
 func (h *sinkHandler[T]) advance(int64) {}
+func (h *sinkHandler[T]) idle()         {}
 
 // Sink adds a terminal stage calling fn for every record, with the worker's
 // index (default edge Forward, parallelism of the upstream stage). An error
