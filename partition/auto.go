@@ -16,7 +16,7 @@ import (
 // PKG while p1 <= pkgMargin * 2/n, D-Choices beyond (W-Choices when
 // D-Choices would need every worker anyway). Until it has measured, it
 // routes as D-Choices, the mode that is safe under unknown skew: tail keys
-// go exactly as PKG, and a key becomes head (d choices) as soon as the
+// get PKG's two candidates and rule (on exact loads), and a key becomes head (d choices) as soon as the
 // detector sees it hot, so a first window of heavy skew is not piled onto
 // two workers. It decides once its first sample is full (default 4096
 // tuples), then every window of tuples (default 65536), from

@@ -150,6 +150,7 @@ func BenchmarkRoutePaired(b *testing.B) {
 					spent[i] = make([]float64, 0, chunks)
 				}
 				b.ReportAllocs()
+				b.ResetTimer()
 				for done, round := 0, 0; done < b.N; done, round = done+chunk, round+1 {
 					off := done & (len(st.keys) - 1)
 					part := st.keys[off : off+min(chunk, b.N-done, len(st.keys)-off)]

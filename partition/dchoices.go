@@ -180,8 +180,8 @@ func (p *DChoices) RouteBatch(keys []uint64, dst []int) {
 }
 
 // place routes a key whose head status and probability are known and
-// counts it. A tail tuple costs PKG's choice (pkgPick's body, inlined by
-// hand) and the minimum's bookkeeping; a head tuple calls placeHead.
+// counts it. A tail tuple costs PKG's choice on exact loads (pkgPick's
+// body, inlined by hand) and two counters; a head tuple calls placeHead.
 func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	if p.total++; p.total == p.next {
 		p.resolve()

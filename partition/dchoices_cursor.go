@@ -73,7 +73,7 @@ func (p *DChoices) candidate(o, j, start, stride int) int {
 }
 
 // scanLeast returns the first candidate in scan order at the smallest load
-// of the d (stopping early at the global minimum).
+// of the d (stopping early at one at minLoad, a lower bound on every load).
 func (p *DChoices) scanLeast(o, start, stride int) int {
 	best, _ := p.scanFrom(o, 0, start, stride, p.minLoad)
 	return best
@@ -126,7 +126,7 @@ func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 		}
 		// Every candidate is now above h.min, so at h.min+1 or more: the
 		// rescan stops at the first one there (while the key's candidates
-		// are level, near the start), not only at the global minimum.
+		// are level, near the start), not only at minLoad.
 		lb = max(lb, h.min+1)
 	} else {
 		h.init, h.d, h.o = true, int32(p.d), int32(p.offset(key))

@@ -52,7 +52,7 @@
 //     fitted Zipf exponent; HyperLogLog distinct keys) and routes as hash,
 //     PKG, D-Choices or W-Choices, switching as the stream changes and
 //     recording each choice (Auto.Choices). It starts as D-Choices, the
-//     mode that is safe under unknown skew (tail keys exactly as PKG, head
+//     mode that is safe under unknown skew (tail keys by PKG's rule, head
 //     keys d choices as soon as the detector sees them), and moves to hash
 //     or PKG only once a full sample shows the skew allows it: starting as
 //     PKG put each source's first 4,096 tuples on two candidates per key,

@@ -14,11 +14,14 @@ func secondHash(key uint64) uint64 { return hashx.Mix64(key^0x5bd1e9955bd1e995) 
 // pkgPair returns partial key grouping's two candidates for a key over n
 // workers: a = Reduce(key, n), the key-grouping worker, and a distinct
 // second worker b = a + 1 + Reduce(f, n-1) mod n, where f is the low half
-// of the same product key*n (the fraction Reduce discards). For a uniform
-// key, f is uniform and independent of a up to rounding of order n/2^64,
-// so b is uniform over the other n-1 workers: the two choices the paper
-// draws from two hashes, from one multiplication and a second one to
-// reduce f. (Placement version 2; version 1 reduced key + Mix64(key ^ c)
+// of the same product key*n (the fraction Reduce discards). Exactly,
+// a*(n-1) + Reduce(f, n-1) = Reduce(key, n(n-1)): the pair is one
+// reduction of the key onto the n(n-1) ordered pairs of distinct workers,
+// written in mixed radix, so for a uniform key every pair has probability
+// 1/(n(n-1)) up to 2^-64 (TestPKGPairIsOneReduction): the two choices the
+// paper draws from two hashes, from one multiplication and a second one
+// to reduce f. Like Reduce, it reads only the key's top bits (about
+// 2 log2 n of them): keys must be hashes. (Placement version 2; version 1 reduced key + Mix64(key ^ c)
 // instead, which alone cost as much as hash partitioning's whole Route:
 // see "Routing cost" in docs/partitioning.md.) For n = 1 both are 0.
 func pkgPair(key uint64, n int) (int, int) {
@@ -36,8 +39,8 @@ func pkgPair(key uint64, n int) (int, int) {
 func pkgChoices(key uint64, n int) (int, int) { return pkgPair(key, n) }
 
 // pkgPick returns the less loaded of the key's two candidates
-// (pkgChoices, repeated here so the hot paths of PKG, D-Choices and
-// W-Choices pay a single call). Ties go to the first candidate when tie is
+// (pkgPair), on exact loads: the choice D-Choices, W-Choices, RR-head and
+// Auto make for tail keys. Ties go to the first candidate when tie is
 // 0 (a factory's first instance); otherwise the top bit of key*tie (tie is
 // odd) decides, so that instances break ties independently.
 //
@@ -122,8 +125,8 @@ func NewPKG(workers int) (*PKG, error) {
 
 // Route implements Partitioner.
 func (p *PKG) Route(key uint64) int {
-	// pkgPick's body, inlined by hand (the compiler will not: too large),
-	// saves a call on PKG's whole cost.
+	// pkgPick's body with the one-tuple lag, inlined by hand (the
+	// compiler will not: too large), saves a call on PKG's whole cost.
 	load := p.load
 	a, b := pkgPair(key, len(load))
 	la, lb := load[a], load[b]
@@ -168,7 +171,9 @@ func (p *PKG) Candidates(dst []int, key uint64) []int {
 }
 
 // Load returns the number of tuples this instance sent to each worker,
-// exact as of the call (the slice is the instance's own).
+// exact as of the call (the slice is the instance's own). It adds the
+// pending increment, so the next tuple's choice reads exact loads: calling
+// Load between tuples can change later choices (never the counts).
 func (p *PKG) Load() []uint64 {
 	p.load[p.prev] += p.pend
 	p.pend = 0

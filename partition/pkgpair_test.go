@@ -3,6 +3,7 @@ package partition
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,27 @@ func TestPKGPairUniform(t *testing.T) {
 	}
 	a, b := pkgPair(12345, 1)
 	require.Equal(t, [2]int{0, 0}, [2]int{a, b}, "n = 1: both candidates are worker 0")
+}
+
+// TestPKGPairIsOneReduction checks the identity behind pkgPair's
+// uniformity: a*(n-1) + (b-a-1 mod n) = Reduce(key, n(n-1)), so the pair is
+// one reduction of the key onto the n(n-1) ordered pairs of distinct
+// workers and each pair has probability 1/(n(n-1)) up to 2^-64. Worker
+// counts up to 2^31 (n(n-1) < 2^62), keys at the edges and spread.
+func TestPKGPairIsOneReduction(t *testing.T) {
+	ns := []int{2, 3, 5, 7, 10, 64, 100, 1000, 4099, 1 << 20, 1<<20 - 3, 3000017, 1<<31 - 1}
+	keys := []uint64{0, 1, 1 << 63, 1<<64 - 1, 1<<64 - 2, 0x5555555555555555}
+	for i := range 5000 {
+		keys = append(keys, hashx.Mix64(uint64(i)))
+	}
+	for _, n := range ns {
+		pairs := uint64(n) * uint64(n-1)
+		for _, key := range keys {
+			a, b := pkgPair(key, n)
+			require.NotEqual(t, a, b, "n %d key %#x", n, key)
+			want, _ := bits.Mul64(key, pairs)
+			got := uint64(a)*uint64(n-1) + uint64((b-a-1+n)%n)
+			require.Equal(t, want, got, "n %d key %#x", n, key)
+		}
+	}
 }
