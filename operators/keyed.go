@@ -47,8 +47,10 @@ type Partial[Acc any] struct {
 // WindowStats counts what a KeyedWindows or KeyedSessions did with its
 // inputs. Every input passed to Add is either Added (to at least one
 // window) or Late; every partial passed to AddPartial is either in Partials
-// or in LatePartials. Fired counts results (or partials) emitted; Merged
-// counts sessions merged into another because an input bridged them.
+// or in LatePartials. Fired counts emissions: a window pane (or a session)
+// firing, and in PartialPhase also each early send by FlushPartials, so it
+// counts sends, not distinct windows. Merged counts sessions merged into
+// another because an input bridged them.
 type WindowStats struct {
 	Added, Late, Partials, LatePartials, Fired, Merged uint64
 }

@@ -326,6 +326,18 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				if err := h.process(bt.ev); err != nil {
 					return err
 				}
+				if idle {
+					// Records taken while idle (an ending input's last
+					// batch, or one an idle upstream worker sent) do not
+					// revive this worker, and its receivers no longer wait
+					// for it: send what they left (a partial stage's
+					// accumulators) now, still marked idle, ahead of
+					// anything else this worker emits.
+					h.idle()
+					for _, o := range outs {
+						o.flush()
+					}
+				}
 			}
 			if bt.eof {
 				eofs++
