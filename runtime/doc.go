@@ -35,7 +35,9 @@
 // watermarks back. A worker whose inputs are all idle first sends what it
 // holds back (a partial stage, its partial accumulators), then declares
 // itself idle on its batches until one of its inputs is active again; its
-// receivers stop waiting for it only then. Silence downstream of the
+// receivers stop waiting for it only then. Records it takes while idle (an
+// ending input's last batch does not make it active) leave it idle, and
+// what they leave is sent at once. Silence downstream of the
 // sources never counts: a worker can be silent while it holds partials
 // (its watermark held by an idle source) or while it is busy, and a final
 // stage that timed it out would fire windows without its partials.
