@@ -40,7 +40,7 @@ func TestKeyTableMatchesMap(t *testing.T) {
 // TestPKGRouteMatchesPick checks PKG.Route's hand-inlined choice, with its
 // one-tuple lag, against pkgPick (used by D-Choices, W-Choices and Auto) on
 // a skewed stream, for a first instance (tie 0) and a later one, that the
-// pick is one of pkgChoices' two candidates, and that Load stays exact.
+// pick is one of pkgPair's two candidates, and that Load stays exact.
 func TestPKGRouteMatchesPick(t *testing.T) {
 	keys, _ := exactZipf(50_000, 5_000, 1.0, 5)
 	for _, n := range []int{1, 2, 7, 100} {
@@ -55,7 +55,7 @@ func TestPKGRouteMatchesPick(t *testing.T) {
 				prev := -1
 				for i, k := range keys {
 					want := pkgPick(load, k, tie)
-					a, b := pkgChoices(k, n)
+					a, b := pkgPair(k, n)
 					require.True(t, want == a || want == b)
 					if prev >= 0 {
 						load[prev]++

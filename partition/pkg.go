@@ -21,9 +21,16 @@ func secondHash(key uint64) uint64 { return hashx.Mix64(key^0x5bd1e9955bd1e995) 
 // 1/(n(n-1)) up to 2^-64 (TestPKGPairIsOneReduction): the two choices the
 // paper draws from two hashes, from one multiplication and a second one
 // to reduce f. Like Reduce, it reads only the key's top bits (about
-// 2 log2 n of them): keys must be hashes. (Placement version 2; version 1 reduced key + Mix64(key ^ c)
-// instead, which alone cost as much as hash partitioning's whole Route:
-// see "Routing cost" in docs/partitioning.md.) For n = 1 both are 0.
+// 2 log2 n of them): keys must be hashes. For n = 1 both are 0.
+//
+// The candidates are distinct on purpose: the paper's two independent
+// hashes coincide with probability 1/n, leaving that share of keys (hot
+// ones included) a single choice; with n = 5 a top key at p1 = 0.19 < 1/n
+// then unbalances PKG (lambda 0.15 measured).
+//
+// Placement version 2; version 1 reduced key + Mix64(key ^ c) instead,
+// which alone cost as much as hash partitioning's whole Route: see
+// "Routing cost" in docs/partitioning.md.
 func pkgPair(key uint64, n int) (int, int) {
 	hi, lo := bits.Mul64(key, uint64(n))
 	a := int(hi)
@@ -31,32 +38,19 @@ func pkgPair(key uint64, n int) (int, int) {
 	return a, wrap(a+1+hashx.Reduce(lo, n-1), n)
 }
 
-// pkgChoices returns partial key grouping's two candidates for a key
-// (pkgPair): the key-grouping worker and a distinct second one. The
-// paper's two independent hashes coincide with probability 1/n, leaving
-// that share of keys (hot ones included) a single choice; with n = 5 a top
-// key at p1 = 0.19 < 1/n then unbalances PKG (lambda 0.15 measured).
-func pkgChoices(key uint64, n int) (int, int) { return pkgPair(key, n) }
-
 // pkgPick returns the less loaded of the key's two candidates
 // (pkgPair), on exact loads: the choice D-Choices, W-Choices, RR-head and
 // Auto make for tail keys. Ties go to the first candidate when tie is
 // 0 (a factory's first instance); otherwise the top bit of key*tie (tie is
 // odd) decides, so that instances break ties independently.
 //
-// It is branch-free: whether the second candidate wraps around n and which
-// candidate is less loaded are coin flips per tuple, and the jumps they
-// compiled to were mispredicted about every other tuple. The comparisons
-// become masks: loads stay below 2^63, so lb - la has its top
-// bit set exactly when lb < la.
+// It is branch-free (wrap, and pkgChoose's conditional moves): which
+// candidate is less loaded is a coin flip per tuple, and a jump on it was
+// mispredicted about every other tuple.
 func pkgPick(load []uint64, key, tie uint64) int {
 	a, b := pkgPair(key, len(load))
-	la, lb := load[a], load[b]
-	less := (lb - la) >> 63 // 1 when lb < la
-	// On a tie the top bit of key*tie decides: 0 when tie is 0, a bit
-	// that differs between instances otherwise (one multiplication).
-	flip := less | b2u(la == lb)&((key*tie)>>63)
-	return a ^ (a^b)&-int(flip)
+	w, _ := pkgChoose(a, b, load[a], load[b], key*tie)
+	return w
 }
 
 // wrap returns x mod n for x in [0, 2n), without a branch: x >= n is a
@@ -66,15 +60,6 @@ func pkgPick(load []uint64, key, tie uint64) int {
 func wrap(x, n int) int {
 	d := x - n
 	return d + n&(d>>63)
-}
-
-// b2u is 1 for true and 0 for false, without a branch (SETcc).
-func b2u(c bool) uint64 {
-	var x uint64
-	if c {
-		x = 1
-	}
-	return x
 }
 
 // pkgChoose returns the less loaded of the candidates a and b (loads la
@@ -163,7 +148,7 @@ func (*PKG) SplitsKeys() bool { return true }
 // Candidates appends the key's candidate workers to dst: two distinct
 // workers, or one when n = 1.
 func (p *PKG) Candidates(dst []int, key uint64) []int {
-	a, b := pkgChoices(key, len(p.load))
+	a, b := pkgPair(key, len(p.load))
 	if a == b {
 		return append(dst, a)
 	}

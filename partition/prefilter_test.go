@@ -38,3 +38,11 @@ func TestFilteredDetectorWithholdsLightKeys(t *testing.T) {
 		})
 	}
 }
+
+// b2u is 1 for true and 0 for false.
+func b2u(c bool) uint64 {
+	if c {
+		return 1
+	}
+	return 0
+}

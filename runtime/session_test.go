@@ -59,13 +59,7 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 	for _, ec := range allEdges() {
 		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
-				j, err := NewJob(BatchSize(32), FlushInterval(time.Millisecond))
-				require.NoError(t, err)
-				src := Source(j, "src", split(recs, 2), OutOfOrderness(2*time.Millisecond))
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(gap),
-					Via(ec.edge), Parallelism(3), AllowedLateness(lateness))
-				sink := &resultSink[uint64]{}
-				Sink(agg.Results, "sink", sink.add, Parallelism(1)) // one FIFO: a key's results in order
+				j, agg, sink := disorderedCount(t, recs, gap, ec.edge, lateness)
 				var mu sync.Mutex
 				late := map[datasets.Record]int{}
 				Sink(agg.Late, "late", func(_ int, r datasets.Record) error {
