@@ -114,9 +114,11 @@ func (m *dchoicesModel) head(key uint64, d int) int {
 
 // TestDChoicesMatchesModel routes skewed streams through D-Choices (its
 // cursors, deferred increments and derived sums) and through
-// dchoicesModel with the d D-Choices used for each tuple, for a factory's
-// first instance and a later one, and requires the same worker for every
-// tuple.
+// dchoicesModel with the d D-Choices used for each tuple, and requires the
+// same worker for every tuple: for a factory's first instance and a later
+// one (both find the oracle's head in their own fixed table), and for an
+// instance whose detector hides that it is an oracle (the path every other
+// detector takes: Observe, then a head table refilled between re-solves).
 func TestDChoicesMatchesModel(t *testing.T) {
 	m, k, ns := 100_000, 20_000, []int{5, 10, 100}
 	if testing.Short() {
@@ -129,14 +131,23 @@ func TestDChoicesMatchesModel(t *testing.T) {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
 					f, err := NewFactory(kind, WithDetector(OracleDetectorFactory(probs)))
 					require.NoError(t, err)
+					opaque, err := NewFactory(kind, WithDetector(func(n int, theta float64) (HotKeyDetector, error) {
+						o, err := NewOracleDetector(probs, theta)
+						return struct{ HotKeyDetector }{o}, err
+					}))
+					require.NoError(t, err)
 					oracle, err := NewOracleDetector(probs, 1/(5*float64(n)))
 					require.NoError(t, err)
-					for inst := range 2 {
+					for inst := range 3 {
 						p, err := f(n)
+						if inst == 2 {
+							p, err = opaque(n)
+						}
 						require.NoError(t, err)
 						dc := p.(*DChoices)
+						require.Equal(t, inst < 2, dc.heads.fixed)
+						require.Equal(t, inst == 1, dc.tie != 0)
 						model := &dchoicesModel{load: make([]uint64, n), tie: dc.tie, paper: dc.paper, strides: coprimes(n)}
-						require.Equal(t, inst != 0, dc.tie != 0)
 						for i, key := range keys {
 							got := p.Route(key)
 							head, _ := oracle.Observe(key)

@@ -25,9 +25,8 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 // recomputed by a scan. While the candidates are level, the steady state
 // D-Choices produces, that is O(1) loads per tuple amortised; placement is
 // unchanged (golden vectors and every figure).
-func (p *DChoices) leastDistinct(key uint64, pr float64) int {
-	h := p.heads.put(key, pr)
-	if h == nil || p.scanOnly {
+func (p *DChoices) leastDistinct(h *headSlot, key uint64) int {
+	if p.scanOnly {
 		start, stride := p.distinctStart(key)
 		return p.checkOverflow(p.scanLeast(p.offset(key), start, stride), start, stride)
 	}
@@ -105,7 +104,7 @@ func (p *DChoices) scanFrom(o, j0, start, stride int, lb uint64) (int, int) {
 func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 	n, load := len(p.load), p.load
 	lb := p.minLoad // every load is >= minLoad
-	if h.init && int(h.d) == p.d {
+	if int(h.d) == p.d {
 		// When minLoad has passed the key's bound, no candidate is at it,
 		// and the walk is skipped (a light head key whose candidates
 		// other tuples raised since its last one).
@@ -129,7 +128,7 @@ func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 		// are level, near the start), not only at minLoad.
 		lb = max(lb, h.min+1)
 	} else {
-		h.init, h.d, h.o = true, int32(p.d), int32(p.offset(key))
+		h.d, h.o = int32(p.d), int32(p.offset(key))
 	}
 	best, j := p.scanFrom(int(h.o), 0, start, stride, lb)
 	h.j, h.at, h.min = int32(j), int32(best), load[best]
@@ -162,13 +161,12 @@ func (p *DChoices) checkOverflow(best, start, stride int) int {
 
 // leastHashed returns the first of the paper's d hashed candidates at the
 // smallest load, with the same per-key cursor as leastDistinct (offset 0).
-func (p *DChoices) leastHashed(key uint64, pr float64) int {
-	h := p.heads.put(key, pr)
+func (p *DChoices) leastHashed(h *headSlot, key uint64) int {
 	if p.scanOnly {
-		h = nil
+		h = &headSlot{}
 	}
 	lb := p.minLoad
-	if h != nil && h.init && int(h.d) == p.d && p.minLoad <= h.min {
+	if int(h.d) == p.d && p.minLoad <= h.min {
 		n, load := len(p.load), p.load
 		h2 := secondHash(key)
 		c := int(h.at)
@@ -184,9 +182,7 @@ func (p *DChoices) leastHashed(key uint64, pr float64) int {
 		lb = max(lb, h.min+1) // as in cursorLeast
 	}
 	best, bj := p.scanHashed(key, lb)
-	if h != nil {
-		h.init, h.d, h.j, h.at, h.min = true, int32(p.d), int32(bj), int32(best), p.load[best]
-	}
+	h.d, h.j, h.at, h.min = int32(p.d), int32(bj), int32(best), p.load[best]
 	return best
 }
 

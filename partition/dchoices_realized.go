@@ -27,10 +27,10 @@ type headSlot struct {
 	key  uint64
 	p    float64
 	used bool
-	// D-Choices' cursor for the key (see leastDistinct), valid when init
-	// and d matches: scan offset o, cursor position j and its worker at,
-	// and min, a lower bound on the key's candidates' loads.
-	init        bool
+	// D-Choices' cursor for the key (see leastDistinct), valid while d
+	// matches the partitioner's (d >= 1, so a zero slot has none): scan
+	// offset o, cursor position j and its worker at, and min, a lower
+	// bound on the key's candidates' loads.
 	d, o, j, at int32
 	min         uint64
 	// start and stride of the key's distinct sequence (stride 0: not yet
@@ -45,6 +45,9 @@ type headTable struct {
 	list  []headSlot // scratch for sorting
 	n     int
 	limit int
+	// fixed: the table holds an oracle's whole head, put once; re-solves
+	// keep it (and the cursors in it).
+	fixed bool
 }
 
 func newHeadTable(limit int) *headTable {
@@ -74,16 +77,24 @@ func (t *headTable) put(key uint64, p float64) *headSlot {
 }
 
 // sorted returns the collected keys by probability, heaviest first, and
-// empties the table.
+// empties the table, unless it is fixed (an oracle's head, whose keys and
+// probabilities never change: sorted once).
 func (t *headTable) sorted() []headSlot {
+	if t.fixed && len(t.list) > 0 {
+		return t.list[:min(len(t.list), maxRealizedKeys)]
+	}
 	t.list = t.list[:0]
 	for i := range t.slots {
 		if t.slots[i].used {
 			t.list = append(t.list, t.slots[i])
-			t.slots[i] = headSlot{}
+			if !t.fixed {
+				t.slots[i] = headSlot{}
+			}
 		}
 	}
-	t.n = 0
+	if !t.fixed {
+		t.n = 0
+	}
 	slices.SortFunc(t.list, func(a, b headSlot) int { return cmp.Compare(b.p, a.p) })
 	return t.list[:min(len(t.list), maxRealizedKeys)]
 }
@@ -138,6 +149,20 @@ func (t *headTable) each(visit func(key uint64)) {
 	for i := range t.slots {
 		if t.slots[i].used {
 			visit(t.slots[i].key)
+		}
+	}
+}
+
+// get returns key's slot, or nil when the key is not in the table.
+func (t *headTable) get(key uint64) *headSlot {
+	mask := uint64(len(t.slots) - 1)
+	for i := (key * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.key == key && s.used {
+			return s
+		}
+		if !s.used {
+			return nil
 		}
 	}
 }
