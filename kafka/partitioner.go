@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"github.com/cespare/xxhash/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/internal/hashx"
@@ -24,6 +25,7 @@ type Partitioner struct {
 	factory partition.Factory
 	split   bool
 	backup  bool
+	hashAll bool
 }
 
 // PartitionerOpt configures NewPartitioner beyond the kind.
@@ -36,6 +38,17 @@ type PartitionerOpt struct {
 	// broken by the records routed: a partition whose broker is slow
 	// stops receiving the keys that can go elsewhere.
 	Buffered bool
+	// HashKeys routes every record on the XXH64 of its key bytes, 8-byte
+	// keys included. Without it an 8-byte key is taken as the key hash
+	// (KeyHash), as this package's Producer writes it; set it when other
+	// producers write the topic with raw 8-byte identifiers (big-endian
+	// integers), whose top bits, which placement reads, are mostly zero:
+	// sequential ids would all reach partition 0 under hash partitioning,
+	// and partitions 0 and 1 under PKG. Every producer of a topic should
+	// use the same setting, or a key routed both ways reaches partitions
+	// that neither setting alone would give it. Workers key their state by
+	// KeyHash either way.
+	HashKeys bool
 }
 
 // NewPartitioner returns a Partitioner of the given kind.
@@ -48,7 +61,7 @@ func NewPartitioner(kind string, o PartitionerOpt) (*Partitioner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Partitioner{kind: kind, factory: f, split: partition.SplitsKeys(p), backup: o.Buffered}, nil
+	return &Partitioner{kind: kind, factory: f, split: partition.SplitsKeys(p), backup: o.Buffered, hashAll: o.HashKeys}, nil
 }
 
 // Kind is the partitioner's kind.
@@ -60,7 +73,7 @@ func (p *Partitioner) SplitsKeys() bool { return p.split }
 // ForTopic implements kgo.Partitioner: each topic gets its own instance,
 // with its own load.
 func (p *Partitioner) ForTopic(string) kgo.TopicPartitioner {
-	t := &topicPartitioner{factory: p.factory}
+	t := &topicPartitioner{factory: p.factory, hashAll: p.hashAll}
 	if p.backup {
 		return &backupPartitioner{topicPartitioner: t}
 	}
@@ -77,6 +90,15 @@ type topicPartitioner struct {
 	cand    candidater
 	n       int
 	sent    []uint64
+	hashAll bool // PartitionerOpt.HashKeys
+}
+
+// keyHash is the hash a record is routed on (PartitionerOpt.HashKeys).
+func (t *topicPartitioner) keyHash(key []byte) uint64 {
+	if t.hashAll {
+		return xxhash.Sum64(key)
+	}
+	return KeyHash(key)
 }
 
 // RequiresConsistency implements kgo.TopicPartitioner: n is always the
@@ -105,7 +127,7 @@ func (t *topicPartitioner) Partition(r *kgo.Record, n int) int {
 	if len(r.Key) == 0 {
 		return int(r.Partition)
 	}
-	key := KeyHash(r.Key)
+	key := t.keyHash(r.Key)
 	if !t.ensure(n) {
 		return hashx.Reduce(key, n) // unreachable: n > 0 is a valid worker count
 	}
@@ -136,7 +158,7 @@ func (b *backupPartitioner) PartitionByBackup(r *kgo.Record, n int, it kgo.Topic
 			b.buffered[i] = c
 		}
 	}
-	key := KeyHash(r.Key)
+	key := b.keyHash(r.Key)
 	b.scratch = b.cand.Candidates(b.scratch[:0], key)
 	w := b.scratch[0]
 	for _, c := range b.scratch[1:] {

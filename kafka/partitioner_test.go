@@ -3,8 +3,10 @@ package kafka
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -58,22 +60,71 @@ func TestPartitionerKeyPlacement(t *testing.T) {
 	require.ErrorIs(t, err, partition.ErrInvalidParameter)
 }
 
+// TestPartitionerHashKeys routes sequential 8-byte ids, as another
+// producer might write them: taken as key hashes (the default) they all
+// land on one partition under hash partitioning (and two under PKG); with
+// HashKeys every kind spreads them (a balls-into-bins bound: 12,000
+// distinct keys over 12 partitions, at most 15% above the mean, where the
+// binomial standard deviation is 3%).
+func TestPartitionerHashKeys(t *testing.T) {
+	const n, keys = 12, 12000
+	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+		for _, hashKeys := range []bool{false, true} {
+			t.Run(fmt.Sprintf("kind=%s/hashkeys=%v", kind, hashKeys), func(t *testing.T) {
+				p, err := NewPartitioner(kind, PartitionerOpt{HashKeys: hashKeys})
+				require.NoError(t, err)
+				tp := p.ForTopic("t")
+				counts := make([]int, n)
+				for id := range uint64(keys) {
+					counts[tp.Partition(keyed(id), n)]++
+				}
+				used := 0
+				for _, c := range counts {
+					if c > 0 {
+						used++
+					}
+				}
+				if !hashKeys {
+					want := map[string]int{"hash": 1, "pkg": 2}[kind]
+					if want > 0 {
+						require.Equal(t, want, used, "raw ids taken as hashes: %v", counts)
+					}
+					return
+				}
+				require.Equal(t, n, used, "%v", counts)
+				require.LessOrEqual(t, slices.Max(counts), keys/n*115/100, "%v", counts)
+				// The same key goes where the same bytes' XXH64 goes.
+				q, err := NewPartitioner(kind, PartitionerOpt{})
+				require.NoError(t, err)
+				if kind == "hash" {
+					var b [8]byte
+					binary.BigEndian.PutUint64(b[:], 42)
+					want := q.ForTopic("t").Partition(keyed(xxhash.Sum64(b[:])), n)
+					require.Equal(t, want, tp.Partition(keyed(42), n))
+				}
+			})
+		}
+	}
+}
+
 func TestPartitionerAllocs(t *testing.T) {
 	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
-		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := NewPartitioner(kind, PartitionerOpt{})
-			require.NoError(t, err)
-			tp := p.ForTopic("t")
-			r := keyed(1)
-			tp.Partition(r, 12)
-			var k uint64
-			allocs := testing.AllocsPerRun(1000, func() {
-				k++
-				binary.BigEndian.PutUint64(r.Key, k%64)
+		for _, hashKeys := range []bool{false, true} {
+			t.Run(fmt.Sprintf("kind=%s/hashkeys=%v", kind, hashKeys), func(t *testing.T) {
+				p, err := NewPartitioner(kind, PartitionerOpt{HashKeys: hashKeys})
+				require.NoError(t, err)
+				tp := p.ForTopic("t")
+				r := keyed(1)
 				tp.Partition(r, 12)
+				var k uint64
+				allocs := testing.AllocsPerRun(1000, func() {
+					k++
+					binary.BigEndian.PutUint64(r.Key, k%64)
+					tp.Partition(r, 12)
+				})
+				require.Zero(t, allocs)
 			})
-			require.Zero(t, allocs)
-		})
+		}
 	}
 }
 

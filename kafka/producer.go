@@ -124,8 +124,12 @@ func (p *Producer) Err() error {
 }
 
 // Send produces one record of key at event time t (ns) with a payload (see
-// Codec). It returns once the record is buffered; failures surface from Err,
-// Flush and Close. It blocks while the client's buffer is full.
+// Codec). key is a 64-bit key hash, as everywhere in skewer (sketch.Hash of
+// the key's bytes, sketch.HashUint64 of an integer id, or
+// datasets.Record.Key): partitioners read its top bits, so raw identifiers
+// (0, 1, 2, ...) must be hashed first. It returns once the record is
+// buffered; failures surface from Err, Flush and Close. It blocks while the
+// client's buffer is full.
 func (p *Producer) Send(ctx context.Context, key uint64, t int64, payload []byte) error {
 	if err := p.Err(); err != nil {
 		return err

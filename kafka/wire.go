@@ -41,7 +41,9 @@ const (
 )
 
 // KeyHash is the key hash of a Kafka record key: the key itself when it is 8
-// bytes (how this package writes uint64 keys), else its XXH64.
+// bytes (how this package writes uint64 keys, which are hashes already:
+// see Producer.Send), else its XXH64. For topics whose 8-byte keys are raw
+// identifiers, route with PartitionerOpt.HashKeys.
 func KeyHash(key []byte) uint64 {
 	if len(key) == 8 {
 		return binary.BigEndian.Uint64(key)
