@@ -95,7 +95,7 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 	if acc == nil || out == nil {
 		return nil, invalidParam("codecs", "nil", "an accumulator and a result Codec")
 	}
-	part, err := NewPartitioner("hash", PartitionerOpt{})
+	part, err := stagePartitioner()
 	if err != nil {
 		return nil, err
 	}

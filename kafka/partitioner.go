@@ -47,8 +47,17 @@ type PartitionerOpt struct {
 	// and partitions 0 and 1 under PKG. Every producer of a topic should
 	// use the same setting, or a key routed both ways reaches partitions
 	// that neither setting alone would give it. Workers key their state by
-	// KeyHash either way.
+	// KeyHash either way; the partials and output topics are always routed
+	// with HashKeys, so they spread whatever the input's keys are.
 	HashKeys bool
+}
+
+// stagePartitioner routes the records workers write to the partials topic
+// and the merge stage to the output topic: key grouping on the XXH64 of
+// the 8-byte key (HashKeys), so that partials and results spread over
+// their partitions whether the input's keys were hashes or raw ids.
+func stagePartitioner() (*Partitioner, error) {
+	return NewPartitioner("hash", PartitionerOpt{HashKeys: true})
 }
 
 // NewPartitioner returns a Partitioner of the given kind.

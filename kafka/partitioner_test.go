@@ -138,23 +138,32 @@ func (f *fakeBackup) Next() (int, int64) { f.i++; return f.i - 1, f.counts[f.i-1
 func (f *fakeBackup) Rem() int           { return len(f.counts) - f.i }
 
 func TestPartitionerBuffered(t *testing.T) {
-	p, err := NewPartitioner("pkg", PartitionerOpt{Buffered: true})
-	require.NoError(t, err)
-	tp, ok := p.ForTopic("t").(kgo.TopicBackupPartitioner)
-	require.True(t, ok, "Buffered gives a kgo.TopicBackupPartitioner")
-	pkg, err := partition.NewPKG(12)
-	require.NoError(t, err)
-	for key := range uint64(200) {
-		c := pkg.Candidates(nil, key)
-		if len(c) < 2 {
-			continue
-		}
-		// The first candidate has a backlog: the record goes to the other.
-		counts := make([]int64, 12)
-		counts[c[0]] = 100
-		require.Equal(t, c[1], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
-		counts[c[0]], counts[c[1]] = 0, 100
-		require.Equal(t, c[0], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+	for _, hashKeys := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hashkeys=%v", hashKeys), func(t *testing.T) {
+			p, err := NewPartitioner("pkg", PartitionerOpt{Buffered: true, HashKeys: hashKeys})
+			require.NoError(t, err)
+			tp, ok := p.ForTopic("t").(kgo.TopicBackupPartitioner)
+			require.True(t, ok, "Buffered gives a kgo.TopicBackupPartitioner")
+			pkg, err := partition.NewPKG(12)
+			require.NoError(t, err)
+			for key := range uint64(200) {
+				// The candidates of the hash the record is routed on.
+				h := key
+				if hashKeys {
+					h = xxhash.Sum64(keyed(key).Key)
+				}
+				c := pkg.Candidates(nil, h)
+				if len(c) < 2 {
+					continue
+				}
+				// The first candidate has a backlog: the record goes to the other.
+				counts := make([]int64, 12)
+				counts[c[0]] = 100
+				require.Equal(t, c[1], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+				counts[c[0]], counts[c[1]] = 0, 100
+				require.Equal(t, c[0], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+			}
+		})
 	}
 }
 

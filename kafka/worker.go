@@ -93,7 +93,7 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 	if _, err := operators.NewKeyedWindows(agg, cfg.Windows, cfg.AllowedLateness, operators.PartialPhase); err != nil {
 		return nil, err
 	}
-	part, err := NewPartitioner("hash", PartitionerOpt{})
+	part, err := stagePartitioner()
 	if err != nil {
 		return nil, err
 	}
