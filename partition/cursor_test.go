@@ -2,6 +2,8 @@ package partition
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,7 +38,7 @@ func TestCursorMatchesScan(t *testing.T) {
 							require.NoError(t, err)
 						}
 						ref := b.(*DChoices)
-						ref.tie = a.(*DChoices).tie
+						ref.tie, ref.sw = a.(*DChoices).tie, a.(*DChoices).sw
 						ref.scanOnly = true
 						for i, key := range keys {
 							require.Equal(t, ref.Route(key), a.Route(key), "tuple %d", i)
@@ -58,6 +60,11 @@ type dchoicesModel struct {
 	tie     uint64
 	paper   bool
 	strides []uint32
+	// W-Choices' rule, which the distinct variant follows while d = n: a
+	// cursor over all workers (starting at Reduce(tie, n) for tie != 0)
+	// and a known minimum km.
+	cursor int
+	km     uint64
 }
 
 func (m *dchoicesModel) route(key uint64, head bool, d int) int {
@@ -86,6 +93,24 @@ func (m *dchoicesModel) head(key uint64, d int) int {
 			}
 		}
 		return best
+	}
+	if d == n {
+		// The first worker from the cursor on whose load is at most km;
+		// when there is none, km becomes the minimum and the first worker
+		// in index order at it is taken. The cursor moves past the worker.
+		w := -1
+		for i := range n {
+			if c := (m.cursor + i) % n; m.load[c] <= m.km {
+				w = c
+				break
+			}
+		}
+		if w < 0 {
+			m.km = slices.Min(m.load)
+			w = slices.Index(m.load, m.km)
+		}
+		m.cursor = (w + 1) % n
+		return w
 	}
 	o := 0
 	if m.tie != 0 {
@@ -148,6 +173,9 @@ func TestDChoicesMatchesModel(t *testing.T) {
 						require.Equal(t, inst < 2, dc.heads.fixed)
 						require.Equal(t, inst == 1, dc.tie != 0)
 						model := &dchoicesModel{load: make([]uint64, n), tie: dc.tie, paper: dc.paper, strides: coprimes(n)}
+						if dc.tie != 0 {
+							model.cursor = hashx.Reduce(dc.tie, n)
+						}
 						for i, key := range keys {
 							got := p.Route(key)
 							head, _ := oracle.Observe(key)
@@ -160,4 +188,44 @@ func TestDChoicesMatchesModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRealizedCoverageRaisesD: where the head keys' realized candidate sets
+// overlap more than independent random sets would, D-Choices raises d above
+// SolveD's until every prefix condition of realizedOK holds, and no
+// further; with an oracle it does so from its first re-solve (tuple 1),
+// over the oracle's whole head. Key hashes are drawn per trial, so the
+// realized sets differ.
+func TestRealizedCoverageRaisesD(t *testing.T) {
+	const n, k, s, trials = 5, 3000, 1.3, 200
+	zipf := make([]float64, k)
+	var z float64
+	for r := range k {
+		zipf[r] = math.Pow(float64(r+1), -s)
+		z += zipf[r]
+	}
+	raised := 0
+	for trial := range uint64(trials) {
+		probs := make(map[uint64]float64, k)
+		for r := range k {
+			probs[hashx.Mix64(uint64(r)+trial<<32)] = zipf[r] / z
+		}
+		p, err := New("dchoices", n, oracleOption(probs))
+		require.NoError(t, err)
+		dc := p.(*DChoices)
+		p.Route(hashx.Mix64(trial << 32)) // the top key; tuple 1 re-solves
+		st := dc.Detector().Stats()
+		d0 := SolveD(st, n, dc.eps, distinctCoverage)
+		heads, tail := dc.heads.sorted(), max(0, 1-st.Mass)
+		d := dc.D()
+		require.GreaterOrEqual(t, d, d0, "trial %d", trial)
+		require.LessOrEqual(t, d, n)
+		require.True(t, dc.realizedOK(d, heads, tail), "trial %d: d = %d", trial, d)
+		if d > d0 {
+			raised++
+			require.False(t, dc.realizedOK(d-1, heads, tail), "trial %d: d = %d is not the smallest", trial, d)
+		}
+	}
+	t.Logf("realized check raised d in %d of %d trials", raised, trials)
+	require.Positive(t, raised, "no trial exercised the realized check")
 }

@@ -72,6 +72,8 @@ type DChoices struct {
 	cover []uint64
 	// scanOnly disables the per-key cursors (tests compare against it).
 	scanOnly bool
+	// sw routes head tuples of the distinct variant while d = n.
+	sw sweep
 }
 
 // refreshMin recomputes minLoad and sum (also after others wrote the
@@ -110,6 +112,7 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 		strides: coprimes(n), every: c.resolveEvery, next: 1, tie: c.tie,
 		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64),
 	}
+	p.sw.next = sweepStart(c.tie, n)
 	if o, ok := det.(*OracleDetector); ok && o.stats.Count <= maxFixedHead {
 		p.oracle = o
 		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
@@ -125,10 +128,12 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 }
 
 // maxFixedHead bounds the oracle heads D-Choices copies into its own
-// table (56 bytes a key, at most half full); a larger oracle head is
-// observed through the HotKeyDetector interface like any detector. The
-// default theta = 1/(5n) has at most 5n head keys.
-const maxFixedHead = 1 << 14
+// table: a 56-byte slot per key in a table 2-4 times the head's size, plus
+// a sorted copy, 170-280 bytes a key (at most 1.1 MiB at this bound). A
+// larger oracle head is observed through the HotKeyDetector interface like
+// any detector. The default theta = 1/(5n) has at most 5n head keys, so
+// the bound holds up to n = 819.
+const maxFixedHead = 1 << 12
 
 // coprimes lists the strides in [1, n) coprime to n ({1} for n <= 2).
 func coprimes(n int) []uint32 {
@@ -234,9 +239,17 @@ func (p *DChoices) tail(key uint64) int {
 // placeSlot routes and counts a head tuple whose slot (cursor) is h.
 func (p *DChoices) placeSlot(h *headSlot, key uint64) int {
 	var w int
-	if p.paper {
+	switch {
+	case p.paper:
 		w = p.leastHashed(h, key)
-	} else {
+	case p.d == len(p.load):
+		// Every worker is a candidate: D-Choices is W-Choices here, and
+		// routes as it does (one cursor for all head keys, not one per
+		// key), which keeps the tail keys' two loads level the same way
+		// and so their replication no higher than W-Choices' (measured:
+		// n = 5, s >= 1.9, where d = n, was up to 0.064 above it).
+		w = p.sw.least(p.load)
+	default:
 		w = p.leastDistinct(h, key)
 	}
 	p.bump(w)

@@ -15,7 +15,8 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 //
 // A scan of the d candidates per head tuple cost up to d loads (d = 35 ...
 // 65 at n = 100: 120 ns per route, most of D-Choices' cost), so each head
-// key keeps, in its headTable slot (emptied at every re-solve), a lower
+// key keeps, in its headTable slot (emptied at every re-solve, or kept in
+// an oracle's fixed table: loads only grow, so the bound stays true), a lower
 // bound min on its candidates' loads and a cursor j: the candidates before
 // j in scan order are above min. Loads only grow, so both stay true as
 // other tuples are routed: the next tuple resumes at j and the first
@@ -30,7 +31,7 @@ func (p *DChoices) leastDistinct(h *headSlot, key uint64) int {
 		start, stride := p.distinctStart(key)
 		return p.checkOverflow(p.scanLeast(p.offset(key), start, stride), start, stride)
 	}
-	if h.stride == 0 { // first tuple of the key since the last re-solve
+	if h.stride == 0 { // first tuple of the key in this slot
 		start, stride := p.distinctStart(key)
 		h.start, h.stride = int32(start), int32(stride)
 	}

@@ -11,8 +11,10 @@ import (
 // not: with few workers, or a few heavy keys, the realized sets can overlap
 // far more than expected (measured: s = 1.3, n = 5 left lambda = 0.11 with
 // the expected conditions alone). D-Choices therefore also checks the
-// realized sets: over the heaviest head keys seen since the last re-solve,
-// sorted by probability, every prefix i must satisfy
+// realized sets: over the heaviest head keys seen since the last re-solve
+// (with an oracle, whose head D-Choices holds whole in a fixed table: over
+// its heaviest keys from the first re-solve on), sorted by probability,
+// every prefix i must satisfy
 //
 //	p_1 + ... + p_i + bTail * u_i^2 <= (1+eps) * u_i
 //
@@ -39,7 +41,8 @@ type headSlot struct {
 }
 
 // headTable collects the head keys seen since the last re-solve with their
-// latest estimated probability: open addressing, fixed size, no allocation.
+// latest estimated probability (or, fixed, an oracle's whole head, kept):
+// open addressing, fixed size, no allocation.
 type headTable struct {
 	slots []headSlot
 	list  []headSlot // scratch for sorting

@@ -40,13 +40,18 @@
 //     tail key. A head key keeps a cursor into its candidates and a lower
 //     bound on their loads (loads only grow), so finding the least loaded
 //     of the d costs O(1) loads amortised instead of d, with the same
-//     choice as a full scan.
+//     choice as a full scan. While d = n every worker is a candidate, and
+//     head tuples are routed as W-Choices routes them (one cursor shared
+//     by all head keys, ties broken the same way), so replication there
+//     is W-Choices'.
 //   - "dchoices-paper": the paper's variant, d candidates from d hashes
 //     (they collide), c = 1-((n-1)/n)^d. Kept to show what distinct
 //     candidates gain (docs/partitioning.md).
 //   - "wchoices" (W-Choices, ICDE 2016): head keys go to the least loaded
-//     of all n workers (an O(n) scan per head tuple), tail as PKG. Up to n
-//     partials per head key.
+//     of all n workers, tail as PKG: one cursor over the workers, shared by
+//     all head keys, resumes at the known minimum load (O(1) amortised
+//     while loads are level; an O(n) rescan when the minimum rises). Up to
+//     n partials per head key.
 //   - "rr-head": head keys round-robin over all workers, tail as PKG.
 //   - "auto": measures the stream (a reservoir sample: p1, sum p_i^2, a
 //     fitted Zipf exponent; HyperLogLog distinct keys) and routes as hash,

@@ -11,39 +11,56 @@ type HeadAll struct {
 	det        HotKeyDetector
 	oracle     *OracleDetector // det when it is one (see DChoices.oracle)
 	roundRobin bool
-	next       int // rr-head: next worker; wchoices: scan position
-	minLoad    uint64
+	sw         sweep // wchoices: the least loaded worker; rr-head: sw.next only
 	tie        uint64
 }
 
-// leastLoaded returns a worker with the smallest load. Loads only grow, so
-// the minimum only grows: the scan resumes where it stopped, looking for a
-// worker still at the known minimum, and recomputes the minimum only after
-// a full fruitless cycle. While workers are level this costs O(1) per call
-// amortised instead of n.
-func (p *HeadAll) leastLoaded() int {
-	n := len(p.load)
+// sweep finds a least loaded worker of all n with one cursor shared by
+// every head key: W-Choices' rule, and D-Choices' when d = n.
+type sweep struct {
+	next int    // scan position
+	min  uint64 // a lower bound on every load, exact after a rescan
+}
+
+// least returns a worker with the smallest load: the first at or after the
+// cursor (cyclically) at the known minimum, or, after a full fruitless
+// cycle, the first in index order at the recomputed minimum; the cursor
+// moves past it. Loads only grow, so the minimum only grows and the scan
+// resumes where it stopped: while workers are level this costs O(1) per
+// call amortised instead of n.
+func (s *sweep) least(load []uint64) int {
+	n := len(load)
 	for range n {
-		w := p.next
-		if p.next++; p.next == n {
-			p.next = 0
+		w := s.next
+		if s.next++; s.next == n {
+			s.next = 0
 		}
-		if p.load[w] <= p.minLoad {
+		if load[w] <= s.min {
 			return w
 		}
 	}
 	w := 0
-	for i, l := range p.load {
-		if l < p.load[w] {
+	for i, l := range load {
+		if l < load[w] {
 			w = i
 		}
 	}
-	p.minLoad = p.load[w]
-	p.next = w + 1
-	if p.next == n {
-		p.next = 0
+	s.min = load[w]
+	s.next = w + 1
+	if s.next == n {
+		s.next = 0
 	}
 	return w
+}
+
+// sweepStart is where an instance's cursor starts (the round-robin's for
+// rr-head): 0 for a factory's first instance (tie 0), elsewhere for the
+// others.
+func sweepStart(tie uint64, n int) int {
+	if tie == 0 {
+		return 0
+	}
+	return hashx.Reduce(tie, n)
 }
 
 func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
@@ -59,17 +76,8 @@ func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
 func headAllOn(load []uint64, det HotKeyDetector, c *config, rr bool) *HeadAll {
 	p := &HeadAll{load: load, det: det, roundRobin: rr, tie: c.tie}
 	p.oracle, _ = det.(*OracleDetector)
-	p.next = p.startOffset()
+	p.sw.next = sweepStart(c.tie, len(load))
 	return p
-}
-
-// startOffset is where the round-robin or the scan starts: 0 for a
-// factory's first instance, elsewhere for the others.
-func (p *HeadAll) startOffset() int {
-	if p.tie == 0 {
-		return 0
-	}
-	return hashx.Reduce(p.tie, len(p.load))
 }
 
 // Route implements Partitioner.
@@ -98,12 +106,12 @@ func (p *HeadAll) place(key uint64, head bool) int {
 	case !head:
 		w = pkgPick(p.load, key, p.tie)
 	case p.roundRobin:
-		w = p.next
-		if p.next++; p.next == len(p.load) {
-			p.next = 0
+		w = p.sw.next
+		if p.sw.next++; p.sw.next == len(p.load) {
+			p.sw.next = 0
 		}
 	default:
-		w = p.leastLoaded()
+		w = p.sw.least(p.load)
 	}
 	p.load[w]++
 	return w
