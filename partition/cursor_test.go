@@ -3,7 +3,6 @@ package partition
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,7 +37,7 @@ func TestCursorMatchesScan(t *testing.T) {
 							require.NoError(t, err)
 						}
 						ref := b.(*DChoices)
-						ref.tie, ref.sw = a.(*DChoices).tie, a.(*DChoices).sw
+						ref.tie = a.(*DChoices).tie
 						ref.scanOnly = true
 						for i, key := range keys {
 							require.Equal(t, ref.Route(key), a.Route(key), "tuple %d", i)
@@ -60,11 +59,6 @@ type dchoicesModel struct {
 	tie     uint64
 	paper   bool
 	strides []uint32
-	// W-Choices' rule, which the distinct variant follows while d = n: a
-	// cursor over all workers (starting at Reduce(tie, n) for tie != 0)
-	// and a known minimum km.
-	cursor int
-	km     uint64
 }
 
 func (m *dchoicesModel) route(key uint64, head bool, d int) int {
@@ -93,24 +87,6 @@ func (m *dchoicesModel) head(key uint64, d int) int {
 			}
 		}
 		return best
-	}
-	if d == n {
-		// The first worker from the cursor on whose load is at most km;
-		// when there is none, km becomes the minimum and the first worker
-		// in index order at it is taken. The cursor moves past the worker.
-		w := -1
-		for i := range n {
-			if c := (m.cursor + i) % n; m.load[c] <= m.km {
-				w = c
-				break
-			}
-		}
-		if w < 0 {
-			m.km = slices.Min(m.load)
-			w = slices.Index(m.load, m.km)
-		}
-		m.cursor = (w + 1) % n
-		return w
 	}
 	o := 0
 	if m.tie != 0 {
@@ -173,9 +149,6 @@ func TestDChoicesMatchesModel(t *testing.T) {
 						require.Equal(t, inst < 2, dc.heads.fixed)
 						require.Equal(t, inst == 1, dc.tie != 0)
 						model := &dchoicesModel{load: make([]uint64, n), tie: dc.tie, paper: dc.paper, strides: coprimes(n)}
-						if dc.tie != 0 {
-							model.cursor = hashx.Reduce(dc.tie, n)
-						}
 						for i, key := range keys {
 							got := p.Route(key)
 							head, _ := oracle.Observe(key)

@@ -72,8 +72,6 @@ type DChoices struct {
 	cover []uint64
 	// scanOnly disables the per-key cursors (tests compare against it).
 	scanOnly bool
-	// sw routes head tuples of the distinct variant while d = n.
-	sw sweep
 }
 
 // refreshMin recomputes minLoad and sum (also after others wrote the
@@ -112,7 +110,6 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 		strides: coprimes(n), every: c.resolveEvery, next: 1, tie: c.tie,
 		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64),
 	}
-	p.sw.next = sweepStart(c.tie, n)
 	if o, ok := det.(*OracleDetector); ok && o.stats.Count <= maxFixedHead {
 		p.oracle = o
 		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
@@ -239,17 +236,9 @@ func (p *DChoices) tail(key uint64) int {
 // placeSlot routes and counts a head tuple whose slot (cursor) is h.
 func (p *DChoices) placeSlot(h *headSlot, key uint64) int {
 	var w int
-	switch {
-	case p.paper:
+	if p.paper {
 		w = p.leastHashed(h, key)
-	case p.d == len(p.load):
-		// Every worker is a candidate: D-Choices is W-Choices here, and
-		// routes as it does (one cursor for all head keys, not one per
-		// key), which keeps the tail keys' two loads level the same way
-		// and so their replication no higher than W-Choices' (measured:
-		// n = 5, s >= 1.9, where d = n, was up to 0.064 above it).
-		w = p.sw.least(p.load)
-	default:
+	} else {
 		w = p.leastDistinct(h, key)
 	}
 	p.bump(w)

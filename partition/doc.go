@@ -40,10 +40,7 @@
 //     tail key. A head key keeps a cursor into its candidates and a lower
 //     bound on their loads (loads only grow), so finding the least loaded
 //     of the d costs O(1) loads amortised instead of d, with the same
-//     choice as a full scan. While d = n every worker is a candidate, and
-//     head tuples are routed as W-Choices routes them (one cursor shared
-//     by all head keys, ties broken the same way), so replication there
-//     is W-Choices'.
+//     choice as a full scan.
 //   - "dchoices-paper": the paper's variant, d candidates from d hashes
 //     (they collide), c = 1-((n-1)/n)^d. Kept to show what distinct
 //     candidates gain (docs/partitioning.md).
