@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,21 +22,8 @@ func TestEndToEnd(t *testing.T) {
 		buffered bool
 	}{{"hash", false}, {"pkg", false}, {"pkg", true}, {"dchoices", false}, {"wchoices", false}} {
 		t.Run(fmt.Sprintf("partitioner=%s,buffered=%t", c.kind, c.buffered), func(t *testing.T) {
-			ctx := testContext(t)
 			tc := newTestCluster(t, 12, 4, 2)
-			// A stable group first: with no rebalance, nothing is replayed.
-			onAssigned, stable := stableGroup(3)
-			j := startJob(t, ctx, tc.cfg, 3, onAssigned)
-			j.run()
-			<-stable
-			p, err := NewProducer(ctx, tc.cfg, ProducerConfig{Partitioner: c.kind, PartitionerOpt: PartitionerOpt{Buffered: c.buffered}, WatermarkEvery: 256})
-			require.NoError(t, err)
-			for _, r := range recs {
-				require.NoError(t, p.SendRecord(ctx, r))
-			}
-			require.NoError(t, p.Close(ctx))
-			got := readAll(t, ctx, tc.cfg)
-			j.stop(t)
+			got, p, j := runStableJob(t, tc, ProducerConfig{Partitioner: c.kind, PartitionerOpt: PartitionerOpt{Buffered: c.buffered}}, recs)
 			require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
 			var sent int64
 			for _, c := range p.PartitionCounts() {
@@ -73,21 +61,14 @@ func TestEndToEndRawIDs(t *testing.T) {
 	}
 	for _, kind := range []string{"hash", "pkg"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {
-			ctx := testContext(t)
 			tc := newTestCluster(t, 12, 4, 2)
-			onAssigned, stable := stableGroup(3)
-			j := startJob(t, ctx, tc.cfg, 3, onAssigned)
-			j.run()
-			<-stable
-			p, err := NewProducer(ctx, tc.cfg, ProducerConfig{Partitioner: kind, PartitionerOpt: PartitionerOpt{HashKeys: true}, WatermarkEvery: 256})
-			require.NoError(t, err)
-			for _, r := range recs {
-				require.NoError(t, p.SendRecord(ctx, r))
-			}
-			require.NoError(t, p.Close(ctx))
-			got := readAll(t, ctx, tc.cfg)
-			j.stop(t)
+			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind, PartitionerOpt: PartitionerOpt{HashKeys: true}}, recs)
 			require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
+			ctx := testContext(t)
+			partials := countKind(t, ctx, tc.cfg, tc.cfg.Partials, 4, kindPartial)
+			require.NotContains(t, partials, 0, "partials per partition %v", partials)
+			results := countKind(t, ctx, tc.cfg, tc.cfg.Output, 2, kindResult)
+			require.NotContains(t, results, 0, "results per partition %v", results)
 			used := 0
 			for _, c := range p.PartitionCounts() {
 				if c > 0 {
@@ -97,13 +78,28 @@ func TestEndToEndRawIDs(t *testing.T) {
 			require.Equal(t, 12, used, "input per partition %v", p.PartitionCounts())
 		})
 	}
-	// The stages' partitioner spreads raw ids over the partials partitions.
-	sp, err := stagePartitioner()
+
+}
+
+// runStableJob starts three workers and a merge stage on tc, waits until
+// the group is stable (with no rebalance, nothing is replayed), produces
+// recs with pc (watermarks every 256 records), and returns the final
+// results, the producer and the stopped job.
+func runStableJob(t *testing.T, tc *testCluster, pc ProducerConfig, recs []datasets.Record) (map[WindowKey]uint64, *Producer, *job) {
+	t.Helper()
+	ctx := testContext(t)
+	onAssigned, stable := stableGroup(3)
+	j := startJob(t, ctx, tc.cfg, 3, onAssigned)
+	j.run()
+	<-stable
+	pc.WatermarkEvery = 256
+	p, err := NewProducer(ctx, tc.cfg, pc)
 	require.NoError(t, err)
-	tp := sp.ForTopic("partials")
-	seen := map[int]bool{}
-	for id := range uint64(64) {
-		seen[tp.Partition(keyed(id), 4)] = true
+	for _, r := range recs {
+		require.NoError(t, p.SendRecord(ctx, r))
 	}
-	require.Len(t, seen, 4)
+	require.NoError(t, p.Close(ctx))
+	got := readAll(t, ctx, tc.cfg)
+	j.stop(t)
+	return got, p, j
 }

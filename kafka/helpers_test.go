@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
@@ -184,4 +186,57 @@ func stableGroup(n int) (kgo.Opt, <-chan struct{}) {
 			}
 		}
 	}), stable
+}
+
+// countKind reads topic (of parts partitions) from the start up to its end
+// offsets and counts, per partition, the records of kind k.
+func countKind(t *testing.T, ctx context.Context, cfg Config, topic string, parts int, k kind) []int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range parts {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = int32(p), -1 // the end
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	end := make([]int64, parts)
+	for _, tr := range resp.Topics {
+		for _, pr := range tr.Partitions {
+			require.NoError(t, kerr.ErrorForCode(pr.ErrorCode))
+			end[pr.Partition] = pr.Offset
+		}
+	}
+	start := map[int32]kgo.Offset{}
+	left := 0
+	for p := range parts {
+		if end[p] > 0 {
+			start[int32(p)] = kgo.NewOffset().AtStart()
+			left++
+		}
+	}
+	counts := make([]int, parts)
+	if left == 0 {
+		return counts
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: start})
+	for left > 0 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err())
+		fs.EachRecord(func(r *kgo.Record) {
+			if got, err := readHeader(r.Value); err == nil && got == k {
+				counts[r.Partition]++
+			}
+			if r.Offset+1 == end[r.Partition] {
+				left--
+			}
+		})
+	}
+	return counts
 }

@@ -126,7 +126,7 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 
 // maxFixedHead bounds the oracle heads D-Choices copies into its own
 // table: a 56-byte slot per key in a table 2-4 times the head's size, plus
-// a sorted copy, 170-280 bytes a key (at most 1.1 MiB at this bound). A
+// a sorted copy, 170-280 bytes a key (about 0.7 MiB at this bound). A
 // larger oracle head is observed through the HotKeyDetector interface like
 // any detector. The default theta = 1/(5n) has at most 5n head keys, so
 // the bound holds up to n = 819.

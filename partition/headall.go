@@ -16,7 +16,7 @@ type HeadAll struct {
 }
 
 // sweep finds a least loaded worker of all n with one cursor shared by
-// every head key: W-Choices' rule, and D-Choices' when d = n.
+// every head key: W-Choices' rule.
 type sweep struct {
 	next int    // scan position
 	min  uint64 // a lower bound on every load, exact after a rescan
