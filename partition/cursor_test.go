@@ -202,3 +202,41 @@ func TestRealizedCoverageRaisesD(t *testing.T) {
 	t.Logf("realized check raised d in %d of %d trials", raised, trials)
 	require.Positive(t, raised, "no trial exercised the realized check")
 }
+
+// TestDChoicesFullHeadTable: a detector that reports more head keys between
+// two re-solves than D-Choices' head table holds (θ = 1e-4 here: about
+// 1,300 keys of a 20,000-key Zipf stream at s = 0.8, against 256) leaves the keys past the
+// table's limit without a cursor; they are routed by a scan, to the same
+// workers as dchoicesModel, and without allocating.
+func TestDChoicesFullHeadTable(t *testing.T) {
+	const n, theta = 100, 1e-4
+	keys, probs := exactZipf(100_000, 20_000, 0.8, 9)
+	f, err := NewFactory("dchoices", WithTheta(theta), WithDetector(func(_ int, th float64) (HotKeyDetector, error) {
+		o, err := NewOracleDetector(probs, th)
+		return struct{ HotKeyDetector }{o}, err // not an *OracleDetector: the generic path
+	}))
+	require.NoError(t, err)
+	p, err := f(n)
+	require.NoError(t, err)
+	dc := p.(*DChoices)
+	require.False(t, dc.heads.fixed)
+	oracle, err := NewOracleDetector(probs, theta)
+	require.NoError(t, err)
+	model := &dchoicesModel{load: make([]uint64, n), strides: coprimes(n)}
+	full := 0
+	for i, key := range keys {
+		got := p.Route(key)
+		head, _ := oracle.Observe(key)
+		if want := model.route(key, head, dc.D()); got != want {
+			require.Equal(t, want, got, "tuple %d head %v d %d", i, head, dc.D())
+		}
+		if dc.heads.n == dc.heads.limit {
+			full++
+		}
+	}
+	require.Positive(t, full, "the head table never filled: the test does not reach the path it is for")
+	var k int
+	allocs := testing.AllocsPerRun(1000, func() { p.Route(keys[k%len(keys)]); k++ })
+	require.Zero(t, allocs)
+	t.Logf("tuples routed with a full head table: %d of %d", full, len(keys))
+}
