@@ -69,61 +69,61 @@ func TestPartitionerKeyPlacement(t *testing.T) {
 // binomial standard deviation is 3%).
 func TestPartitionerHashKeys(t *testing.T) {
 	const n, keys = 12, 12000
-	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
-		for _, hashKeys := range []bool{false, true} {
-			t.Run(fmt.Sprintf("kind=%s/hashkeys=%v", kind, hashKeys), func(t *testing.T) {
-				p, err := NewPartitioner(kind, PartitionerOpt{HashKeys: hashKeys})
-				require.NoError(t, err)
-				tp := p.ForTopic("t")
-				counts := make([]int, n)
-				for id := range uint64(keys) {
-					counts[tp.Partition(keyed(id), n)]++
-				}
-				used := 0
-				for _, c := range counts {
-					if c > 0 {
-						used++
-					}
-				}
-				if !hashKeys {
-					want := map[string]int{"hash": 1, "pkg": 2}[kind]
-					if want > 0 {
-						require.Equal(t, want, used, "raw ids taken as hashes: %v", counts)
-					}
-					return
-				}
-				require.Equal(t, n, used, "%v", counts)
-				require.LessOrEqual(t, slices.Max(counts), keys/n*115/100, "%v", counts)
-				// The same key goes where the same bytes' XXH64 goes.
-				q, err := NewPartitioner(kind, PartitionerOpt{})
-				require.NoError(t, err)
-				if kind == "hash" {
-					var b [8]byte
-					binary.BigEndian.PutUint64(b[:], 42)
-					want := q.ForTopic("t").Partition(keyed(xxhash.Sum64(b[:])), n)
-					require.Equal(t, want, tp.Partition(keyed(42), n))
-				}
-			})
+	eachKindHashKeys(t, func(t *testing.T, kind string, hashKeys bool, tp kgo.TopicPartitioner) {
+		counts := make([]int, n)
+		for id := range uint64(keys) {
+			counts[tp.Partition(keyed(id), n)]++
 		}
-	}
+		used := 0
+		for _, c := range counts {
+			if c > 0 {
+				used++
+			}
+		}
+		if !hashKeys {
+			want := map[string]int{"hash": 1, "pkg": 2}[kind]
+			if want > 0 {
+				require.Equal(t, want, used, "raw ids taken as hashes: %v", counts)
+			}
+			return
+		}
+		require.Equal(t, n, used, "%v", counts)
+		require.LessOrEqual(t, slices.Max(counts), keys/n*115/100, "%v", counts)
+		// The same key goes where the same bytes' XXH64 goes.
+		q, err := NewPartitioner(kind, PartitionerOpt{})
+		require.NoError(t, err)
+		if kind == "hash" {
+			var b [8]byte
+			binary.BigEndian.PutUint64(b[:], 42)
+			want := q.ForTopic("t").Partition(keyed(xxhash.Sum64(b[:])), n)
+			require.Equal(t, want, tp.Partition(keyed(42), n))
+		}
+	})
 }
 
 func TestPartitionerAllocs(t *testing.T) {
+	eachKindHashKeys(t, func(t *testing.T, _ string, _ bool, tp kgo.TopicPartitioner) {
+		r := keyed(1)
+		tp.Partition(r, 12)
+		var k uint64
+		allocs := testing.AllocsPerRun(1000, func() {
+			k++
+			binary.BigEndian.PutUint64(r.Key, k%64)
+			tp.Partition(r, 12)
+		})
+		require.Zero(t, allocs)
+	})
+}
+
+// eachKindHashKeys runs f in a subtest per partitioner kind and HashKeys
+// setting, with a fresh topic partitioner.
+func eachKindHashKeys(t *testing.T, f func(t *testing.T, kind string, hashKeys bool, tp kgo.TopicPartitioner)) {
 	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
 		for _, hashKeys := range []bool{false, true} {
 			t.Run(fmt.Sprintf("kind=%s/hashkeys=%v", kind, hashKeys), func(t *testing.T) {
 				p, err := NewPartitioner(kind, PartitionerOpt{HashKeys: hashKeys})
 				require.NoError(t, err)
-				tp := p.ForTopic("t")
-				r := keyed(1)
-				tp.Partition(r, 12)
-				var k uint64
-				allocs := testing.AllocsPerRun(1000, func() {
-					k++
-					binary.BigEndian.PutUint64(r.Key, k%64)
-					tp.Partition(r, 12)
-				})
-				require.Zero(t, allocs)
+				f(t, kind, hashKeys, p.ForTopic("t"))
 			})
 		}
 	}
