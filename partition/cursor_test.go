@@ -2,7 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -171,17 +170,12 @@ func TestDChoicesMatchesModel(t *testing.T) {
 // realized sets differ.
 func TestRealizedCoverageRaisesD(t *testing.T) {
 	const n, k, s, trials = 5, 3000, 1.3, 200
-	zipf := make([]float64, k)
-	var z float64
-	for r := range k {
-		zipf[r] = math.Pow(float64(r+1), -s)
-		z += zipf[r]
-	}
+	zipf := zipfPMF(k, s)
 	raised := 0
 	for trial := range uint64(trials) {
 		probs := make(map[uint64]float64, k)
 		for r := range k {
-			probs[hashx.Mix64(uint64(r)+trial<<32)] = zipf[r] / z
+			probs[hashx.Mix64(uint64(r)+trial<<32)] = zipf[r]
 		}
 		p, err := New("dchoices", n, oracleOption(probs))
 		require.NoError(t, err)

@@ -7,21 +7,29 @@ import (
 	"github.com/skewerhq/skewer/internal/hashx"
 )
 
-// exactZipf returns m keys over k distinct ranks whose counts are exactly
-// round(m * p_r) for Zipf(s) probabilities p_r (largest remainders fixed so
-// the counts sum to m), in a seeded random order, and the probabilities by
-// key hash. Rank r's key is Mix64(r).
-func exactZipf(m, k int, s float64, seed uint64) ([]uint64, map[uint64]float64) {
+// zipfPMF returns the Zipf(s) probabilities of ranks 1..k.
+func zipfPMF(k int, s float64) []float64 {
 	ps := make([]float64, k)
 	var z float64
 	for r := range k {
 		ps[r] = math.Pow(float64(r+1), -s)
 		z += ps[r]
 	}
+	for r := range ps {
+		ps[r] /= z
+	}
+	return ps
+}
+
+// exactZipf returns m keys over k distinct ranks whose counts are exactly
+// round(m * p_r) for Zipf(s) probabilities p_r (largest remainders fixed so
+// the counts sum to m), in a seeded random order, and the probabilities by
+// key hash. Rank r's key is Mix64(r).
+func exactZipf(m, k int, s float64, seed uint64) ([]uint64, map[uint64]float64) {
+	ps := zipfPMF(k, s)
 	probs := make(map[uint64]float64, k)
 	keys := make([]uint64, 0, m)
 	for r := range k {
-		ps[r] /= z
 		c := int(math.Floor(ps[r] * float64(m)))
 		key := hashx.Mix64(uint64(r))
 		probs[key] = ps[r]
