@@ -1,4 +1,4 @@
-// Package datasets provides the key streams skewer is measured on: synthetic
+// Package datasets provides the key streams skewer is tested and benchmarked on: synthetic
 // skewed streams whose distributions are exact and reproducible, real data
 // sets read from files, and the ground truth to judge sketches and
 // partitioners against.

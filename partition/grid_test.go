@@ -286,7 +286,8 @@ func gridTable(rows []gridRow, kinds []string) string {
 	return b.String()
 }
 
-// checkGridTargets logs every miss of the targets and fails if any.
+// checkGridTargets logs every cell that misses a balance or replication
+// target (the checks below) and fails if any.
 func checkGridTargets(t *testing.T, rows []gridRow) {
 	t.Helper()
 	type cell struct {
