@@ -23,7 +23,7 @@ func BenchmarkZipfVsMathRand(b *testing.B) {
 			}
 			src := newPCG(1)
 			std := rand.NewZipf(rand.New(&src), s, 1, k-1)
-			keys := newKeyMap(k, 1)
+			keys := newKeyMap(k)
 			buf := make([]Record, 1024)
 			var tOurs, tStd time.Duration
 			b.ReportAllocs()
