@@ -120,11 +120,7 @@ func BenchmarkFill(b *testing.B) {
 		sinkRecords = buf
 	})
 	b.Run("table/count_1w", func(b *testing.B) {
-		p, err := SharedFile("count_1w.txt")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ft, err := LoadFreqTable(p)
+		ft, err := LoadFreqTable(dataFile(b, "count_1w.txt"))
 		if err != nil {
 			b.Fatal(err)
 		}
