@@ -125,8 +125,8 @@ func BenchmarkUltraLogLogMerge(b *testing.B) {
 // hashes, the error of an UltraLogLog and of a HyperLogLog of the same
 // precision p, hence the same memory (2^p register bytes each once dense;
 // the HyperLogLog's sparse form is smaller below about 0.65·2^p distinct
-// hashes). Each of T trials adds n distinct hashes Mix64(trial<<40 | i) to
-// both. It reports the RMSE of estimate/n - 1 of each, UltraLogLog's FGRA and
+// hashes). Each of T = 1000 trials adds the same n distinct hashes
+// Mix64(offset+i) to both. It reports the RMSE of estimate/n - 1 of each, UltraLogLog's FGRA and
 // ML estimates, the register bytes, and the memory-variance ratio
 // bytes·RMSE² of UltraLogLog over HyperLogLog (below 1: UltraLogLog needs
 // that fraction of the memory for the same error). Under -short T and n are
@@ -134,20 +134,24 @@ func BenchmarkUltraLogLogMerge(b *testing.B) {
 //
 //	go test -run '^$' -bench UltraLogLogVsHyperLogLogError -benchtime 1x -timeout 60m ./sketch/
 func BenchmarkUltraLogLogVsHyperLogLogError(b *testing.B) {
-	trials := 1000
-	ns := []uint64{1000, 10_000, 100_000, 1_000_000}
-	if testing.Short() {
-		trials, ns = 5, []uint64{1000, 20_000}
+	type point struct {
+		p uint8
+		n uint64
 	}
-	const p = 12
-	for _, n := range ns {
+	trials := 1000
+	points := []point{{12, 1000}, {12, 10_000}, {12, 100_000}, {12, 1_000_000}, {10, 1_000_000}, {14, 1_000_000}}
+	if testing.Short() {
+		trials, points = 5, []point{{12, 1000}, {12, 20_000}}
+	}
+	for _, pt := range points {
+		p, n := pt.p, pt.n
 		b.Run(fmt.Sprintf("p=%d/n=%d", p, n), func(b *testing.B) {
 			var eU, eML, eH errStats
 			for range b.N {
 				eU, eML, eH = errStats{}, errStats{}, errStats{}
 				for trial := range trials {
 					u, h := newULLT(b, p), newHLL(b, p)
-					off := uint64(trial)<<40 | n<<8
+					off := uint64(trial)<<40 | n<<8 | uint64(p)
 					for i := range n {
 						x := hashx.Mix64(off + i)
 						u.AddHash(x)
@@ -158,7 +162,7 @@ func BenchmarkUltraLogLogVsHyperLogLogError(b *testing.B) {
 					eH.add(float64(h.Estimate()), float64(n))
 				}
 			}
-			m := math.Ldexp(1, p)
+			m := math.Ldexp(1, int(p))
 			b.ReportMetric(eU.rmse(), "ull-fgra-rmse")
 			b.ReportMetric(eML.rmse(), "ull-ml-rmse")
 			b.ReportMetric(eH.rmse(), "hll-rmse")
