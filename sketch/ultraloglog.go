@@ -103,9 +103,9 @@ func (s *UltraLogLog) Precision() uint8 { return s.p }
 // leading zeros of the remaining 64-p bits (65-p if they are all zero). The
 // register keeps the largest k seen and whether k-1 and k-2 were seen.
 //
-// The register byte r becomes max(r, 4b + ullStep[(r-4b) mod 512]) for the
-// bit position b = k+p-2 of the new value (see ullStep): a table lookup and
-// a maximum instead of unpacking and repacking the register.
+// The register byte r becomes 4b + ullStep[(r-4b) mod 512] for the bit
+// position b = k+p-2 of the new value (see ullStep): one table lookup
+// instead of unpacking and repacking the register, and no branch.
 func (s *UltraLogLog) AddHash(h uint64) {
 	regs := s.regs
 	i := h >> (s.shift & 63)
@@ -113,8 +113,7 @@ func (s *UltraLogLog) AddHash(h uint64) {
 		panicZeroULL()
 	}
 	b4 := uint(bits.LeadingZeros64(h<<(s.p&63)|s.pad))<<2 + s.b4
-	r := regs[i]
-	regs[i] = max(r, uint8(b4)+ullStep[(uint(r)-b4)&511])
+	regs[i] = uint8(b4) + ullStep[(uint(regs[i])-b4)&511]
 }
 
 // AddHashes adds every hash of hs: AddHash in a loop, with the sketch's
@@ -127,26 +126,24 @@ func (s *UltraLogLog) AddHashes(hs []uint64) {
 	for _, h := range hs {
 		i := h >> shift & mask
 		b4 := uint(bits.LeadingZeros64(h<<p|pad))<<2 + off
-		r := regs[i]
-		if n := uint8(b4) + ullStep[(uint(r)-b4)&511]; n > r {
-			regs[i] = n
-		}
+		regs[i] = uint8(b4) + ullStep[(uint(regs[i])-b4)&511]
 	}
 }
 
-// ullStep[v], for v = r - 4b mod 512, is what AddHash adds to 4b to update
-// register r with the value at bit position b, or 0 where r is kept. With
-// r = 4t + l (t the position of the largest value, 0 if empty) and d = t - b
-// in -63..63, v in -252..243 determines d and l, so 512 entries cover every
-// case: d >= 3 (the new value is below the two tracked) keeps r; d = 2, 1
-// set bit 0 or 1 of l; d = 0 keeps r; d = -1, -2 make b the largest value
-// with the old largest (and, at -1, the old second) as tracked bits; d <= -3
-// (and an empty register) leave 4b alone. It is built from ullPack and
-// ullUnpack, and TestUltraLogLogStepMatchesPack checks it against them for
+// ullStep[v], for v = r - 4b mod 512, is what AddHash adds to 4b (mod 256)
+// to update register r with the value at bit position b. With r = 4t + l
+// (t the position of the largest value, 0 if empty) and d = t - b, v in
+// -252..243 determines d and l, and 512 entries hold every case: d >= 3 (the
+// new value is below the two tracked) keeps r (the entry is v itself);
+// d = 2, 1 set bit 0 or 1 of l; d = 0 keeps r; d = -1, -2 make b the largest
+// value with the old largest (and, at -1, the old second) as tracked bits;
+// d <= -3 and an empty register give 4b (the entry is 0). Each entry is
+// computed from ullPack and ullUnpack at a position b for which 4b + v is a
+// byte, and TestUltraLogLogStepMatchesPack checks the table against them for
 // every register and value at every precision.
 var ullStep = func() (t [512]uint8) {
-	for v := -12; v < 12; v++ {
-		b := 20 // any position with room for d in -3..2 either side
+	for v := -252; v <= 243; v++ {
+		b := min(max(32, 3, (3-v)/4), 63, (255-v)/4) // 4b + v in 0..255, b in 3..63
 		r := 4*b + v
 		t[v&511] = ullPack(ullUnpack(uint8(r))|1<<b) - uint8(4*b)
 	}

@@ -109,7 +109,7 @@ func TestUltraLogLogRegistersMatchDefinition(t *testing.T) {
 
 // TestUltraLogLogStepMatchesPack checks the update table against the
 // definition of the layout: for every precision, every register valid there
-// and every bit position of an update value, AddHash's max(r, 4b + step)
+// and every bit position of an update value, AddHash's 4b + step[r - 4b]
 // is the register holding the top three of r's values and the new one.
 func TestUltraLogLogStepMatchesPack(t *testing.T) {
 	for p := uint8(UltraLogLogMinPrecision); p <= UltraLogLogMaxPrecision; p++ {
@@ -119,7 +119,7 @@ func TestUltraLogLogStepMatchesPack(t *testing.T) {
 			}
 			for b := uint(p) - 1; b < 64; b++ {
 				want := ullPack(ullUnpack(uint8(r)) | 1<<b)
-				got := max(uint8(r), uint8(4*b)+ullStep[(uint(r)-4*b)&511])
+				got := uint8(4*b) + ullStep[(uint(r)-4*b)&511]
 				require.Equal(t, want, got, "p=%d r=%d b=%d", p, r, b)
 				require.True(t, ullValidRegister(got, p))
 			}
