@@ -54,7 +54,7 @@
 // bias tables and only read the sketch (concurrent reads are safe; writes
 // are not); the error is that from about 30m distinct hashes up and lower
 // below. Memory is 2^p bytes from the first add (no sparse form); AddHash is
-// O(1) (a table lookup and a maximum) and does not allocate. Merge is
+// O(1) (one table lookup, no branch) and does not allocate. Merge is
 // exact and needs equal precisions (ErrIncompatible otherwise); Downsize
 // lowers a sketch's precision exactly, so coarse.Merge(fine.Downsize(p))
 // merges across precisions with the loss of accuracy explicit. The

@@ -429,7 +429,7 @@ func TestUltraLogLogModelConstants(t *testing.T) {
 	}
 }
 
-// TestUltraLogLogAddHashInlines guards the inlining of AddHash (cost 78 of
+// TestUltraLogLogAddHashInlines guards the inlining of AddHash (cost 71 of
 // Go's budget of 80), which BenchmarkUltraLogLogVsHyperLogLogAddHash
 // depends on, by asking the compiler.
 func TestUltraLogLogAddHashInlines(t *testing.T) {
