@@ -27,9 +27,9 @@ const (
 // Dynatrace) for the same 64-bit hashes: Registers and
 // NewUltraLogLogFromRegisters exchange sketches with it.
 //
-// An UltraLogLog is not safe for concurrent use; Estimate, Registers,
-// AppendBinary, MarshalBinary and Clone only read it and may run
-// concurrently with each other. The zero value is not usable: build one with
+// An UltraLogLog is not safe for concurrent use; Estimate, EstimateML,
+// Registers, Downsize, AppendBinary, MarshalBinary and Clone only read it
+// and may run concurrently with each other. The zero value is not usable: build one with
 // NewUltraLogLog, NewUltraLogLogFromRegisters or UnmarshalBinary. On a zero
 // UltraLogLog Precision reports 0, Merge, AppendBinary and MarshalBinary
 // return an error wrapping ErrInvalidParameter, and every other method

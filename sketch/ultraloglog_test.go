@@ -1,12 +1,15 @@
 package sketch
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -439,4 +442,37 @@ func TestUltraLogLogAddHashInlines(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)can inline \(\*UltraLogLog\)\.AddHash$`, string(out))
 	require.Regexp(t, `(?m)inlining call to \(\*UltraLogLog\)\.AddHash$`, string(out), "Add and AddString inline it")
+}
+
+// TestUltraLogLogConcurrentReads pins that the read methods only read: run
+// together on one sketch (under -race in `make test`) they race with
+// nothing and all see the same state.
+func TestUltraLogLogConcurrentReads(t *testing.T) {
+	s := ullFromStream(t, 10, 30_000, 13)
+	want, err := s.MarshalBinary()
+	require.NoError(t, err)
+	wantEst, wantML := s.Estimate(), s.EstimateML()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for g := range errs {
+		wg.Go(func() {
+			for range 20 {
+				b, err := s.MarshalBinary()
+				c := s.Clone()
+				d, derr := s.Downsize(8)
+				switch {
+				case err != nil || derr != nil:
+					errs[g] = errors.Join(err, derr)
+				case !bytes.Equal(b, want) || !bytes.Equal(c.Registers(), s.Registers()) || d.Precision() != 8:
+					errs[g] = fmt.Errorf("goroutine %d saw another state", g)
+				case s.Estimate() != wantEst || s.EstimateML() != wantML:
+					errs[g] = fmt.Errorf("goroutine %d saw another estimate", g)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
 }
