@@ -30,6 +30,7 @@ const (
 	kindHyperLogLog   kind = 2
 	kindLossyCounting kind = 3
 	kindSpaceSaving   kind = 4
+	kindUltraLogLog   kind = 7 // 5 and 6 left to the quantile sketches of issue 17
 )
 
 func (k kind) String() string {
