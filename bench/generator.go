@@ -119,7 +119,9 @@ func (g *Generator) Sent() int64 { return g.sent }
 func (g *Generator) Behind() time.Duration { return g.behind }
 
 // Run generates until the limit, the duration or the end of the stream, then
-// closes the queue. It returns ctx's error if cancelled first.
+// closes the queue. It returns ctx's error as soon as ctx ends first, even
+// while it waits for a record's scheduled time (at a low rate, minutes away),
+// and closes the queue then too, so that sources see the end.
 func (g *Generator) Run(ctx context.Context) error {
 	defer close(g.out)
 	interval := 0.0
@@ -156,7 +158,9 @@ func (g *Generator) Run(ctx context.Context) error {
 			}
 			g.last.Store(buf[n-1].Time)
 			due := time.Duration(float64(i+int64(n-1)) * interval)
-			g.clock.SleepUntil(due)
+			if err := g.clock.SleepUntil(ctx, due); err != nil {
+				return err
+			}
 			if late := g.clock.Now() - due; late > g.behind {
 				g.behind = late
 			}

@@ -103,6 +103,23 @@ func TestGeneratorSchedule(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, <-errc, context.Canceled)
 	})
+	t.Run("cancel while waiting for the schedule", func(t *testing.T) {
+		// At 0.001 records/s the second record is due 1000 s after the
+		// first; cancelling ends the wait and closes the queue.
+		g, err := NewGenerator(datasets.FromKeys(keys(1000)), GeneratorConfig{Rate: 0.001, Batch: 512, Limit: 1000}, stoppedClock{}, 0)
+		require.NoError(t, err)
+		require.Equal(t, 1, g.BatchSize())
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { errc <- g.Run(ctx) }()
+		b := g.Next()
+		require.Len(t, b, 1, "the first record is due at once")
+		g.Release(b)
+		cancel()
+		require.ErrorIs(t, <-errc, context.Canceled)
+		require.Nil(t, g.Next(), "the queue is closed: sources see the end")
+		require.EqualValues(t, 1, g.Sent())
+	})
 }
 
 func TestGeneratorConfigErrors(t *testing.T) {
