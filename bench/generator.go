@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -27,29 +28,27 @@ type GeneratorConfig struct {
 	// end of the stream, whichever comes first, ends the run.
 	Duration time.Duration
 	// Queue is the number of batches buffered between the generator and the
-	// system under test (default 64). When it is full the generator waits,
+	// system under test (at least 1). When it is full the generator waits,
 	// but its records keep their scheduled times, so the wait shows in the
 	// latency instead of being omitted.
 	Queue int
 }
 
+// validate checks every field: none has a default.
 func (c *GeneratorConfig) validate() error {
 	switch {
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
-		return invalidParam("rate", c.Rate, ">= 0 records/s (0: as fast as possible)")
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0 || c.Rate > MaxRate:
+		return invalidParam("-rate", c.Rate, fmt.Sprintf("in [0, %g] records/s (0: as fast as possible)", MaxRate))
 	case c.Batch <= 0:
-		return invalidParam("batch", c.Batch, "> 0")
+		return invalidParam("-batch", c.Batch, "> 0")
 	case c.Limit < 0:
-		return invalidParam("tuples", c.Limit, ">= 0")
+		return invalidParam("-tuples", c.Limit, ">= 0")
 	case c.Duration < 0:
-		return invalidParam("duration", c.Duration, ">= 0")
-	case c.Queue < 0:
-		return invalidParam("queue", c.Queue, ">= 0")
+		return invalidParam("-duration", c.Duration, ">= 0")
+	case c.Queue < 1:
+		return invalidParam("queue", c.Queue, ">= 1")
 	case c.Limit == 0 && c.Duration == 0:
-		return invalidParam("tuples", 0, "> 0 unless a duration is set")
-	}
-	if c.Queue == 0 {
-		c.Queue = 64
+		return invalidParam("-tuples", 0, "> 0 unless -duration is set")
 	}
 	return nil
 }
@@ -91,10 +90,9 @@ func NewGenerator(stream datasets.Stream, cfg GeneratorConfig, clock Clock, epoc
 		return nil, err
 	}
 	batch := cfg.Batch
-	if cfg.Rate > 0 {
+	if perDelay := cfg.Rate * maxBatchDelay.Seconds(); cfg.Rate > 0 && perDelay < float64(batch) {
 		// Keep the wait of a batch's first record for its last one short.
-		perDelay := int(cfg.Rate * maxBatchDelay.Seconds())
-		batch = max(1, min(batch, perDelay))
+		batch = max(1, int(perDelay))
 	}
 	g := &Generator{
 		cfg: cfg, stream: stream, clock: clock, epoch: epoch,
