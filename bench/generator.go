@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -37,8 +35,8 @@ type GeneratorConfig struct {
 // validate checks every field: none has a default.
 func (c *GeneratorConfig) validate() error {
 	switch {
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0 || c.Rate > MaxRate:
-		return invalidParam("-rate", c.Rate, fmt.Sprintf("in [0, %g] records/s (0: as fast as possible)", MaxRate))
+	case checkRate(c.Rate) != nil:
+		return checkRate(c.Rate)
 	case c.Batch <= 0:
 		return invalidParam("-batch", c.Batch, "> 0")
 	case c.Limit < 0:

@@ -141,7 +141,12 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 			return rows, err
 		}
 		truth := datasets.NewTruth()
-		truth.AddRecords(recs)
+		for i := 0; i < len(recs); i += updateChunk {
+			if ctx.Err() != nil {
+				return rows, ctx.Err()
+			}
+			truth.AddRecords(recs[i:min(len(recs), i+updateChunk)])
+		}
 		period := cfg.Period
 		if period == 0 {
 			period = max(1, len(recs)/10)

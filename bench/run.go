@@ -37,11 +37,36 @@ type Workload struct {
 	Namer datasets.Namer
 }
 
+// open opens the workload's stream of n records, or returns ctx's error as
+// soon as ctx ends first. Opening may take long and sees no context (an
+// exact-zipf stream over 2^32 keys sums its norm term by term), so it runs
+// in a goroutine, which an interrupt leaves to finish on its own.
+func (w Workload) open(ctx context.Context, n int64) (datasets.Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type opened struct {
+		s   datasets.Stream
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		s, err := w.Open(n)
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Read opens the workload and reads up to n records (n > 0), fewer when the
 // stream ends or ctx does (then it returns ctx's error with what it read).
 // It holds them all: 16 bytes a record.
 func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) {
-	s, err := w.Open(n)
+	s, err := w.open(ctx, n)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +99,22 @@ func (w Workload) Exponent() *float64 {
 // stage's parallelism, applied to the simulator too.
 const MaxParallelism = 4096
 
-// MaxRate bounds the offered load: one record per nanosecond, the
-// resolution of the schedule's time stamps.
-const MaxRate = 1e9
+// MaxRate and MinRate bound a non-zero offered load: one record per
+// nanosecond, the resolution of the schedule's time stamps, and one record
+// per 31 years, so that the schedule's times fit in them.
+const (
+	MaxRate = 1e9
+	MinRate = 1e-9
+)
+
+// checkRate checks an offered load: 0 (as fast as possible) or in [MinRate,
+// MaxRate] records/s.
+func checkRate(rate float64) error {
+	if rate == 0 || rate >= MinRate && rate <= MaxRate {
+		return nil
+	}
+	return invalidParam("-rate", rate, fmt.Sprintf("0 (as fast as possible) or in [%g, %g] records/s", MinRate, MaxRate))
+}
 
 // RunConfig is one `streambench run`: a workload through the runtime, once
 // per partitioner, source count and worker count. Every field is explicit:
@@ -123,8 +161,8 @@ func (c *RunConfig) validate() error {
 		return invalidParam("-workload", "nil", "a workload")
 	case len(c.Partitioners) == 0:
 		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0 || c.Rate > MaxRate:
-		return invalidParam("-rate", c.Rate, fmt.Sprintf("in [0, %g] records/s (0: as fast as possible)", MaxRate))
+	case checkRate(c.Rate) != nil:
+		return checkRate(c.Rate)
 	case c.Tuples < 0:
 		return invalidParam("-tuples", c.Tuples, ">= 0")
 	case c.Duration < 0:
@@ -286,16 +324,19 @@ func RunAll(ctx context.Context, cfg RunConfig) ([]RunRow, error) {
 					}
 					row, err := runOne(ctx, cfg, p, s, w, cfg.Rate, cfg.Tuples, cfg.Duration)
 					if err == nil && cfg.FindSustainable {
-						err = findSustainable(ctx, cfg, p, s, w, &row)
+						if err = findSustainable(ctx, cfg, p, s, w, &row); err != nil && ctx.Err() != nil {
+							row.Interrupted = true // measured; its search cut short
+						}
 					}
-					if row.Interrupted || err != nil && ctx.Err() != nil {
-						row.Interrupted = true
-						return append(rows, row), ctx.Err()
+					if err == nil || row.Interrupted {
+						rows = append(rows, row) // whole, or measured until the interrupt
+					}
+					if ctx.Err() != nil {
+						return rows, ctx.Err()
 					}
 					if err != nil {
 						return rows, err
 					}
-					rows = append(rows, row)
 				}
 			}
 		}
@@ -374,7 +415,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if streamLen == 0 {
 		streamLen = math.MaxInt64 / 2
 	}
-	stream, err := cfg.Workload.Open(streamLen)
+	stream, err := cfg.Workload.open(ctx, streamLen)
 	if err != nil {
 		return row, err
 	}

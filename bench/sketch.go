@@ -164,7 +164,7 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	stream, err := cfg.Workload.Open(cfg.Tuples)
+	stream, err := cfg.Workload.open(ctx, cfg.Tuples)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,10 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 		return nil, ctx.Err()
 	}
 	truth := datasets.NewTruth()
-	for _, k := range keys {
+	for i, k := range keys {
+		if i%updateChunk == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		truth.Add(k)
 	}
 	var rows []SketchRow
