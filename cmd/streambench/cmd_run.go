@@ -94,10 +94,14 @@ so far, the last one marked interrupted.`)
 	if err != nil && ctx.Err() == nil {
 		return fail(e, "run", err)
 	}
-	meta := bench.Meta{Command: "run", Settings: append(wl.settings(), [][2]string{
+	settings := append(wl.settings(), [][2]string{
 		{"sources", intList(cfg.Sources)}, {"work", cfg.Work.String()},
-		{"rate", fmt.Sprint(rate)}, {"batch", fmt.Sprint(batch)}, {"window", window.String()}, {"seed", fmt.Sprint(wl.seed)},
-	}...)}
+		{"rate", fmt.Sprint(rate)}, {"batch", fmt.Sprint(batch)}, {"window", window.String()},
+	}...)
+	if dur > 0 {
+		settings = append(settings, [2]string{"duration", dur.String()})
+	}
+	meta := bench.Meta{Command: "run", Settings: append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})}
 	if err := o.write(ctx, e, meta, bench.RunRows(rows), func() []bench.Panel { return bench.RunPanels(rows) }); err != nil {
 		return fail(e, "run", err)
 	}

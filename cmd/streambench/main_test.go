@@ -329,4 +329,39 @@ func TestFindSustainable(t *testing.T) {
 		"-work", "model:50us", "-duration", "250ms", "-find-sustainable", "-quiet")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "SUSTAINABLE/s")
+	require.Contains(t, out, " window=0s duration=250ms seed=1\n", "the header echoes -duration")
+}
+
+func TestHeadersEchoWhatRan(t *testing.T) {
+	// A file has no exponent and no key count: the header shows neither,
+	// and the tuple count is what the file gave, not what -tuples asked.
+	items := writeFile(t, "items.dat", strings.Repeat("7 ", 12)+"\n1 2 3 4\n")
+	for _, tc := range []struct {
+		args   []string
+		header string
+	}{
+		{[]string{"run", "-file", items, "-format", "items", "-partitioner", "hash", "-workers", "2", "-work", "none"},
+			"# streambench run workload=items.dat sources=1 work=none rate=0 batch=512 window=0s seed=1\n"},
+		{[]string{"partition", "-file", items, "-format", "items", "-partitioner", "hash", "-workers", "2"},
+			"# streambench partition workload=items.dat tuples=16 seed=1\n"},
+		{[]string{"sketch", "-file", items, "-format", "items", "-sketches", "hyperloglog"},
+			"# streambench sketch workload=items.dat tuples=16 distinct=5\n"},
+		{[]string{"sketch", "-workload", "uniform", "-keys", "100", "-tuples", "1000", "-sketches", "countmin"},
+			"# streambench sketch workload=uniform keys=100 tuples=1000 distinct=100 seed=1\n"},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			code, out, errs := cli(t, append(tc.args, "-quiet")...)
+			require.Equal(t, 0, code, errs)
+			require.True(t, strings.HasPrefix(out, tc.header), out)
+			code, out, errs = cli(t, append(tc.args, "-quiet", "-output", "json")...)
+			require.Equal(t, 0, code, errs)
+			var rows []map[string]any
+			require.NoError(t, json.Unmarshal([]byte(out), &rows))
+			if tc.args[2] == items {
+				require.NotContains(t, rows[0], "zipf_s", "a file has no exponent")
+			} else {
+				require.Equal(t, 0.0, rows[0]["zipf_s"], "uniform is s = 0")
+			}
+		})
+	}
 }
