@@ -60,7 +60,7 @@ type Row interface {
 
 // Meta describes a report: the subcommand (the benchmark's name in
 // benchfmt) and the settings echoed above the table and in benchfmt's
-// configuration lines. The seed is always among them.
+// configuration lines: what ran (the seed wherever something used it).
 type Meta struct {
 	Command  string
 	Settings [][2]string
