@@ -4,7 +4,23 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/skewerhq/skewer/datasets"
 )
+
+// readRecords reads up to n records of s.
+func readRecords(s datasets.Stream, n int64) []datasets.Record {
+	var recs []datasets.Record
+	buf := make([]datasets.Record, 4096)
+	for int64(len(recs)) < n {
+		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(recs)))])
+		if m == 0 {
+			break
+		}
+		recs = append(recs, buf[:m]...)
+	}
+	return recs
+}
 
 // fakeClock is a Clock whose time only moves when someone sleeps: a
 // generator's schedule runs instantly and exactly.

@@ -63,7 +63,8 @@ func (w Workload) open(ctx context.Context, n int64) (datasets.Stream, error) {
 }
 
 // Read opens the workload and reads up to n records (n > 0), fewer when the
-// stream ends or ctx does (then it returns ctx's error with what it read).
+// stream ends or ctx does (then it returns ctx's error with what it read),
+// or fails (then it returns the stream's error, datasets.StreamErr).
 // It holds them all: 16 bytes a record.
 func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) {
 	s, err := w.open(ctx, n)
@@ -82,7 +83,7 @@ func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) 
 			break
 		}
 	}
-	return recs, nil
+	return recs, datasets.StreamErr(s)
 }
 
 // Exponent is the Zipf exponent as rows report it: nil for a file, which
@@ -464,7 +465,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	} else {
 		win, err := operators.Tumbling(cfg.Window)
 		if err != nil {
-			return row, invalidParam("window", cfg.Window, "a valid tumbling window size")
+			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
 		agg := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))
@@ -528,6 +529,9 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	}
 	if gerr != nil && !errors.Is(gerr, context.Canceled) {
 		return row, gerr
+	}
+	if err := datasets.StreamErr(stream); err != nil {
+		return row, err
 	}
 	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil
 }

@@ -172,6 +172,9 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if err := datasets.StreamErr(stream); err != nil {
+		return nil, err
+	}
 	truth := datasets.NewTruth()
 	for i, k := range keys {
 		if i%updateChunk == 0 && ctx.Err() != nil {

@@ -122,7 +122,8 @@ func TestBadInput(t *testing.T) {
 
 func TestBadFileContents(t *testing.T) {
 	// A freq file of binary garbage fails with the flag and the path in
-	// front, the datasets error once, and exit status 1.
+	// front, the datasets error once (with a short excerpt), and exit
+	// status 1.
 	garbage := make([]byte, 20000)
 	for i := range garbage {
 		garbage[i] = byte(i*131 + 7)
@@ -132,8 +133,10 @@ func TestBadFileContents(t *testing.T) {
 	code, out, errs := cli(t, "sketch", "-file", p, "-format", "freq")
 	require.Equal(t, exitError, code)
 	require.Empty(t, out)
-	require.True(t, strings.HasPrefix(errs, "streambench sketch: -file "+p+": "), errs[:min(len(errs), 200)])
+	require.True(t, strings.HasPrefix(errs, "streambench sketch: bench: -file "+p+": "), errs[:min(len(errs), 200)])
 	require.Equal(t, 1, strings.Count(errs, "\n"), "one line")
+	require.Equal(t, 1, strings.Count(errs, "malformed"), "the error once")
+	require.Less(t, len(errs), 600, "a short excerpt of the bad line, not the line")
 	require.NotContains(t, errs, "--file")
 }
 
