@@ -38,13 +38,21 @@ type WorkloadSpec struct {
 // workload.
 func (s WorkloadSpec) Build() (Workload, error) {
 	if s.File != "" {
-		return s.buildFile()
+		w, err := s.buildFile()
+		w.File = s.File
+		return w, err
 	}
-	if math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0 {
-		return Workload{}, invalidParam("zipf-s", s.ZipfS, ">= 0")
+	maxKeys := uint64(datasets.MaxZipfKeys)
+	if s.Kind == "exact-zipf" {
+		maxKeys = 1<<32 - 1
 	}
-	if s.Keys == 0 {
-		return Workload{}, invalidParam("keys", s.Keys, ">= 1")
+	switch {
+	case math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0:
+		return Workload{}, invalidParam("-zipf-s", s.ZipfS, "a finite exponent >= 0")
+	case s.Keys == 0 || s.Keys > maxKeys:
+		return Workload{}, invalidParam("-keys", s.Keys, fmt.Sprintf("in [1, %d] for %s", maxKeys, s.Kind))
+	case s.DriftEvery < 0:
+		return Workload{}, invalidParam("-drift-every", s.DriftEvery, ">= 0 (0: a tenth of the run)")
 	}
 	w := Workload{Name: s.Kind, ZipfS: s.ZipfS, Keys: s.Keys}
 	switch s.Kind {
@@ -58,7 +66,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 	case "exact-zipf":
 		w.Open = func(n int64) (datasets.Stream, error) {
 			if n > datasets.MaxExactRecords {
-				return nil, invalidParam("tuples", n, fmt.Sprintf("at most %d for exact-zipf (set -tuples)", datasets.MaxExactRecords))
+				return nil, invalidParam("-tuples", n, fmt.Sprintf("at most %d for exact-zipf", datasets.MaxExactRecords))
 			}
 			return wrapData(datasets.NewExactZipf(s.Keys, s.ZipfS, n, s.Seed))
 		}
@@ -73,7 +81,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 			}))
 		}
 	default:
-		return Workload{}, invalidChoice("workload", s.Kind, WorkloadKinds)
+		return Workload{}, invalidChoice("-workload", s.Kind, WorkloadKinds)
 	}
 	return w, nil
 }
@@ -83,7 +91,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 func wrapData[S datasets.Stream](st S, err error) (datasets.Stream, error) {
 	if err != nil {
 		if errors.Is(err, datasets.ErrInvalidParameter) {
-			return nil, fmt.Errorf("%w: workload: %v", ErrInvalidParameter, err)
+			return nil, fmt.Errorf("%w: -workload: %v", ErrInvalidParameter, err)
 		}
 		return nil, err
 	}

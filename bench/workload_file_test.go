@@ -101,17 +101,18 @@ func TestFileErrorsEndTheRun(t *testing.T) {
 	p := nulAfter(t, 5000)
 	w, err := WorkloadSpec{File: p, Format: "words"}.Build()
 	require.NoError(t, err)
-	_, err = RunSketches(SketchConfig{Workload: w, Tuples: 10_000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14})
+	ctx := context.Background()
+	sk := SketchConfig{Workload: w, Tuples: 10_000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds}
+	_, err = RunSketches(ctx, sk)
 	require.ErrorIs(t, err, datasets.ErrFormat)
-	_, err = RunPartition(PartitionConfig{
-		Spec: WorkloadSpec{File: p, Format: "words"}, ZipfS: []float64{0}, Workers: []int{2},
+	_, err = RunPartition(ctx, PartitionConfig{
+		Spec: WorkloadSpec{File: p, Format: "words"}, Workers: []int{2}, Sources: []int{1},
 		Partitioners: []string{"hash"}, Tuples: 10_000,
 	})
 	require.ErrorIs(t, err, datasets.ErrFormat)
-	_, err = RunAll(context.Background(), RunConfig{
-		Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10_000, Batch: 100,
-	})
+	_, err = RunAll(ctx, runConfig(w, []string{"hash"}, 2, 10_000))
 	require.ErrorIs(t, err, datasets.ErrFormat)
-	_, err = RunSketches(SketchConfig{Workload: w, Tuples: 5000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14})
+	sk.Tuples = 5000
+	_, err = RunSketches(ctx, sk)
 	require.NoError(t, err, "the first 5000 words are fine")
 }
