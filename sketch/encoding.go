@@ -30,6 +30,8 @@ const (
 	kindHyperLogLog   kind = 2
 	kindLossyCounting kind = 3
 	kindSpaceSaving   kind = 4
+	kindKLL           kind = 6
+	kindDDSketch      kind = 7
 )
 
 func (k kind) String() string {
@@ -42,6 +44,10 @@ func (k kind) String() string {
 		return "LossyCounting"
 	case kindSpaceSaving:
 		return "SpaceSaving"
+	case kindKLL:
+		return "KLL"
+	case kindDDSketch:
+		return "DDSketch"
 	}
 	return "unknown"
 }

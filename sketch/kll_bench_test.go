@@ -1,0 +1,70 @@
+package sketch
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+var kllSink float64
+
+const kllBenchN = 1 << 16
+
+// kllBenchValues are lognormal values, the same for every benchmark.
+var kllBenchValues = func() []float64 {
+	rng := rand.New(rand.NewPCG(17, 17))
+	v := make([]float64, kllBenchN)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	return v
+}()
+
+// BenchmarkKLLAdd is Add on a sketch that has already seen 10^6 items (its
+// buffer at full capacity): ns per item, compactions included.
+func BenchmarkKLLAdd(b *testing.B) {
+	for _, k := range []int{100, 200, 800} {
+		b.Run("T=float64/k="+strconv.Itoa(k), func(b *testing.B) {
+			s, err := NewKLL[float64](k, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range 1_000_000 {
+				s.Add(kllBenchValues[i&(kllBenchN-1)])
+			}
+			vs := kllBenchValues
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Add(vs[i&(kllBenchN-1)])
+			}
+			kllSink = s.Max()
+		})
+	}
+	ints := make([]int64, kllBenchN)
+	strs := make([]string, kllBenchN)
+	for i, v := range kllBenchValues {
+		ints[i] = int64(v * 1e6)
+		strs[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	b.Run("T=int64/k=200", func(b *testing.B) { benchKLLAdd(b, ints) })
+	b.Run("T=string/k=200", func(b *testing.B) { benchKLLAdd(b, strs) })
+}
+
+// benchKLLAdd times Add of vs (cycled) into a k = 200 sketch that has
+// already seen 10^6 of them.
+func benchKLLAdd[T int64 | string](b *testing.B, vs []T) {
+	s, err := NewKLL[T](200, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1_000_000 {
+		s.Add(vs[i&(kllBenchN-1)])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Add(vs[i&(kllBenchN-1)])
+	}
+	kllSink = float64(len(s.items))
+}
