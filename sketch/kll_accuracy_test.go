@@ -25,7 +25,7 @@ import (
 // fed to one sketch ("single"), to ten sketches with distinct seeds merged
 // into one ("merged"), or in increasing order ("sorted", full run only).
 // The full sweep runs k = 100, 200, 400 at n = 10^4, 10^5 (1000 trials)
-// and 10^6 (300 trials); -short runs k = 200 at n = 2·10^4, 200 trials.
+// and 10^6 (300 trials); -short runs k = 200 at n = 2·10^4, 120 trials.
 
 // kllSupError returns the largest single-sided error max_x |R̂(x) - R(x)|
 // and the double-sided error max_x e(x) - min_x e(x) (e = R̂ - R) of the
@@ -81,7 +81,7 @@ func TestKLLRankErrorAccuracy(t *testing.T) {
 		k, n, trials int
 		modes        []string
 	}
-	configs := []config{{200, 20_000, 200, []string{"single", "merged"}}}
+	configs := []config{{200, 20_000, 120, []string{"single", "merged"}}}
 	if !testing.Short() {
 		configs = nil
 		for _, k := range []int{100, 200, 400} {

@@ -1,24 +1,15 @@
 package sketch
 
 import (
-	"math/rand/v2"
 	"strconv"
 	"testing"
 )
 
 var kllSink float64
 
-const kllBenchN = 1 << 16
+const kllBenchN = quantileBenchN
 
-// kllBenchValues are lognormal values, the same for every benchmark.
-var kllBenchValues = func() []float64 {
-	rng := rand.New(rand.NewPCG(17, 17))
-	v := make([]float64, kllBenchN)
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	return v
-}()
+var kllBenchValues = quantileBenchValues
 
 // BenchmarkKLLAdd is Add on a sketch that has already seen 10^6 items (its
 // buffer at full capacity): ns per item, compactions included.

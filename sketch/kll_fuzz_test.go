@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -51,11 +52,7 @@ func kllFuzzDecode[T float64 | string](t *testing.T, b []byte) {
 	require.Equal(t, b, again)
 	kllInvariants(t, &s)
 	if s.N() > 0 {
-		lo, err := s.Quantile(0.01)
-		require.NoError(t, err)
-		hi, err := s.Quantile(0.99)
-		require.NoError(t, err)
-		require.LessOrEqual(t, lo, hi)
+		requireOrderedQuantiles(t, s.Quantile)
 	}
 	n := s.N()
 	c := s.Clone()
@@ -175,4 +172,15 @@ func kllFuzzCheck(t *testing.T, s *KLL[float64], model []float64) {
 			require.Equal(t, float64(c)/float64(len(sorted)), r)
 		}
 	}
+}
+
+// requireOrderedQuantiles asserts that a non-empty sketch answers the 1st
+// and 99th percentiles without error, in order.
+func requireOrderedQuantiles[T cmp.Ordered](t *testing.T, quantile func(float64) (T, error)) {
+	t.Helper()
+	lo, err := quantile(0.01)
+	require.NoError(t, err)
+	hi, err := quantile(0.99)
+	require.NoError(t, err)
+	require.LessOrEqual(t, lo, hi)
 }

@@ -1,0 +1,63 @@
+package sketch
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var ddSink float64
+
+const ddBenchN = quantileBenchN
+
+// quantileBenchN is the number of quantileBenchValues, a power of two.
+const quantileBenchN = 1 << 16
+
+// quantileBenchValues are lognormal values (σ = 1.5), the same for every
+// quantile sketch benchmark.
+var quantileBenchValues = func() []float64 {
+	rng := rand.New(rand.NewPCG(21, 21))
+	v := make([]float64, quantileBenchN)
+	for i := range v {
+		v[i] = math.Exp(1.5 * rng.NormFloat64())
+	}
+	return v
+}()
+
+var ddBenchValues = quantileBenchValues
+
+// BenchmarkDDSketchAdd is Add on a sketch (α = 1%, 2048 buckets) that has
+// seen every value once (its window allocated), per mapping.
+func BenchmarkDDSketchAdd(b *testing.B) {
+	for _, m := range []DDMapping{DDLogarithmic, DDCubic, DDLinear} {
+		b.Run("mapping="+m.String(), func(b *testing.B) {
+			s, err := NewDDSketchMapping(0.01, 2048, m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range ddBenchValues {
+				_ = s.Add(v)
+			}
+			vs := ddBenchValues
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_ = s.Add(vs[i&(ddBenchN-1)])
+			}
+			ddSink = float64(s.N())
+		})
+	}
+}
+
+// BenchmarkDDSketchFloor is the bare work of a logarithmic Add: math.Log,
+// a floor and a counter increment, with no range checks or min/max.
+func BenchmarkDDSketchFloor(b *testing.B) {
+	bins := make([]uint64, 4096)
+	mult := 1 / math.Log(1.01/0.99)
+	vs := ddBenchValues
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		bins[int(math.Floor(math.Log(vs[i&(ddBenchN-1)])*mult))&4095]++
+	}
+	ddSink = float64(bins[0])
+}
