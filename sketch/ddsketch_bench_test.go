@@ -61,3 +61,17 @@ func BenchmarkDDSketchFloor(b *testing.B) {
 	}
 	ddSink = float64(bins[0])
 }
+
+// BenchmarkDDSketchQuantiles is Quantiles(0.5, 0.9, 0.99, 0.999) (one pass
+// over the buckets) on a sketch (α = 1%) of the benchmark values.
+func BenchmarkDDSketchQuantiles(b *testing.B) {
+	s, _ := NewDDSketch(0.01, 2048)
+	for _, v := range ddBenchValues {
+		_ = s.Add(v)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		q, _ := s.Quantiles(0.5, 0.9, 0.99, 0.999)
+		ddSink += q[0]
+	}
+}

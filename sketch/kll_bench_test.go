@@ -59,3 +59,36 @@ func benchKLLAdd[T int64 | string](b *testing.B, vs []T) {
 	}
 	kllSink = float64(len(s.items))
 }
+
+// BenchmarkKLLView is View (the sorted snapshot every query builds) and
+// one Quantile on a k = 200 sketch of 10^6 values (614 retained items).
+func BenchmarkKLLView(b *testing.B) {
+	s, _ := NewKLL[float64](200, 1)
+	for i := range 1_000_000 {
+		s.Add(kllBenchValues[i&(kllBenchN-1)])
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		q, _ := s.View().Quantile(0.99)
+		kllSink += q
+	}
+}
+
+// BenchmarkKLLMerge merges a k = 200 sketch of 10^6 values into a clone of
+// another (the clone is not timed).
+func BenchmarkKLLMerge(b *testing.B) {
+	a, o := &KLL[float64]{}, &KLL[float64]{}
+	for i := range 1_000_000 {
+		a.Add(kllBenchValues[i&(kllBenchN-1)])
+		o.Add(kllBenchValues[(i*7)&(kllBenchN-1)])
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c := a.Clone()
+		b.StartTimer()
+		if err := c.Merge(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
