@@ -26,7 +26,7 @@ func ExampleRunPartition() {
 		fmt.Printf("%-8s p1=%.2f imbalance=%.3f replication=%.2f\n", r.Partitioner, r.P1, r.Imbalance, r.Replication)
 	}
 	// Output:
-	// hash     p1=0.40 imbalance=1.759 replication=1.00
+	// hash     p1=0.40 imbalance=1.262 replication=1.00
 	// shuffle  p1=0.40 imbalance=0.000 replication=1.94
 }
 

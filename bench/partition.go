@@ -146,6 +146,9 @@ func RunPartition(cfg PartitionConfig) ([]PartitionRow, error) {
 			return nil, err
 		}
 		recs := readRecords(stream, cfg.Tuples)
+		if err := datasets.StreamErr(stream); err != nil {
+			return rows, err
+		}
 		truth := datasets.NewTruth()
 		truth.AddRecords(recs)
 		for _, n := range cfg.Workers {

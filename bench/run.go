@@ -403,6 +403,9 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	if gerr != nil && ctx.Err() == nil && gerr != context.Canceled {
 		return row, gerr
 	}
+	if err := datasets.StreamErr(stream); err != nil {
+		return row, err
+	}
 	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil
 }
 

@@ -150,6 +150,9 @@ func RunSketches(cfg SketchConfig) ([]SketchRow, error) {
 		return nil, err
 	}
 	keys := readKeys(stream, cfg.Tuples)
+	if err := datasets.StreamErr(stream); err != nil {
+		return nil, err
+	}
 	truth := datasets.NewTruth()
 	for _, k := range keys {
 		truth.Add(k)

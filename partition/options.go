@@ -64,9 +64,9 @@ func WithAutoWindow(tuples, sample int) Option {
 }
 
 // DefaultAutoHashLimit is the predicted key-grouping imbalance up to which
-// Auto routes by hash (replication 1) rather than PKG. On the exact-frequency
-// Zipf grid it let Auto pick hash at s <= 0.6 with n <= 50, where the
-// measured lambda reached 0.025 (PKG: <= 1e-3, at replication 1.7).
+// Auto routes by hash (replication 1) rather than PKG: a bounded imbalance
+// traded for no replication and no merge stage (docs/results.md, "Auto on
+// the Zipf grid", shows where Auto picks hash and what it costs).
 const DefaultAutoHashLimit = 0.05
 
 // WithAutoHashLimit sets the predicted key-grouping imbalance up to which
@@ -87,8 +87,8 @@ func WithAutoHashLimit(lambda float64) Option {
 // hot. With S > 1 the default detector's window becomes
 // max(1024, DefaultWindow(theta)/S) source tuples and Auto's decision window
 // max(sample, window/S): the same stretch of the stream as for one source.
-// Measured on the real streams (docs/partitioning.md): D-Choices at n = 100,
-// S = 5 on retail went from lambda 0.015 to 1.1e-3. The price is noisier
+// Its effect on real streams: docs/results.md, "Several sources with
+// WithSources". The price is noisier
 // per-window counts (a key at theta is counted 64/S times per window on
 // average), hence more false heads and more replication. An explicit
 // WithDetector is left as it is.

@@ -35,7 +35,7 @@ type Sample struct {
 	ImbalanceOverM float64
 }
 
-// Result is what Run measured.
+// Result holds the figures of a simulated run.
 type Result struct {
 	Snapshot
 	// Load is the tuples per worker.

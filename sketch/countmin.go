@@ -206,9 +206,9 @@ func (c *CountMin) AddHash(h, n uint64) {
 // cmColumns4 returns the columns of four consecutive rows for
 // Kirsch–Mitzenmacher value h (step apart). AddHash and AddHashes compute
 // all four before touching any counter, so the four (possibly cache-missing)
-// increments are issued together: in one loop per row each increment
-// waited behind the previous row's finaliser, and at w = 2^16 (a 2 MiB
-// sketch) AddHash measured 1.5× the floor.
+// increments are issued together; in one loop per row each increment
+// would wait behind the previous row's finaliser, which dominates once the
+// sketch outgrows the cache (docs/results.md, "Count-Min speed").
 func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 	return cmRowIndex(h, shift), cmRowIndex(h+step, shift), cmRowIndex(h+2*step, shift), cmRowIndex(h+3*step, shift)
 }
@@ -217,8 +217,8 @@ func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 // hash is counted each time): AddHash in a loop, with the sketch's fields
 // held in registers across the hashes. It does not allocate. The loop body
 // repeats AddHash's rather than sharing it: AddHash written as AddHashes of
-// one hash measured 1.1–1.6× slower, and a shared per-hash function is
-// over the inlining budget.
+// one hash is slower, and a shared per-hash function is over the inlining
+// budget.
 func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 	hi, add := bits.Mul64(uint64(len(hs)), n)
 	t := c.total + add
