@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -90,5 +91,50 @@ func BenchmarkKLLMerge(b *testing.B) {
 		if err := c.Merge(o); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkKLLMemory reports what a k = 200 sketch of n float64s holds:
+// its levels, item capacity (its buffer: DataSketches' growth scheme gives
+// the same capacities) and retained items, its heap (over 8 live sketches,
+// after a GC), and its encoded size beside DataSketches' compact
+// serialized size for the same retained items and levels (a 20-byte
+// preamble, 4 bytes a level, min and max, 8 bytes an item).
+func BenchmarkKLLMemory(b *testing.B) {
+	ns := []int{10_000, 100_000, 1_000_000, 10_000_000}
+	if testing.Short() {
+		ns = ns[:3]
+	}
+	for _, n := range ns {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var heap float64
+			var s *KLL[float64]
+			for range b.N {
+				keep := make([]*KLL[float64], 8)
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range keep {
+					keep[i], _ = NewKLL[float64](200, uint64(i))
+					for j := range n {
+						keep[i].Add(kllBenchValues[j&(kllBenchN-1)])
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(len(keep))
+				s = keep[0]
+			}
+			enc, err := s.MarshalBinary()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(s.Levels()), "levels")
+			b.ReportMetric(float64(len(s.items)), "capacity")
+			b.ReportMetric(float64(s.Retained()), "retained")
+			b.ReportMetric(heap, "heap-B")
+			b.ReportMetric(float64(len(enc)), "encoded-B")
+			b.ReportMetric(float64(20+4*s.Levels()+16+8*s.Retained()), "datasketches-compact-B")
+		})
 	}
 }
