@@ -3,7 +3,9 @@ package sketch
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 )
 
 var ddSink float64
@@ -74,4 +76,56 @@ func BenchmarkDDSketchQuantiles(b *testing.B) {
 		q, _ := s.Quantiles(0.5, 0.9, 0.99, 0.999)
 		ddSink += q[0]
 	}
+}
+
+// BenchmarkQuantileAddPaired times Add of KLL[float64] (k = 200) and of
+// DDSketch (α = 1%, logarithmic and cubic), each warm (10^6 values seen),
+// on the same values in alternating chunks of 1024, and reports each one's
+// median ns per value over the chunks: a chunk that another process
+// preempts lands in the tail, not in the median, so the figures hold on a
+// loaded machine.
+func BenchmarkQuantileAddPaired(b *testing.B) {
+	kll, _ := NewKLL[float64](200, 1)
+	dl, _ := NewDDSketch(0.01, 2048)
+	dc, _ := NewDDSketchMapping(0.01, 2048, DDCubic)
+	for i := range 1_000_000 {
+		v := quantileBenchValues[i&(quantileBenchN-1)]
+		kll.Add(v)
+		_, _ = dl.Add(v), dc.Add(v)
+	}
+	names := []string{"kll", "ddsketch-log", "ddsketch-cubic"}
+	runs := []func([]float64){
+		func(vs []float64) {
+			for _, v := range vs {
+				kll.Add(v)
+			}
+		},
+		func(vs []float64) {
+			for _, v := range vs {
+				_ = dl.Add(v)
+			}
+		},
+		func(vs []float64) {
+			for _, v := range vs {
+				_ = dc.Add(v)
+			}
+		},
+	}
+	const chunk = 1024
+	per := make([][]float64, len(runs))
+	b.ReportAllocs()
+	for c := 0; c < (b.N+chunk-1)/chunk; c++ {
+		off := (c * chunk) & (quantileBenchN - 1)
+		for j := range runs {
+			r := (j + c) % len(runs)
+			t0 := time.Now()
+			runs[r](quantileBenchValues[off : off+chunk])
+			per[r] = append(per[r], float64(time.Since(t0).Nanoseconds())/chunk)
+		}
+	}
+	for r, name := range names {
+		slices.Sort(per[r])
+		b.ReportMetric(per[r][len(per[r])/2], name+"-ns/value")
+	}
+	ddSink += kll.Max()
 }

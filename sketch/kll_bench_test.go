@@ -94,19 +94,22 @@ func BenchmarkKLLMerge(b *testing.B) {
 	}
 }
 
-// BenchmarkKLLMemory reports what a k = 200 sketch of n float64s holds:
+// BenchmarkKLLMemory reports what a sketch of n float64s holds (k = 200 at
+// n = 10^4 … 10^7; k = 100 and 400 at n = 10^6, not under -short):
 // its levels, item capacity (its buffer: DataSketches' growth scheme gives
 // the same capacities) and retained items, its heap (over 8 live sketches,
 // after a GC), and its encoded size beside DataSketches' compact
 // serialized size for the same retained items and levels (a 20-byte
 // preamble, 4 bytes a level, min and max, 8 bytes an item).
 func BenchmarkKLLMemory(b *testing.B) {
-	ns := []int{10_000, 100_000, 1_000_000, 10_000_000}
-	if testing.Short() {
-		ns = ns[:3]
+	type size struct{ k, n int }
+	sizes := []size{{200, 10_000}, {200, 100_000}, {200, 1_000_000}}
+	if !testing.Short() {
+		sizes = append(sizes, size{200, 10_000_000}, size{100, 1_000_000}, size{400, 1_000_000})
 	}
-	for _, n := range ns {
-		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+	for _, c := range sizes {
+		k, n := c.k, c.n
+		b.Run("k="+strconv.Itoa(k)+"/n="+strconv.Itoa(n), func(b *testing.B) {
 			var heap float64
 			var s *KLL[float64]
 			for range b.N {
@@ -115,7 +118,7 @@ func BenchmarkKLLMemory(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				for i := range keep {
-					keep[i], _ = NewKLL[float64](200, uint64(i))
+					keep[i], _ = NewKLL[float64](k, uint64(i))
 					for j := range n {
 						keep[i].Add(kllBenchValues[j&(kllBenchN-1)])
 					}
