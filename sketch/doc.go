@@ -90,8 +90,10 @@
 //
 // Both Add without allocating once their buffers have grown (KLL: to its
 // capacity, O(log n) allocations in a stream's life; DDSketch: to the
-// range of the values), merge, and encode through the common header
-// (canonical encodings; decoders read shortest-form varints only). Their
+// range of the values), merge, and encode through the common header in
+// versioned formats that golden files pin (canonical: a decoded sketch
+// re-encodes to the same bytes; decoders read shortest-form varints only,
+// validate every field and leave the receiver unchanged on error). Their
 // zero values are ready to use: NewKLL(KLLDefaultK, 0) and
 // NewDDSketch(DDDefaultAlpha, DDDefaultMaxBins). Queries on an empty
 // sketch return [ErrEmpty].
