@@ -326,7 +326,7 @@ func (s *DDSketch) MinValue() float64 { m, _ := s.params(); return m.minValue }
 func (s *DDSketch) MaxValue() float64 { m, _ := s.params(); return m.maxValue }
 
 // Bins returns the number of bucket counters allocated, both signs (8
-// bytes each): the sketch's memory beyond its fixed 160 bytes.
+// bytes each): the sketch's memory beyond its fixed 168 bytes.
 func (s *DDSketch) Bins() int { return cap(s.pos.bins) + cap(s.neg.bins) }
 
 // Collapsed reports whether some lowest buckets of either sign have been

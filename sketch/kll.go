@@ -140,7 +140,7 @@ func (s *KLL[T]) makeRoom() {
 	}
 	beg, end, top := int(s.lv[h]), int(s.lv[h+1]), int(s.lv[h+2])
 	if h == 0 {
-		slices.Sort(s.items[beg:end])
+		kllSort(s.items[beg:end])
 	}
 	half := kllCompact(s.items, beg, end, top, s.coins.flip())
 	odd := (end - beg) & 1
@@ -196,6 +196,24 @@ func kllFullLevel(lv, dcap []uint32) int {
 		}
 	}
 	return levels - 1
+}
+
+// kllSort sorts level 0 for a compaction: by insertion with < when short,
+// as it usually is (cmp.Less, which slices.Sort uses, also orders NaNs,
+// which a KLL never holds), else with slices.Sort.
+func kllSort[T cmp.Ordered](a []T) {
+	if len(a) > 32 {
+		slices.Sort(a)
+		return
+	}
+	for i := 1; i < len(a); i++ {
+		x := a[i]
+		j := i
+		for ; j > 0 && x < a[j-1]; j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = x
+	}
 }
 
 // kllCompact compacts the sorted level buf[beg:end] into the sorted level

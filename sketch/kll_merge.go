@@ -1,9 +1,6 @@
 package sketch
 
-import (
-	"cmp"
-	"slices"
-)
+import "cmp"
 
 // Merge adds the items summarised by o to s, leaving o unchanged; s may be
 // o. Sketches of any k merge: s keeps its own k, and its error bound becomes
@@ -65,7 +62,7 @@ func (s *KLL[T]) mergeUpper(o *KLL[T]) {
 				target += kllLevelCap(s.k, levels, 0)
 			}
 			if h == 0 {
-				slices.Sort(work[beg:end])
+				kllSort(work[beg:end])
 			}
 			half := kllCompact(work, beg, end, int(wl[h+2]), s.coins.flip())
 			count -= half
