@@ -30,7 +30,9 @@ const (
 	kindHyperLogLog   kind = 2
 	kindLossyCounting kind = 3
 	kindSpaceSaving   kind = 4
-	kindUltraLogLog   kind = 7 // 5 and 6 left to the quantile sketches of issue 17
+	kindDDSketch      kind = 5
+	kindKLL           kind = 6
+	kindUltraLogLog   kind = 7
 )
 
 func (k kind) String() string {
@@ -43,6 +45,12 @@ func (k kind) String() string {
 		return "LossyCounting"
 	case kindSpaceSaving:
 		return "SpaceSaving"
+	case kindKLL:
+		return "KLL"
+	case kindDDSketch:
+		return "DDSketch"
+	case kindUltraLogLog:
+		return "UltraLogLog"
 	}
 	return "unknown"
 }
