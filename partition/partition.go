@@ -11,6 +11,11 @@ import (
 // domain; the message names it.
 var ErrInvalidParameter = errors.New("partition: invalid parameter")
 
+// ErrEmptyStream reports a simulation whose Config.Stream yielded no
+// records: a Stream is read once, so one already drained (by datasets.Count,
+// or an earlier Run) is empty.
+var ErrEmptyStream = errors.New("partition: empty stream")
+
 func invalidParam(name string, value any, want string) error {
 	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidParameter, name, value, want)
 }

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,6 +76,43 @@ func TestSimulatorBadConfig(t *testing.T) {
 			require.Contains(t, err.Error(), name)
 		})
 	}
+}
+
+// TestRunEmptyStream pins that Run refuses a stream that yields nothing,
+// in the README's pattern (datasets.Count, then Run on the same stream) for
+// a generator and for a loaded corpus, and for a stream empty from the start;
+// a rewound stream runs again.
+func TestRunEmptyStream(t *testing.T) {
+	f, err := NewFactory("pkg")
+	require.NoError(t, err)
+	run := func(s datasets.Stream) error {
+		_, err := Run(Config{Stream: s, Factory: f, Sources: 2, Workers: 4})
+		return err
+	}
+	z, err := datasets.NewZipf(1000, 1.2, 10_000, 42)
+	require.NoError(t, err)
+	require.Equal(t, uint64(10_000), datasets.Count(z).N())
+	path := filepath.Join(t.TempDir(), "words.txt")
+	require.NoError(t, os.WriteFile(path, []byte("a rose is a rose is a rose\n"), 0o600))
+	words, err := datasets.LoadWords(path)
+	require.NoError(t, err)
+	ws := words.Stream()
+	require.Equal(t, uint64(8), datasets.Count(ws).N())
+	for name, s := range map[string]datasets.Stream{
+		"zipf-after-count":  z,
+		"words-after-count": ws,
+		"empty":             datasets.FromKeys(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := run(s)
+			require.ErrorIs(t, err, ErrEmptyStream)
+			require.Contains(t, err.Error(), "Config.Stream")
+		})
+	}
+	z.Reset()
+	require.NoError(t, run(z))
+	ws.Reset()
+	require.NoError(t, run(ws))
 }
 
 func TestMetricsAgainstModel(t *testing.T) {
