@@ -27,7 +27,10 @@ const (
 // bias bump in the mid range and needs no empirical tables.
 //
 // A HyperLogLog is not safe for concurrent use. The zero value is not usable:
-// build one with NewHyperLogLog.
+// build one with NewHyperLogLog or decode one with UnmarshalBinary. On a zero
+// HyperLogLog, Precision reports 0, Merge, AppendBinary and MarshalBinary
+// return an error wrapping ErrInvalidParameter, and every other method
+// panics with a message naming the constructor.
 type HyperLogLog struct {
 	regs   []uint8    // dense registers, len 2^p; nil while sparse
 	pad    uint64     // 1<<(p-1): caps the rank at 65-p
@@ -51,6 +54,16 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 
 func (s *HyperLogLog) setPrecision(p uint8) { s.p, s.shift, s.pad = p, 64-p, 1<<(p-1) }
 
+// hllBuilders names what builds a usable HyperLogLog.
+const hllBuilders = "NewHyperLogLog or UnmarshalBinary"
+
+// checkBuilt panics if s is a zero HyperLogLog (precision 0).
+func (s *HyperLogLog) checkBuilt() {
+	if s.p == 0 {
+		panicZero("HyperLogLog", hllBuilders)
+	}
+}
+
 // Precision returns log2 of the number of registers.
 func (s *HyperLogLog) Precision() uint8 { return s.p }
 
@@ -59,6 +72,7 @@ func (s *HyperLogLog) Precision() uint8 { return s.p }
 // on when the pending entries were last merged; it reads the whole sparse
 // state, O(entries).
 func (s *HyperLogLog) Sparse() bool {
+	s.checkBuilt()
 	if s.regs != nil {
 		return false
 	}
@@ -130,6 +144,7 @@ func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
+	s.checkBuilt()
 	c := &HyperLogLog{p: s.p, shift: s.shift, pad: s.pad}
 	if s.regs != nil {
 		c.regs = slices.Clone(s.regs)
@@ -142,6 +157,7 @@ func (s *HyperLogLog) Clone() *HyperLogLog {
 // Reset empties the sketch, keeping its precision: afterwards it is what
 // NewHyperLogLog(s.Precision()) returns.
 func (s *HyperLogLog) Reset() {
+	s.checkBuilt()
 	s.regs = nil
 	s.sparse = sparseList{fp: sparseHi}
 }
@@ -160,8 +176,11 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *HyperLogLog")
 	}
-	if other.p == 0 || s.p == 0 {
-		return invalidParam("other", "a zero HyperLogLog", "sketches built by NewHyperLogLog or UnmarshalBinary")
+	if s.p == 0 {
+		return errZero("receiver", "HyperLogLog", hllBuilders)
+	}
+	if other.p == 0 {
+		return errZero("other", "HyperLogLog", hllBuilders)
 	}
 	if other == s {
 		return nil
