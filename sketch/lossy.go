@@ -15,7 +15,8 @@ import (
 // bucket boundary b (N = b·w) the entries with f+Δ ≤ b are dropped.
 // Guarantees, for a stream of total weight N:
 //
-//   - Estimate never overestimates and undercounts by at most Δ ≤ ⌊N/w⌋ ≤ εN;
+//   - Estimate returns an interval [count−err, count] that holds the true
+//     count, with err ≤ ⌊N/w⌋ ≤ εN;
 //   - a key without an entry has true count ≤ ⌊N/w⌋ ≤ εN;
 //   - Frequent(s) reports every key with true count ≥ sN, and only keys with
 //     true count ≥ (s−ε)N;
@@ -155,25 +156,18 @@ func (l *LossyCounting[K]) prune() {
 	l.ent = l.ent[:j]
 }
 
-// Estimate returns a lower bound on the count of key that is at most
-// ⌊N/w⌋ ≤ εN below the true count: the entry's f, or 0 without an entry.
-func (l *LossyCounting[K]) Estimate(key K) uint64 {
-	l.checkBuilt()
-	if i, ok := l.index.get(key); ok {
-		return l.ent[i].f
-	}
-	return 0
-}
-
-// Bounds returns the interval that holds the true count of key: [f, f+Δ]
-// for a key with an entry, [0, ⌊N/w⌋] for one without.
-func (l *LossyCounting[K]) Bounds(key K) (lower, upper uint64) {
+// Estimate returns the count of key and its maximum overestimate, as
+// SpaceSaving.Estimate and Frequent's Counters do: the true count lies in
+// [count−err, count], and err ≤ ⌊N/w⌋ ≤ εN. For a key with an entry count
+// is f+Δ and err is Δ (count−err = f, the weight counted since the entry
+// was made); for a key without one both are ⌊N/w⌋.
+func (l *LossyCounting[K]) Estimate(key K) (count, err uint64) {
 	l.checkBuilt()
 	if i, ok := l.index.get(key); ok {
 		e := &l.ent[i]
-		return e.f, e.f + e.delta
+		return e.f + e.delta, e.delta
 	}
-	return 0, l.bucket
+	return l.bucket, l.bucket
 }
 
 // Frequent returns the keys whose true count may reach support·N: every key

@@ -166,7 +166,6 @@ func zeroTypes(t *testing.T) []zeroType {
 			"Add":           {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Add(1) })},
 			"AddN":          {zeroPanics, noErr(func() { new(LossyCounting[uint64]).AddN(1, 2) })},
 			"AppendBinary":  {zeroErrors, encode(new(LossyCounting[uint64]))},
-			"Bounds":        {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Bounds(1) })},
 			"Epsilon":       reports(func() any { return new(LossyCounting[uint64]).Epsilon() }),
 			"Estimate":      {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Estimate(1) })},
 			"Frequent":      {zeroErrors, func(*testing.T) error { _, err := new(LossyCounting[uint64]).Frequent(0.5); return err }},
