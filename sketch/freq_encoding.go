@@ -174,12 +174,7 @@ func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 	}
 	t := newLossyCounting[K](eps, count)
 	t.n = n
-	t.bucket = n / t.width
-	if t.bucket >= math.MaxUint64/t.width {
-		t.next = math.MaxUint64
-	} else {
-		t.next = (t.bucket + 1) * t.width
-	}
+	t.setBucket()
 	var sum uint64
 	for i := 0; i < count; i++ {
 		key := readFreqKey[K](d, kt)

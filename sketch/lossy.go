@@ -13,16 +13,18 @@ import (
 // its count f since it was last inserted and Δ, the number of buckets
 // completed before that insertion, which bounds what it missed. At every
 // bucket boundary b (N = b·w) the entries with f+Δ ≤ b are dropped.
-// Guarantees, for a stream of total weight N:
+// Guarantees, for a stream of total weight N (also after Merge):
 //
 //   - Estimate returns an interval [count−err, count] that holds the true
 //     count, with err ≤ ⌊N/w⌋ ≤ εN;
 //   - a key without an entry has true count ≤ ⌊N/w⌋ ≤ εN;
 //   - Frequent(s) reports every key with true count ≥ sN, and only keys with
 //     true count ≥ (s−ε)N;
-//   - after the drop at boundary b at most w·(H_{b+1}−1) ≤ w·ln(b+1) entries
-//     remain (H the harmonic numbers; the paper rounds this to
-//     (1/ε)·log(εN)), plus at most one per unit of weight added since.
+//   - on a summary that was never merged, after the drop at boundary b at
+//     most w·(H_{b+1}−1) ≤ w·ln(b+1) entries remain (H the harmonic
+//     numbers; the paper rounds this to (1/ε)·log(εN)), plus at most one
+//     per unit of weight added since. A merge holds at most the entries of
+//     both sides.
 //
 // Add costs one index look-up (an open-addressing table for uint64 keys,
 // a Go map otherwise), plus a pass over the entries every w units of
@@ -130,15 +132,23 @@ func (l *LossyCounting[K]) insert(key K, w uint64) {
 	l.ent = append(l.ent, lcEntry[K]{key: key, f: w, delta: l.bucket})
 }
 
-// prune drops, at a bucket boundary, every entry with f+Δ ≤ ⌊N/w⌋.
-func (l *LossyCounting[K]) prune() {
-	b := l.n / l.width
-	l.bucket = b
-	if b >= math.MaxUint64/l.width {
+// setBucket sets the buckets completed, ⌊N/w⌋, and the next boundary from
+// N.
+func (l *LossyCounting[K]) setBucket() {
+	l.bucket = l.n / l.width
+	if l.bucket >= math.MaxUint64/l.width {
 		l.next = math.MaxUint64
 	} else {
-		l.next = (b + 1) * l.width
+		l.next = (l.bucket + 1) * l.width
 	}
+}
+
+// prune drops, at a bucket boundary or after a merge, every entry with
+// f+Δ ≤ ⌊N/w⌋: its true count is at most ⌊N/w⌋, the bound for keys
+// without an entry.
+func (l *LossyCounting[K]) prune() {
+	l.setBucket()
+	b := l.bucket
 	j := 0
 	for i := range l.ent {
 		e := l.ent[i]

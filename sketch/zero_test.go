@@ -171,8 +171,12 @@ func zeroTypes(t *testing.T) []zeroType {
 			"Frequent":      {zeroErrors, func(*testing.T) error { _, err := new(LossyCounting[uint64]).Frequent(0.5); return err }},
 			"Len":           reports(func() any { return new(LossyCounting[uint64]).Len() }),
 			"MarshalBinary": {zeroErrors, marshal(new(LossyCounting[uint64]))},
-			"N":             reports(func() any { return new(LossyCounting[uint64]).N() }),
-			"Reset":         {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Reset() })},
+			"Merge": {zeroErrors, func(t *testing.T) error {
+				require.ErrorContains(t, lc.Merge(new(LossyCounting[uint64])), "other = a zero LossyCounting")
+				return new(LossyCounting[uint64]).Merge(lc)
+			}},
+			"N":     reports(func() any { return new(LossyCounting[uint64]).N() }),
+			"Reset": {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Reset() })},
 			"UnmarshalBinary": {zeroDecodes, func(t *testing.T) error {
 				var l LossyCounting[uint64]
 				require.NoError(t, l.UnmarshalBinary(lcEnc))
