@@ -125,6 +125,10 @@ func zeroTypes(t *testing.T) []zeroType {
 				require.ErrorContains(t, hll.Merge(new(HyperLogLog)), "other = a zero HyperLogLog")
 				return new(HyperLogLog).Merge(hll)
 			}},
+			"MergeReduce": {zeroErrors, func(t *testing.T) error {
+				require.ErrorContains(t, hll.MergeReduce(new(HyperLogLog)), "other = a zero HyperLogLog")
+				return new(HyperLogLog).MergeReduce(hll)
+			}},
 			"Precision": reports(func() any { return new(HyperLogLog).Precision() }),
 			"Reset":     {zeroPanics, noErr(func() { new(HyperLogLog).Reset() })},
 			"Sparse":    {zeroPanics, noErr(func() { new(HyperLogLog).Sparse() })},
