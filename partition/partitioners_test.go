@@ -187,6 +187,7 @@ func TestBadInput(t *testing.T) {
 		{"kind", "nope", 3, nil, "kind"},
 		{"theta zero", "dchoices", 3, []Option{WithTheta(0)}, "theta"},
 		{"theta one", "wchoices", 3, []Option{WithTheta(1)}, "theta"},
+		{"theta below MinTheta", "dchoices", 3, []Option{WithTheta(MinTheta / 2)}, "MinTheta"},
 		{"nil detector", "rr-head", 3, []Option{WithDetector(nil)}, "detector"},
 		{"epsilon", "dchoices", 3, []Option{WithEpsilon(2)}, "epsilon"},
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
@@ -257,6 +258,37 @@ func TestWorkersBound(t *testing.T) {
 				_, err = Run(Config{Stream: datasets.FromKeys([]uint64{1}), Factory: f, Sources: 1, Workers: n})
 				return err
 			})
+		})
+	}
+}
+
+// TestThetaBound pins that every detector refuses a threshold below
+// MinTheta (whose sketches would take O(1/theta) memory: gigabytes near
+// 1e-8) with an error naming theta, before allocating, and builds at
+// MinTheta within bounded memory.
+func TestThetaBound(t *testing.T) {
+	detectors := map[string]func(theta float64) error{
+		"filtered":    func(th float64) error { _, err := NewFilteredSpaceSavingDetector(th, DefaultWindow(th)); return err },
+		"spacesaving": func(th float64) error { _, err := NewSpaceSavingDetector(th, DefaultWindow(th)); return err },
+		"lossy":       func(th float64) error { _, err := NewLossyCountingDetector(th, DefaultWindow(th)); return err },
+		"countmin":    func(th float64) error { _, err := NewCountMinDetector(th, DefaultWindow(th)); return err },
+		"exact":       func(th float64) error { _, err := NewWindowedExactDetector(th, DefaultWindow(th)); return err },
+		"oracle":      func(th float64) error { _, err := NewOracleDetector(map[uint64]float64{1: 1}, th); return err },
+		"dchoices":    func(th float64) error { _, err := New("dchoices", 4, WithTheta(th)); return err },
+	}
+	for name, build := range detectors {
+		t.Run(name, func(t *testing.T) {
+			for _, th := range []float64{MinTheta / 2, 2e-8, 1e-300, math.SmallestNonzeroFloat64} {
+				var err error
+				alloc := allocatedBy(func() { err = build(th) })
+				require.ErrorIs(t, err, ErrInvalidParameter, "theta %g", th)
+				require.ErrorContains(t, err, "theta")
+				require.Less(t, alloc, uint64(1<<20), "bytes allocated before refusing theta %g", th)
+			}
+			var err error
+			alloc := allocatedBy(func() { err = build(MinTheta) })
+			require.NoError(t, err)
+			require.Less(t, alloc, uint64(64<<20), "bytes at MinTheta")
 		})
 	}
 }
