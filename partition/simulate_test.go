@@ -174,3 +174,12 @@ func TestReplicationEstimate(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicationSketchZeroValue pins that a zero ReplicationSketch panics
+// naming its constructor, not with an index out of range.
+func TestReplicationSketchZeroValue(t *testing.T) {
+	const msg = "partition: ReplicationSketch used without NewReplicationSketch (its zero value is not usable)"
+	var r ReplicationSketch
+	require.PanicsWithValue(t, msg, func() { r.Observe(1, 0) })
+	require.PanicsWithValue(t, msg, func() { r.Estimate(nil) })
+}
