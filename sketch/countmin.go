@@ -302,7 +302,6 @@ func (c *CountMin) AddString(s string, n uint64) { c.AddHash(HashString(s), n) }
 // EstimateHash returns the estimated count of the key whose hash is h: the
 // minimum of its counters, never below the true count.
 func (c *CountMin) EstimateHash(h uint64) uint64 {
-	c.checkBuilt()
 	w, shift, counts := c.width, c.shift, c.counts
 	step := cmRowStep(h)
 	g := h
@@ -311,6 +310,9 @@ func (c *CountMin) EstimateHash(h uint64) uint64 {
 		row := counts[off : off+w : off+w]
 		est = min(est, row[cmRowIndex(g, shift)&(w-1)])
 		g += step
+	}
+	if est == math.MaxUint64 { // saturated counters, or no rows: a zero CountMin
+		c.checkBuilt()
 	}
 	return est
 }
