@@ -7,13 +7,17 @@ import (
 )
 
 // The concurrent wrappers share one design: GOMAXPROCS shards, each a
-// sketch behind its own mutex on its own cache lines, merged on read. An
-// update takes a shard from a sync.Pool, whose per-P cache hands each
-// processor the shard it used last, so that goroutines on different
-// processors update different shards: the shard's lock is uncontended and
-// its sketch stays in that processor's cache. The pool only suggests a
-// shard; the mutex is what makes two updaters given the same one (after a
-// goroutine migrated, or after a collection emptied the pool) safe.
+// sketch behind its own mutex on its own cache lines, merged on read.
+// Until two updates first collide, every update goes to shard 0: one
+// uncontended lock, the cost of a mutex-guarded sketch. The first update
+// that finds shard 0 locked spreads the wrapper for good (as Java's
+// LongAdder moves from its base to its cells): from then on an update
+// takes a shard from a sync.Pool, whose per-P cache hands each processor
+// the shard it used last, so that goroutines on different processors
+// update different shards: the shard's lock is uncontended and its sketch
+// stays in that processor's cache. The pool only suggests a shard; the
+// mutex is what makes two updaters given the same one (after a goroutine
+// migrated, or after a collection emptied the pool) safe.
 
 // shardPad is the size of a shard's slot: two 64-byte lines, as adjacent
 // lines are fetched in pairs on common x86 processors.
@@ -30,7 +34,8 @@ type shard[S any] struct {
 // sharded is the shard set of a concurrent wrapper. S is a sketch pointer.
 type sharded[S any] struct {
 	shards []shard[S]
-	pool   sync.Pool // *shard[S], a per-P hint
+	spread atomic.Bool // set by the first update that found shard 0 locked
+	pool   sync.Pool   // *shard[S], a per-P hint once spread
 	next   atomic.Uint32
 }
 
@@ -44,19 +49,30 @@ func (c *sharded[S]) init(mk func() S) {
 	c.pool.New = func() any { return &c.shards[(c.next.Add(1)-1)%n] }
 }
 
-// acquire locks a shard for an update: usually the one this processor
-// used last.
-func (c *sharded[S]) acquire() *shard[S] {
-	sh := c.pool.Get().(*shard[S])
+// acquire locks a shard for an update: shard 0 until the wrapper is
+// spread, then usually the one this processor used last. pooled tells
+// release to offer the shard back to the pool.
+func (c *sharded[S]) acquire() (sh *shard[S], pooled bool) {
+	if !c.spread.Load() {
+		if sh := &c.shards[0]; sh.mu.TryLock() {
+			return sh, false
+		}
+		if len(c.shards) > 1 {
+			c.spread.Store(true)
+		}
+	}
+	sh = c.pool.Get().(*shard[S])
 	sh.mu.Lock()
-	return sh
+	return sh, true
 }
 
-// release unlocks a shard acquire returned and offers it back to this
-// processor.
-func (c *sharded[S]) release(sh *shard[S]) {
+// release unlocks a shard acquire returned and, if it came from the pool,
+// offers it back to this processor.
+func (c *sharded[S]) release(sh *shard[S], pooled bool) {
 	sh.mu.Unlock()
-	c.pool.Put(sh)
+	if pooled {
+		c.pool.Put(sh)
+	}
 }
 
 // read calls f with every shard's sketch while it holds every shard's lock
@@ -83,8 +99,9 @@ func (c *sharded[S]) read(f func(shards []shard[S])) {
 // Every method is safe for concurrent use and linearizable: an update
 // takes effect at one instant within its call, and a read reflects exactly
 // the updates that took effect before one instant within its call. An
-// update locks one shard, usually the one its processor used last, so
-// updates from goroutines on different processors rarely contend; it does
+// update locks one shard: shard 0 until two updates first collide, then
+// usually the one its processor used last, so that updates from
+// goroutines on different processors rarely contend; it does
 // not allocate once its shard is dense (O(1) times). A read locks every
 // shard and merges them, O(shards·2^p), and updates wait for it.
 type ConcurrentHyperLogLog struct {
@@ -107,16 +124,16 @@ func NewConcurrentHyperLogLog(precision uint8) (*ConcurrentHyperLogLog, error) {
 
 // AddHash adds a 64-bit hash.
 func (c *ConcurrentHyperLogLog) AddHash(h uint64) {
-	sh := c.sh.acquire()
+	sh, pooled := c.sh.acquire()
 	sh.s.AddHash(h)
-	c.sh.release(sh)
+	c.sh.release(sh, pooled)
 }
 
 // AddHashes adds every hash of hs under one lock.
 func (c *ConcurrentHyperLogLog) AddHashes(hs []uint64) {
-	sh := c.sh.acquire()
+	sh, pooled := c.sh.acquire()
 	sh.s.AddHashes(hs)
-	c.sh.release(sh)
+	c.sh.release(sh, pooled)
 }
 
 // AddString adds HashString(s).
@@ -154,8 +171,9 @@ func (c *ConcurrentHyperLogLog) Shards() int { return len(c.sh.shards) }
 // Every method is safe for concurrent use and linearizable: an update
 // takes effect at one instant within its call, and a read reflects exactly
 // the updates that took effect before one instant within its call. An
-// update locks one shard, usually the one its processor used last, so
-// updates from goroutines on different processors rarely contend; it does
+// update locks one shard: shard 0 until two updates first collide, then
+// usually the one its processor used last, so that updates from
+// goroutines on different processors rarely contend; it does
 // not allocate. EstimateHash locks every shard, O(shards·depth); Snapshot
 // merges them, O(shards·width·depth); updates wait for either.
 type ConcurrentCountMin struct {
@@ -179,16 +197,16 @@ func NewConcurrentCountMin(epsilon, delta float64) (*ConcurrentCountMin, error) 
 
 // AddHash adds n occurrences of the key with hash h.
 func (c *ConcurrentCountMin) AddHash(h, n uint64) {
-	sh := c.sh.acquire()
+	sh, pooled := c.sh.acquire()
 	sh.s.AddHash(h, n)
-	c.sh.release(sh)
+	c.sh.release(sh, pooled)
 }
 
 // AddHashes adds n occurrences of every hash of hs under one lock.
 func (c *ConcurrentCountMin) AddHashes(hs []uint64, n uint64) {
-	sh := c.sh.acquire()
+	sh, pooled := c.sh.acquire()
 	sh.s.AddHashes(hs, n)
-	c.sh.release(sh)
+	c.sh.release(sh, pooled)
 }
 
 // AddString adds n occurrences of the key s.
@@ -248,8 +266,9 @@ func (c *ConcurrentCountMin) Shards() int { return len(c.sh.shards) }
 // Every method is safe for concurrent use and linearizable: an update
 // takes effect at one instant within its call, and a read reflects exactly
 // the updates that took effect before one instant within its call. An
-// update locks one shard, usually the one its processor used last, so
-// updates from goroutines on different processors rarely contend; it does
+// update locks one shard: shard 0 until two updates first collide, then
+// usually the one its processor used last, so that updates from
+// goroutines on different processors rarely contend; it does
 // not allocate while its value's bucket lies in its shard's window. A
 // read locks every shard and merges them, O(shards·maxBins); updates wait
 // for it.
@@ -274,9 +293,9 @@ func NewConcurrentDDSketch(alpha float64, maxBins int) (*ConcurrentDDSketch, err
 // Add adds x, failing as DDSketch.Add does (adding nothing) for NaN,
 // infinite or too large values.
 func (c *ConcurrentDDSketch) Add(x float64) error {
-	sh := c.sh.acquire()
+	sh, pooled := c.sh.acquire()
 	err := sh.s.Add(x)
-	c.sh.release(sh)
+	c.sh.release(sh, pooled)
 	return err
 }
 

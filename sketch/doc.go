@@ -126,10 +126,11 @@
 // [ConcurrentHyperLogLog], [ConcurrentCountMin] and [ConcurrentDDSketch]
 // may be updated and read from many goroutines at once. Each keeps
 // GOMAXPROCS shards (sketches of one shape, each behind its own mutex,
-// padded to 128 bytes against false sharing); an update locks the shard
-// its processor used last (a sync.Pool keeps that hint per P), so
-// goroutines on different processors rarely contend, and a read locks
-// every shard and merges them. Every method is linearizable. The merged
+// padded to 128 bytes against false sharing). Updates go to shard 0 until
+// two first collide (as cheap as a mutex-guarded sketch while they never
+// do); from then on an update locks the shard its processor used last (a
+// sync.Pool keeps that hint per P), so goroutines on different processors
+// rarely contend. A read locks every shard and merges them. Every method is linearizable. The merged
 // sketch is exactly the sketch of every update for HyperLogLog and
 // DDSketch (exact merges); Count-Min's estimate sums the shards' and keeps
 // NewCountMin's bound. Memory is GOMAXPROCS sketches.
