@@ -1,7 +1,9 @@
 // Package sketch holds mergeable streaming sketches with proven error
 // bounds: Count-Min (plain and conservative update), HyperLogLog,
-// UltraLogLog, Lossy Counting, Space-Saving, and uniform and weighted
-// reservoir sampling.
+// UltraLogLog, the KLL and DDSketch quantile sketches, Lossy Counting,
+// Space-Saving, and uniform and weighted reservoir sampling, with
+// concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
+// DDSketch.
 //
 // # Hash first
 //
