@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -121,4 +122,30 @@ func TestKLLQuantilesPerWindow(t *testing.T) {
 	}
 	t.Logf("windows over ε = %.4f: %d of 24", eps, over)
 	require.LessOrEqual(t, over, 3)
+}
+
+// TestQuantilesInvalidValueStopsJob: a value DDSketch cannot summarise
+// (NaN here) is not dropped: the job stops, and Run's error names the
+// stage, the worker and the value, with sketch.ErrInvalidParameter in its
+// chain.
+func TestQuantilesInvalidValueStopsJob(t *testing.T) {
+	recs := zipfRecords(17, 1000, 1.1, 100, time.Millisecond, 0)
+	agg, err := operators.Quantiles(0.01, 2048, quantileRanks, func(r datasets.Record) float64 {
+		if r.Time == recs[500].Time {
+			return math.NaN()
+		}
+		return latencyOf(r)
+	})
+	require.NoError(t, err)
+	j, err := NewJob(BatchSize(64))
+	require.NoError(t, err)
+	src := KeyBy(Source(j, "src", split(recs, 1)), func(datasets.Record) uint64 { return 0 })
+	res := WindowAggregate(src, "quantiles", agg, Via(Hash()), Parallelism(2))
+	Sink(res.Results, "sink", func(int, operators.Result[[]float64]) error { return nil })
+	err = j.Run(context.Background())
+	var we *WorkerError
+	require.ErrorAs(t, err, &we)
+	require.Equal(t, "quantiles", we.Stage)
+	require.ErrorIs(t, err, sketch.ErrInvalidParameter)
+	require.ErrorContains(t, err, "x = NaN")
 }
