@@ -38,7 +38,7 @@ func defaultConfig() config {
 }
 
 // WithTheta sets the head threshold: keys with probability >= theta are
-// head. Default 1/(5n).
+// head, theta in [MinTheta, 1). Default 1/(5n).
 func WithTheta(theta float64) Option {
 	return optionFunc(func(c *config) { c.theta, c.thetaSet = theta, true })
 }
@@ -98,9 +98,16 @@ func WithSources(s int) Option { return optionFunc(func(c *config) { c.sources =
 // reservoir). Default 0.
 func WithSeed(seed uint64) Option { return optionFunc(func(c *config) { c.seed = seed }) }
 
+// MinTheta is the smallest head threshold partitioners and detectors
+// accept: the default 1/(5n) at MaxWorkers workers. The sketch detectors
+// hold O(1/theta) counters (the default one 64/theta bucket counters and
+// 8/theta Space-Saving counters per summary), so the bound caps their
+// memory at what a partitioner needs at MaxWorkers.
+const MinTheta = 1.0 / (5 * MaxWorkers)
+
 func checkTheta(theta float64) error {
-	if !(theta > 0 && theta < 1) {
-		return invalidParam("theta", theta, "in (0, 1)")
+	if !(theta >= MinTheta && theta < 1) {
+		return invalidParam("theta", theta, fmt.Sprintf("in [MinTheta = %g, 1)", MinTheta))
 	}
 	return nil
 }

@@ -78,8 +78,8 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 	}
 	kind := DDMapping(d.u8("mapping"))
 	alpha := d.f64("alpha")
-	maxBins := uvarintShortest(d, "maxBins")
-	zero := uvarintShortest(d, "zero count")
+	maxBins := d.uvarint("maxBins")
+	zero := d.uvarint("zero count")
 	if d.err != nil {
 		return d.err
 	}
@@ -94,7 +94,7 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 	top := m.index(m.maxValue) + 1
 	for _, st := range []*ddStore{&next.pos, &next.neg} {
 		col := d.u8("collapsed")
-		nb := countShortest(d, maxBins, 1, "buckets")
+		nb := d.count(maxBins, 1, "buckets")
 		if d.err != nil {
 			return d.err
 		}
@@ -105,7 +105,7 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 		if nb == 0 {
 			continue
 		}
-		z := uvarintShortest(d, "lowest bucket")
+		z := d.uvarint("lowest bucket")
 		lo := int64(z>>1) ^ -int64(z&1) // zigzag, as binary.AppendVarint writes
 		if d.err != nil {
 			return d.err
@@ -115,7 +115,7 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 		}
 		st.bins, st.off = make([]uint64, nb), int(lo)
 		for i := range st.bins {
-			c := uvarintShortest(d, "count")
+			c := d.uvarint("count")
 			if next.n+c < next.n {
 				return corrupt("counts overflow")
 			}

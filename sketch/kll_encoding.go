@@ -116,7 +116,7 @@ func kllReadItem[T cmp.Ordered](d *decoder, t uint8) T {
 	case kllTypeInt32, kllTypeUint32, kllTypeFloat32:
 		*(*uint32)(p) = d.u32("item")
 	case kllTypeString:
-		n := countShortest(d, kllMaxString, 1, "item length")
+		n := d.count(kllMaxString, 1, "item length")
 		*(*string)(p) = string(d.bytes(n, "item"))
 	default:
 		v := d.u64("item")
@@ -189,10 +189,10 @@ func (s *KLL[T]) UnmarshalBinary(b []byte) error {
 	if got := d.u8("item type"); d.err == nil && got != t {
 		return corrupt("item type %d, want %d (%v)", got, t, reflect.TypeFor[T]())
 	}
-	k := uvarintShortest(d, "k")
-	minK := uvarintShortest(d, "min k")
+	k := d.uvarint("k")
+	minK := d.uvarint("min k")
 	levels := int(d.u8("levels"))
-	n := uvarintShortest(d, "n")
+	n := d.uvarint("n")
 	var coins kllCoins
 	coins.state = d.u64("coin state")
 	coins.bits = d.u64("coin bits")
@@ -222,7 +222,7 @@ func (s *KLL[T]) UnmarshalBinary(b []byte) error {
 	r := 0
 	var weight uint64
 	for h := range pops {
-		pops[h] = countShortest(d, uint64(next.full), minSize, "level population")
+		pops[h] = d.count(uint64(next.full), minSize, "level population")
 		r += pops[h]
 		hi, lo := bits.Mul64(uint64(pops[h]), 1<<h)
 		var carry uint64
