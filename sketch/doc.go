@@ -132,10 +132,11 @@
 // two first collide (as cheap as a mutex-guarded sketch while they never
 // do); from then on an update locks the shard its processor used last (a
 // sync.Pool keeps that hint per P), so goroutines on different processors
-// rarely contend. A read locks every shard and merges them. Every method is linearizable. The merged
-// sketch is exactly the sketch of every update for HyperLogLog and
-// DDSketch (exact merges); Count-Min's estimate sums the shards' and keeps
-// NewCountMin's bound. Memory is GOMAXPROCS sketches.
+// rarely contend. A read locks every shard and merges them. Every method
+// is linearizable. The merged sketch is exactly the sketch of every update
+// for HyperLogLog and DDSketch (exact merges); Count-Min's estimate sums
+// the shards' and keeps NewCountMin's bound. Memory is GOMAXPROCS
+// sketches.
 //
 // # Errors and encodings
 //
@@ -158,6 +159,6 @@
 // Space-Saving summary or a reservoir.
 //
 // The sketches are not safe for concurrent use; give each goroutine its
-// own sketch and Merge them, or use a concurrent wrapper (below). The zero value of a sketch is not usable:
-// use the constructors.
+// own sketch and Merge them, or use a concurrent wrapper (above). The zero
+// value of a sketch is not usable: use the constructors.
 package sketch
