@@ -16,7 +16,7 @@ import (
 // SketchKinds names the sketches `streambench sketch` judges: the key
 // sketches, judged against exact counts, then QuantileKinds, judged
 // against the exact quantiles of values drawn one per record.
-var SketchKinds = []string{"hyperloglog", "countmin", "countmin-cu", "lossy", "spacesaving", "kll", "ddsketch"}
+var SketchKinds = []string{"hyperloglog", "ultraloglog", "countmin", "countmin-cu", "lossy", "spacesaving", "kll", "ddsketch"}
 
 // SketchConfig is one `streambench sketch`: the sketches run over a stream
 // and judged against exact counts. Every field is explicit: a zero or empty
@@ -223,7 +223,9 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 		var err error
 		switch kind {
 		case "hyperloglog":
-			err = judgeHLL(ctx, &row, cfg, keys, truth)
+			err = judgeDistinct(ctx, &row, cfg, keys, truth, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(uint8(cfg.Precision)) })
+		case "ultraloglog":
+			err = judgeDistinct(ctx, &row, cfg, keys, truth, func() (*sketch.UltraLogLog, error) { return sketch.NewUltraLogLog(uint8(cfg.Precision)) })
 		case "countmin", "countmin-cu":
 			err = judgeCountMin(ctx, &row, cfg, keys, truth, kind == "countmin-cu")
 		case "lossy", "spacesaving":
@@ -284,14 +286,21 @@ func measureSketch[S, V any](ctx context.Context, keys []V, mk func() (S, error)
 	return s, heldBytes(s), ns, nil
 }
 
-func judgeHLL(ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth) error {
+// distinctSketch is what judgeDistinct needs of HyperLogLog and UltraLogLog.
+type distinctSketch interface {
+	AddHash(uint64)
+	Estimate() uint64
+}
+
+// judgeDistinct fills a distinct-count sketch from mk with the keys and
+// compares its estimate with the exact distinct count.
+func judgeDistinct[S distinctSketch](ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, mk func() (S, error)) error {
 	row.Params = fmt.Sprintf("p=%d", cfg.Precision)
-	h, mem, ns, err := measureSketch(ctx, keys, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(uint8(cfg.Precision)) },
-		func(h *sketch.HyperLogLog, ks []uint64) {
-			for _, k := range ks {
-				h.AddHash(k)
-			}
-		})
+	h, mem, ns, err := measureSketch(ctx, keys, mk, func(h S, ks []uint64) {
+		for _, k := range ks {
+			h.AddHash(k)
+		}
+	})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func init() {
 // sketchFlags tells which sketches use which parameter flag: a flag given
 // for none of the sketches run is refused.
 var sketchFlags = map[string][]string{
-	"precision": {"hyperloglog"},
+	"precision": {"hyperloglog", "ultraloglog"},
 	"delta":     {"countmin", "countmin-cu"},
 	"epsilon":   {"countmin", "countmin-cu", "lossy", "spacesaving"},
 	"support":   {"lossy", "spacesaving"},
@@ -30,13 +30,14 @@ var sketchFlags = map[string][]string{
 // defaultSketches are the sketches run when -sketches is not given: the
 // key sketches. The quantile sketches (kll, ddsketch) judge values drawn
 // for the purpose, so they run only when asked for.
-const defaultSketches = "hyperloglog,countmin,countmin-cu,lossy,spacesaving"
+const defaultSketches = "hyperloglog,ultraloglog,countmin,countmin-cu,lossy,spacesaving"
 
 func sketchCmd(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "sketch", `Runs HyperLogLog, Count-Min (plain and conservative update), Lossy
-Counting and Space-Saving over one stream and judges each against the
-exact counts: HLL's distinct estimate and relative error; Count-Min's
-over-estimate (mean, max, share of keys above εN); the heavy hitters at
+	fs := newFlagSet(e, "sketch", `Runs HyperLogLog, UltraLogLog, Count-Min (plain and conservative
+update), Lossy Counting and Space-Saving over one stream and judges each
+against the exact counts: the distinct estimate and relative error of
+HyperLogLog and UltraLogLog; Count-Min's over-estimate (mean, max, share
+of keys above εN); the heavy hitters at
 -support reported by Lossy Counting and Space-Saving, with precision,
 recall and each key's exact count against the interval [lower, upper] the
 sketch bounds it by; the heap each filled sketch holds (after two
@@ -67,7 +68,7 @@ updates and prints the sketches judged so far.`)
 	fs.Float64Var(&support, "support", 0.01, "heavy-hitter threshold φ: a key is heavy when it carries at least φ of the stream (lossy, spacesaving)")
 	fs.Float64Var(&epsilon, "epsilon", 0.001, "error ε of Count-Min (width e/ε), Lossy Counting and Space-Saving (capacity 1/ε); below -support")
 	fs.Float64Var(&delta, "delta", 0.01, "Count-Min failure probability δ (depth ln 1/δ)")
-	fs.IntVar(&precision, "precision", 14, "HyperLogLog precision p in [4, 18] (2^p registers)")
+	fs.IntVar(&precision, "precision", 14, "HyperLogLog and UltraLogLog precision p in [4, 18] (2^p registers)")
 	fs.StringVar(&sketches, "sketches", defaultSketches, "sketches to run, a comma `LIST` of "+strings.Join(bench.SketchKinds, ", "))
 	values = choice{value: "lognormal", choices: datasets.ValueDists}
 	fs.Var(&values, "values", "`DIST` of the values the quantile sketches summarise, one per record drawn with -seed: lognormal (exp(1.5·N(0,1)), latency-like), pareto (scale 1, shape 1.2: a heavy tail), uniform ([0, 1)) (kll, ddsketch)")

@@ -259,6 +259,8 @@ func TestSketchCommand(t *testing.T) {
 		switch r.Sketch {
 		case "hyperloglog":
 			require.InDelta(t, 23, float64(*r.DistinctEstimate), 1, "HLL is near exact at 23 distinct")
+		case "ultraloglog":
+			require.InDelta(t, 23, float64(*r.DistinctEstimate), 2, "ULL at 23 distinct keys in 2^14 registers")
 		case "countmin", "countmin-cu":
 			require.GreaterOrEqual(t, *r.OverMean, 0.0)
 		case "lossy", "spacesaving":
