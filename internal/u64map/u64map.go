@@ -1,0 +1,366 @@
+// Package u64map is the hash table skewer keeps uint64 keys (hashes) in:
+// the per-key state of the operators, the key index of Space-Saving and
+// Lossy Counting, the head tables of the partitioners.
+//
+// Map is open addressing with linear probing over one array of entries, the
+// key and its value side by side, so that finding or updating a key is one
+// probe sequence in one array: a Go map plus a side slice costs two cache
+// misses per key on a large key set. Key 0 marks an empty slot; the key 0
+// itself is held beside the array.
+//
+// # Hashing
+//
+// A key's home slot in a table of 2^b slots is the top b bits of key·Mul(b,
+// seed): multiplicative (Fibonacci) hashing with an odd multiplier per table
+// size. With one multiplier for every size, the slot order of a table is the
+// home order of every smaller one, so a table filled in another's slot order
+// (a stage merging the partials another emits in slot order, a sketch
+// merging another's set) receives its keys sorted by home slot while it is
+// smaller than their source: they pile into one run that every insert
+// probes to its end, and filling it is quadratic. A multiplier per size
+// makes the orders independent. A nonzero seed draws the multipliers from
+// it, so that keys chosen to collide under one seed do not under another
+// (multiply-shift with a random odd multiplier is universal: two keys share
+// a home with probability at most 2/2^b).
+//
+// # Load and deletion
+//
+// A Map grows (doubles) when an insert would make its array more than 3/4
+// full, where linear probing expects ½(1 + 1/(1-α)) = 2.5 probes for a key
+// found and ½(1 + 1/(1-α)²) = 8.5 for a key absent (Knuth, TAOCP vol. 3,
+// 6.4); half full they are 1.5 and 2.5. A caller that looks up absent keys
+// often reserves room for twice its keys (Init). Delete shifts the entries
+// that follow in the key's run back into the hole (backward-shift
+// deletion): no tombstones, and a lookup never probes further than had the
+// key never been inserted.
+//
+// A Map is not safe for concurrent use.
+package u64map
+
+import (
+	"iter"
+	"unsafe"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+)
+
+// MaxLoadNum / MaxLoadDen is the largest fraction of a Map's array that
+// holds keys: an insert past it doubles the array.
+const (
+	MaxLoadNum = 3
+	MaxLoadDen = 4
+)
+
+// HalfFull is the capacity to give Init for n keys to fill at most half
+// of the array, for callers that look up absent keys often.
+func HalfFull(n int) int { return 2 * n * MaxLoadNum / MaxLoadDen }
+
+// minBits is the log2 of the smallest array: 16 slots.
+const minBits = 4
+
+// Mul is the hash multiplier of a table of 2^bits slots under seed: odd,
+// and different for every size (see the package comment). Seed 0 is the
+// default of every Map.
+func Mul(bits uint, seed uint64) uint64 {
+	return hashx.Mix64(uint64(bits)*0x9e3779b97f4a7c15+seed) | 1
+}
+
+// Map is a hash map from uint64 keys to values of type V stored in its
+// array. The zero Map is empty, has seed 0 and is ready to use; it
+// allocates its array at the first insert.
+//
+// Pointers returned by Get and Put stay valid until the next Put, Delete,
+// Clear or Init (an insert may move every entry).
+type Map[V any] struct {
+	ents  []entry[V]
+	mul   uint64 // Mul(log2(len(ents)), seed)
+	shift uint   // 64 - log2(len(ents))
+	seed  uint64
+	n     int  // keys in ents
+	zero  bool // key 0 is held, in zval
+	zval  V
+	zmark bool     // key 0's mark
+	marks []uint64 // one bit per slot; nil until the first mark
+}
+
+type entry[V any] struct {
+	key uint64 // 0: empty
+	val V
+}
+
+// Init empties m and gives it an array that holds capacity keys without
+// growing, and the hash multipliers of seed. It allocates.
+func (m *Map[V]) Init(capacity int, seed uint64) {
+	b := uint(minBits)
+	for (1<<b)*MaxLoadNum < capacity*MaxLoadDen {
+		b++
+	}
+	*m = Map[V]{seed: seed}
+	m.alloc(b)
+}
+
+func (m *Map[V]) alloc(b uint) {
+	m.ents = make([]entry[V], 1<<b)
+	m.mul = Mul(b, m.seed)
+	m.shift = 64 - b
+	m.n = 0
+	if m.marks != nil {
+		m.marks = make([]uint64, (len(m.ents)+63)/64)
+	}
+}
+
+// home is key's home slot. On a Map without an array it is 0, which is not
+// a slot: callers compare it with len(m.ents).
+func (m *Map[V]) home(key uint64) uint64 { return (key * m.mul) >> (m.shift & 63) }
+
+// Len is the number of keys held.
+func (m *Map[V]) Len() int {
+	if m.zero {
+		return m.n + 1
+	}
+	return m.n
+}
+
+// Bytes is the size of m's array in bytes.
+func (m *Map[V]) Bytes() int { return len(m.ents) * int(unsafe.Sizeof(entry[V]{})) }
+
+// Get returns a pointer to key's value, or nil if key is absent.
+func (m *Map[V]) Get(key uint64) *V {
+	ents := m.ents
+	for i := m.home(key); i < uint64(len(ents)); i = (i + 1) & uint64(len(ents)-1) {
+		e := &ents[i]
+		if e.key == 0 {
+			break
+		}
+		if e.key == key {
+			return &e.val
+		}
+	}
+	if key == 0 && m.zero {
+		return &m.zval
+	}
+	return nil
+}
+
+// find returns key's slot (key != 0), or false if it is absent.
+func (m *Map[V]) find(key uint64) (uint64, bool) {
+	mask := uint64(len(m.ents) - 1)
+	i := m.home(key)
+	if i >= uint64(len(m.ents)) {
+		return 0, false
+	}
+	for {
+		switch m.ents[i].key {
+		case key:
+			return i, true
+		case 0:
+			return 0, false
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// Put returns a pointer to key's value, inserting key with a zero value if
+// it is absent, and reports whether it inserted. A key in its home slot,
+// the common case, is found before any loop.
+func (m *Map[V]) Put(key uint64) (*V, bool) {
+	if i := m.home(key); i < uint64(len(m.ents)) {
+		if e := &m.ents[i]; e.key == key && key != 0 {
+			return &e.val, false
+		}
+	}
+	return m.put(key)
+}
+
+func (m *Map[V]) put(key uint64) (*V, bool) {
+	if key == 0 {
+		added := !m.zero
+		m.zero = true
+		return &m.zval, added
+	}
+	i, added := m.insert(key)
+	return &m.ents[i].val, added
+}
+
+// insert returns the slot of key != 0, inserting it if it is absent, and
+// reports whether it inserted.
+func (m *Map[V]) insert(key uint64) (uint64, bool) {
+	if m.ents == nil {
+		m.alloc(minBits)
+	}
+	mask := uint64(len(m.ents) - 1)
+	for i := m.home(key); ; i = (i + 1) & mask {
+		e := &m.ents[i]
+		if e.key == key {
+			return i, false
+		}
+		if e.key != 0 {
+			continue
+		}
+		if (m.n+1)*MaxLoadDen > len(m.ents)*MaxLoadNum {
+			m.grow()
+			return m.insert(key)
+		}
+		e.key = key
+		m.n++
+		return i, true
+	}
+}
+
+// grow doubles the array and inserts every entry again, in the old slot
+// order, under the new size's multiplier; marks move with their keys.
+func (m *Map[V]) grow() {
+	old, oldMarks := m.ents, m.marks
+	m.alloc(uint(64-m.shift) + 1)
+	mask := uint64(len(m.ents) - 1)
+	for k := range old {
+		o := &old[k]
+		if o.key == 0 {
+			continue
+		}
+		i := m.home(o.key)
+		for m.ents[i].key != 0 {
+			i = (i + 1) & mask
+		}
+		m.ents[i] = *o
+		m.n++
+		if oldMarks != nil && bit(oldMarks, uint64(k)) {
+			setBit(m.marks, i)
+		}
+	}
+}
+
+// Delete removes key and reports whether it was held, by backward-shift
+// deletion (see the package comment). Marks move with their keys.
+func (m *Map[V]) Delete(key uint64) bool {
+	var zero V
+	if key == 0 {
+		if !m.zero {
+			return false
+		}
+		m.zero, m.zval, m.zmark = false, zero, false
+		return true
+	}
+	i, ok := m.find(key)
+	if !ok {
+		return false
+	}
+	mask := uint64(len(m.ents) - 1)
+	for j := (i + 1) & mask; m.ents[j].key != 0; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i unless its home lies
+		// cyclically in (i, j]: an entry stays at or after its home.
+		if (j-m.home(m.ents[j].key))&mask >= (j-i)&mask {
+			m.ents[i] = m.ents[j]
+			if m.marks != nil {
+				moveBit(m.marks, j, i)
+			}
+			i = j
+		}
+	}
+	m.ents[i] = entry[V]{}
+	if m.marks != nil {
+		clearBit(m.marks, i)
+	}
+	m.n--
+	return true
+}
+
+// Clear removes every key and mark, keeping the array (and the marks'
+// bitset): it does not allocate, and costs O(size of the array). It also
+// drops the references values held.
+func (m *Map[V]) Clear() {
+	clear(m.ents)
+	clear(m.marks)
+	var zero V
+	m.n, m.zero, m.zval, m.zmark = 0, false, zero, false
+}
+
+// All visits every key and a pointer to its value: key 0 first, then the
+// array in slot order. The order is a function of the sequence of Puts and
+// Deletes and of the seed. The visit may update values through the pointer
+// but must not Put, Delete or Clear.
+func (m *Map[V]) All() iter.Seq2[uint64, *V] {
+	return func(yield func(uint64, *V) bool) {
+		if m.zero && !yield(0, &m.zval) {
+			return
+		}
+		for i := range m.ents {
+			if e := &m.ents[i]; e.key != 0 && !yield(e.key, &e.val) {
+				return
+			}
+		}
+	}
+}
+
+// Touch loads the home slots of keys, so that their cache misses overlap
+// those of the work that follows (a software prefetch); it returns a value
+// only so that the loads are kept.
+func (m *Map[V]) Touch(keys []uint64) uint64 {
+	ents, mul, shift := m.ents, m.mul, m.shift&63
+	var s uint64
+	for _, k := range keys {
+		if i := (k * mul) >> shift; i < uint64(len(ents)) {
+			s += ents[i].key
+		}
+	}
+	return s
+}
+
+// PutMarked is Put that also marks key, and reports in first whether its
+// mark was clear (a key inserted now was unmarked). A mark is one bit per
+// key, for a caller to note which keys changed since some event; the
+// bitset is allocated at the first mark, so a Map that marks nothing pays
+// nothing for it.
+func (m *Map[V]) PutMarked(key uint64) (v *V, added, first bool) {
+	if key == 0 {
+		v, added = m.put(0)
+		first, m.zmark = !m.zmark, true
+		return v, added, first
+	}
+	i, added := m.insert(key)
+	if m.marks == nil {
+		m.marks = make([]uint64, (len(m.ents)+63)/64)
+	}
+	first = !bit(m.marks, i)
+	setBit(m.marks, i)
+	return &m.ents[i].val, added, first
+}
+
+// Unmark clears key's mark and returns a pointer to its value, or nil if
+// key is absent.
+func (m *Map[V]) Unmark(key uint64) *V {
+	if key == 0 {
+		m.zmark = false
+		return m.Get(0)
+	}
+	i, ok := m.find(key)
+	if !ok {
+		return nil
+	}
+	if m.marks != nil {
+		clearBit(m.marks, i)
+	}
+	return &m.ents[i].val
+}
+
+// Marked reports whether key is held and marked.
+func (m *Map[V]) Marked(key uint64) bool {
+	if key == 0 {
+		return m.zero && m.zmark
+	}
+	i, ok := m.find(key)
+	return ok && m.marks != nil && bit(m.marks, i)
+}
+
+func bit(b []uint64, i uint64) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func setBit(b []uint64, i uint64)   { b[i/64] |= 1 << (i % 64) }
+func clearBit(b []uint64, i uint64) { b[i/64] &^= 1 << (i % 64) }
+
+// moveBit copies bit from to bit to.
+func moveBit(b []uint64, from, to uint64) {
+	if bit(b, from) {
+		setBit(b, to)
+	} else {
+		clearBit(b, to)
+	}
+}
