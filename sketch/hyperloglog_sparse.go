@@ -88,11 +88,12 @@ func sparseBudget(p uint8) int { return 8 * (1<<p - 4*sparseTmpCap(p)) }
 // of the dense registers.
 type sparseList struct {
 	mem []uint32
-	lw  int   // words of the list
-	n   int   // entries in the list
-	k   int   // pending tokens
-	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
-	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
+	lw  int    // words of the list
+	n   int    // entries in the list
+	k   int    // pending tokens
+	pc  int    // words of the pending set: a power of two, at least sparseTmpCap(p)
+	mul uint64 // the pending set's hash multiplier, u64map.Mul(log2(pc), 0)
+	fp  uint8  // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 }
 
 // list returns the words of the compressed list.
@@ -492,8 +493,8 @@ func (sl *sparseList) place(out []uint32, p uint8) {
 		clear(sl.mem[len(out):])
 	}
 	copy(sl.mem, out)
-	sl.lw, sl.k = len(out), 0
-	sl.pc = 1 << (bits.Len(uint(size-len(out))) - 1)
+	sl.lw = len(out)
+	sl.setPending(1 << (bits.Len(uint(size-len(out))) - 1))
 }
 
 // foldSparseInto max-merges the n list entries of buf, written with

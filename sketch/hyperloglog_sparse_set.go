@@ -1,6 +1,10 @@
 package sketch
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/skewerhq/skewer/internal/u64map"
+)
 
 // The pending set of the sparse state (see hyperloglog_sparse.go): an
 // open-addressing set of tokens at sparseHi in the last pc words of mem,
@@ -12,7 +16,27 @@ import "math/bits"
 // token's rank is at least 1), so that repeated hashes take no room: hot
 // keys of a skewed stream do not fill it. Its k tokens are k distinct
 // entries at sparseHi.
+//
+// The set is not a u64map.Map, whose entries (a uint64 key beside its
+// value) would take four times the 4 bytes of a token and so break the m
+// bytes the sparse state is held to, or hold a quarter of the tokens
+// there. It probes as a Map does: linear probing from the home slot that
+// u64map.Mul of its size gives, so that a set filled in another set's slot
+// order (Merge of a first-phase sketch) does not pile its tokens into one
+// run.
 func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
+
+// setPending gives the pending set the last pc words of mem (a power of
+// two), empty.
+func (sl *sparseList) setPending(pc int) {
+	sl.pc, sl.k = pc, 0
+	sl.mul = u64map.Mul(uint(bits.TrailingZeros(uint(pc))), 0)
+}
+
+// home is the home slot of fine index idx in the pending set.
+func (sl *sparseList) home(idx uint32) uint32 {
+	return uint32((uint64(idx) * sl.mul) >> ((64 - uint(bits.TrailingZeros(uint(sl.pc)))) & 63))
+}
 
 // addPending adds token t to the pending set and reports whether the set
 // has reached its load limit of 3/4.
@@ -20,7 +44,7 @@ func (sl *sparseList) addPending(t uint32) bool {
 	tab := sl.pending()
 	mask := uint32(sl.pc - 1)
 	idx := t >> tokenRankBits
-	for i := idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
+	for i := sl.home(idx); ; i = (i + 1) & mask {
 		switch v := tab[i]; {
 		case v == t: // the usual repeat first
 			return false
@@ -89,7 +113,8 @@ func (sl *sparseList) takePending() []uint32 {
 func (sl *sparseList) grow() {
 	old := sl.pending()
 	sl.mem = make([]uint32, 2*len(sl.mem))
-	sl.lw, sl.k, sl.pc = 0, 0, len(sl.mem)
+	sl.lw = 0
+	sl.setPending(len(sl.mem))
 	for _, t := range old {
 		if t != 0 {
 			sl.addPending(t)
