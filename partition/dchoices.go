@@ -114,10 +114,8 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 		p.oracle = o
 		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
 		p.heads.fixed = true
-		for _, s := range o.head.slots {
-			if s.p > 0 {
-				p.heads.put(s.key, s.p)
-			}
+		for k, pr := range o.head.All() {
+			p.heads.put(k, *pr)
 		}
 	}
 	p.refreshMin()
@@ -125,10 +123,10 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 }
 
 // maxFixedHead bounds the oracle heads D-Choices copies into its own
-// table: a 56-byte slot per key in a table 2-4 times the head's size, plus
-// a sorted copy, 170-280 bytes a key (about 0.7 MiB at this bound). A
-// larger oracle head is observed through the HotKeyDetector interface like
-// any detector. The default theta = 1/(5n) has at most 5n head keys, so
+// table: a 48-byte slot per key in a table 2-4 times the head's size, plus
+// a 16-byte sorted copy, 112-208 bytes a key (about 0.45 MiB at this
+// bound). A larger oracle head is observed through the HotKeyDetector
+// interface like any detector. The default theta = 1/(5n) has at most 5n head keys, so
 // the bound holds up to n = 819.
 const maxFixedHead = 1 << 12
 
@@ -218,7 +216,7 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	}
 	h := p.heads.put(key, pr)
 	if h == nil { // the table is full: no cursor kept for this key
-		h = &headSlot{key: key}
+		h = &headSlot{}
 	}
 	return p.placeSlot(h, key)
 }

@@ -1,6 +1,10 @@
 package partition
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/skewerhq/skewer/internal/u64map"
+)
 
 // HeadStats summarises the head (the keys whose probability is at least the
 // threshold theta) as a detector currently sees it. D-Choices solves its
@@ -47,7 +51,7 @@ func (f *headFilter) mayContain(key uint64) bool {
 // detectors are measured against. It does not count.
 type OracleDetector struct {
 	filter headFilter
-	head   keyTable
+	head   u64map.Map[float64] // head key -> probability, at most half full
 	stats  HeadStats
 }
 
@@ -73,10 +77,11 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 		}
 	}
 	// At most 1/theta keys reach theta; the table holds those seen.
-	o.head = newKeyTable(o.stats.Count)
+	o.head.Init(u64map.HalfFull(o.stats.Count), 0)
 	for k, p := range probs {
 		if p >= theta {
-			o.head.put(k, p)
+			v, _ := o.head.Put(k)
+			*v = p
 		}
 	}
 	return o, nil
@@ -93,8 +98,10 @@ func (o *OracleDetector) Observe(key uint64) (bool, float64) {
 	if !o.filter.mayContain(key) {
 		return false, 0
 	}
-	p, ok := o.head.get(key)
-	return ok, p
+	if p := o.head.Get(key); p != nil {
+		return true, *p
+	}
+	return false, 0
 }
 
 // Stats implements HotKeyDetector.

@@ -104,7 +104,7 @@
 // detector (Space-Saving: 2 * ceil(4/theta) counters, about 270 KB at
 // n = 100 as measured; the default twice the counters plus 2 * 4 bytes per
 // bucket; Count-Min 1.1 MB); D-Choices adds its head table
-// (512 slots of 56 bytes, 28 KB: the realized-coverage keys and the
+// (512 slots of 48 bytes, 24 KB: the realized-coverage keys and the
 // per-key cursors).
 //
 // # Measuring
