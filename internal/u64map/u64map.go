@@ -18,7 +18,10 @@
 // merging another's set) receives its keys sorted by home slot while it is
 // smaller than their source: they pile into one run that every insert
 // probes to its end, and filling it is quadratic. A multiplier per size
-// makes the orders independent. A nonzero seed draws the multipliers from
+// makes the orders independent; the price is that a doubling, which
+// inserts the entries again in slot order, places them without regard to
+// when they came (the first keys, often the most frequent, lose the home
+// slots they held). A nonzero seed draws the multipliers from
 // it, so that keys chosen to collide under one seed do not under another
 // (multiply-shift with a random odd multiplier is universal: two keys share
 // a home with probability at most 2/2^b).
@@ -26,13 +29,12 @@
 // # Load and deletion
 //
 // A Map grows (doubles) when an insert would make its array more than 3/4
-// full, where linear probing expects ½(1 + 1/(1-α)) = 2.5 probes for a key
-// found and ½(1 + 1/(1-α)²) = 8.5 for a key absent (Knuth, TAOCP vol. 3,
-// 6.4); half full they are 1.5 and 2.5. A caller that looks up absent keys
-// often reserves room for twice its keys (Init). Delete shifts the entries
-// that follow in the key's run back into the hole (backward-shift
-// deletion): no tombstones, and a lookup never probes further than had the
-// key never been inserted.
+// full (or 1/2, chosen at Init: see Load), where linear probing expects
+// ½(1 + 1/(1-α)) = 2.5 probes for a key found and ½(1 + 1/(1-α)²) = 8.5
+// for a key absent (Knuth, TAOCP vol. 3, 6.4); half full they are 1.5 and
+// 2.5. Delete shifts the entries that follow in the key's run back into
+// the hole (backward-shift deletion): no tombstones, and a lookup never
+// probes further than had the key never been inserted.
 //
 // A Map is not safe for concurrent use.
 package u64map
@@ -44,16 +46,26 @@ import (
 	"github.com/skewerhq/skewer/internal/hashx"
 )
 
-// MaxLoadNum / MaxLoadDen is the largest fraction of a Map's array that
-// holds keys: an insert past it doubles the array.
+// Load is the largest fraction of a Map's array its keys may fill: an
+// insert past it doubles the array.
+type Load uint8
+
 const (
-	MaxLoadNum = 3
-	MaxLoadDen = 4
+	// ThreeQuarters is the zero Map's limit: 2.5 probes expected for a key
+	// found, 8.5 for a key absent, at 1.33-2.67 slots a key.
+	ThreeQuarters Load = iota
+	// Half is for maps that look up absent keys often: 1.5 and 2.5
+	// probes, at 2-4 slots a key.
+	Half
 )
 
-// HalfFull is the capacity to give Init for n keys to fill at most half
-// of the array, for callers that look up absent keys often.
-func HalfFull(n int) int { return 2 * n * MaxLoadNum / MaxLoadDen }
+// limit is the number of keys an array of size slots may hold under load.
+func (load Load) limit(size int) int {
+	if load == Half {
+		return size / 2
+	}
+	return size / 4 * 3
+}
 
 // minBits is the log2 of the smallest array: 16 slots.
 const minBits = 4
@@ -76,6 +88,8 @@ type Map[V any] struct {
 	mul   uint64 // Mul(log2(len(ents)), seed)
 	shift uint   // 64 - log2(len(ents))
 	seed  uint64
+	load  Load
+	limit int  // load.limit(len(ents))
 	n     int  // keys in ents
 	zero  bool // key 0 is held, in zval
 	zval  V
@@ -88,14 +102,15 @@ type entry[V any] struct {
 	val V
 }
 
-// Init empties m and gives it an array that holds capacity keys without
-// growing, and the hash multipliers of seed. It allocates.
-func (m *Map[V]) Init(capacity int, seed uint64) {
+// Init empties m and gives it the hash multipliers of seed, the load
+// limit load, and the smallest array that holds capacity keys under it
+// without growing. It allocates.
+func (m *Map[V]) Init(capacity int, seed uint64, load Load) {
 	b := uint(minBits)
-	for (1<<b)*MaxLoadNum < capacity*MaxLoadDen {
+	for load.limit(1<<b) < capacity {
 		b++
 	}
-	*m = Map[V]{seed: seed}
+	*m = Map[V]{seed: seed, load: load}
 	m.alloc(b)
 }
 
@@ -103,6 +118,7 @@ func (m *Map[V]) alloc(b uint) {
 	m.ents = make([]entry[V], 1<<b)
 	m.mul = Mul(b, m.seed)
 	m.shift = 64 - b
+	m.limit = m.load.limit(len(m.ents))
 	m.n = 0
 	if m.marks != nil {
 		m.marks = make([]uint64, (len(m.ents)+63)/64)
@@ -161,30 +177,19 @@ func (m *Map[V]) find(key uint64) (uint64, bool) {
 }
 
 // Put returns a pointer to key's value, inserting key with a zero value if
-// it is absent, and reports whether it inserted. A key in its home slot,
-// the common case, is found before any loop.
+// it is absent, and reports whether it inserted.
 func (m *Map[V]) Put(key uint64) (*V, bool) {
-	if i := m.home(key); i < uint64(len(m.ents)) {
-		if e := &m.ents[i]; e.key == key && key != 0 {
-			return &e.val, false
-		}
-	}
-	return m.put(key)
+	v, _, added := m.insert(key)
+	return v, added
 }
 
-func (m *Map[V]) put(key uint64) (*V, bool) {
+// insert is Put that also returns key's slot (len(m.ents) for key 0).
+func (m *Map[V]) insert(key uint64) (*V, uint64, bool) {
 	if key == 0 {
 		added := !m.zero
 		m.zero = true
-		return &m.zval, added
+		return &m.zval, uint64(len(m.ents)), added
 	}
-	i, added := m.insert(key)
-	return &m.ents[i].val, added
-}
-
-// insert returns the slot of key != 0, inserting it if it is absent, and
-// reports whether it inserted.
-func (m *Map[V]) insert(key uint64) (uint64, bool) {
 	if m.ents == nil {
 		m.alloc(minBits)
 	}
@@ -192,18 +197,18 @@ func (m *Map[V]) insert(key uint64) (uint64, bool) {
 	for i := m.home(key); ; i = (i + 1) & mask {
 		e := &m.ents[i]
 		if e.key == key {
-			return i, false
+			return &e.val, i, false
 		}
 		if e.key != 0 {
 			continue
 		}
-		if (m.n+1)*MaxLoadDen > len(m.ents)*MaxLoadNum {
+		if m.n >= m.limit {
 			m.grow()
 			return m.insert(key)
 		}
 		e.key = key
 		m.n++
-		return i, true
+		return &e.val, i, true
 	}
 }
 
@@ -312,18 +317,17 @@ func (m *Map[V]) Touch(keys []uint64) uint64 {
 // bitset is allocated at the first mark, so a Map that marks nothing pays
 // nothing for it.
 func (m *Map[V]) PutMarked(key uint64) (v *V, added, first bool) {
+	v, i, added := m.insert(key)
 	if key == 0 {
-		v, added = m.put(0)
 		first, m.zmark = !m.zmark, true
 		return v, added, first
 	}
-	i, added := m.insert(key)
 	if m.marks == nil {
 		m.marks = make([]uint64, (len(m.ents)+63)/64)
 	}
 	first = !bit(m.marks, i)
 	setBit(m.marks, i)
-	return &m.ents[i].val, added, first
+	return v, added, first
 }
 
 // Unmark clears key's mark and returns a pointer to its value, or nil if

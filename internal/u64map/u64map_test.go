@@ -50,10 +50,12 @@ type checker struct {
 	every int // check the whole map every that many operations
 }
 
-func newChecker(t testing.TB, seed uint64) *checker {
+// newChecker returns a checker over a zero Map, or for a nonzero seed one
+// made by Init with that seed and load limit.
+func newChecker(t testing.TB, seed uint64, load Load) *checker {
 	c := &checker{t: t, model: map[uint64]uint64{}, marks: map[uint64]bool{}, every: 1}
 	if seed != 0 {
-		c.m.Init(0, seed)
+		c.m.Init(0, seed, load)
 	}
 	return c
 }
@@ -136,7 +138,7 @@ func (c *checker) check() {
 		require.Equal(t, v, *p, "key %#x", k)
 		require.Equal(t, c.marks[k], c.m.Marked(k), "mark of %#x", k)
 	}
-	require.LessOrEqual(t, c.m.n*MaxLoadDen, len(c.m.ents)*MaxLoadNum, "load")
+	require.LessOrEqual(t, c.m.n, c.m.load.limit(len(c.m.ents)), "load")
 	for i, e := range c.m.ents { // every key lies at or after its home with no gap before it
 		if e.key == 0 {
 			continue
@@ -150,16 +152,21 @@ func (c *checker) check() {
 
 // TestMapMatchesModel runs random operation sequences (insert, update,
 // lookup, delete, mark, unmark, iterate, clear) against a Go map, over key
-// 0, keys sharing home slots and random keys, with and without a seed.
+// 0, keys sharing home slots and random keys: on the zero Map, and on
+// seeded ones of either load limit.
 func TestMapMatchesModel(t *testing.T) {
-	for _, seed := range []uint64{0, 0x5eed} {
+	for _, mk := range []struct {
+		seed uint64
+		load Load
+	}{{0, ThreeQuarters}, {0x5eed, ThreeQuarters}, {0x5eed, Half}} {
+		seed := mk.seed
 		for trial := range 20 {
-			t.Run(fmt.Sprintf("seed=%#x/trial=%d", seed, trial), func(t *testing.T) {
+			t.Run(fmt.Sprintf("seed=%#x/load=%d/trial=%d", seed, mk.load, trial), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(trial)))
 				keys := universe(seed, r)
 				// Few keys (mostly home-mates) or many: tables of 16 to 256 slots.
 				keys = keys[:len(keys)/(1+trial%2)]
-				c := newChecker(t, seed)
+				c := newChecker(t, seed, mk.load)
 				c.every = 10
 				for range 3000 {
 					code := byte(r.IntN(8))
@@ -182,7 +189,7 @@ func FuzzMap(f *testing.F) {
 	f.Add(binary.LittleEndian.AppendUint64(nil, 0x0706050403020100))
 	keys := universe(0, rand.New(rand.NewPCG(1, 2)))
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		c := newChecker(t, 0)
+		c := newChecker(t, 0, ThreeQuarters)
 		for i := 0; i+2 < len(ops); i += 3 {
 			c.op(ops[i], keys[int(ops[i+1])%len(keys)], uint64(ops[i+2]))
 		}
@@ -207,10 +214,10 @@ func displacement(m *Map[uint64]) (mean float64, most int) {
 // filled from empty in the slot order of a larger map (as a stage merging
 // another's partials, split by a hash edge, receives them) keep the probe
 // counts of linear probing with random keys. At load α a lookup of a held
-// key expects ½(1 + 1/(1-α)) probes (2.5 at the 3/4 limit), and the longest
+// key expects ½(1 + 1/(1-α)) probes (2.5 at the 3/4 limit) and the longest
 // run grows as ln(n)/(α - 1 - ln α) (Pittel, 1987); the bounds below are
 // twice those. Checked at every size just before it doubles, where the load
-// is highest.
+// is highest, under both load limits.
 func TestProbeLengthsFilledInSlotOrder(t *testing.T) {
 	const n = 1 << 16
 	r := rand.New(rand.NewPCG(3, 4))
@@ -219,26 +226,31 @@ func TestProbeLengthsFilledInSlotOrder(t *testing.T) {
 		p, _ := src.Put(r.Uint64() | 1)
 		*p = 1
 	}
-	for _, parts := range []int{1, 2, 5} {
-		t.Run(fmt.Sprintf("parts=%d", parts), func(t *testing.T) {
-			dsts := make([]Map[uint64], parts)
-			checked := 0
-			for k := range src.All() { // slot order
-				d := &dsts[(k>>32)%uint64(parts)]
-				d.Put(k)
-				if d.n*MaxLoadDen != len(d.ents)*MaxLoadNum || d.n < 64 {
-					continue // not at the load limit, or too small for the bounds
+	for _, load := range []Load{ThreeQuarters, Half} {
+		for _, parts := range []int{1, 2, 5} {
+			t.Run(fmt.Sprintf("load=%d/parts=%d", load, parts), func(t *testing.T) {
+				dsts := make([]Map[uint64], parts)
+				for i := range dsts {
+					dsts[i].Init(0, 0, load)
 				}
-				alpha := float64(d.n) / float64(len(d.ents))
-				mean, most := displacement(d)
-				wantMean := 0.5 * (1 + 1/(1-alpha))
-				wantMax := math.Log(float64(d.n)) / (alpha - 1 - math.Log(alpha))
-				require.LessOrEqual(t, mean, 2*wantMean, "mean probes at %d keys", d.n)
-				require.LessOrEqual(t, float64(most), 2*wantMax, "longest probe at %d keys", d.n)
-				checked++
-			}
-			require.Greater(t, checked, 5*parts)
-		})
+				checked := 0
+				for k := range src.All() { // slot order
+					d := &dsts[(k>>32)%uint64(parts)]
+					d.Put(k)
+					if d.n != d.limit || d.n < 64 {
+						continue // not at the load limit, or too small for the bounds
+					}
+					alpha := float64(d.n) / float64(len(d.ents))
+					mean, most := displacement(d)
+					wantMean := 0.5 * (1 + 1/(1-alpha))
+					wantMax := math.Log(float64(d.n)) / (alpha - 1 - math.Log(alpha))
+					require.LessOrEqual(t, mean, 2*wantMean, "mean probes at %d keys", d.n)
+					require.LessOrEqual(t, float64(most), 2*wantMax, "longest probe at %d keys", d.n)
+					checked++
+				}
+				require.Greater(t, checked, 5*parts)
+			})
+		}
 	}
 }
 
@@ -251,7 +263,7 @@ func TestMapSteadyStateAllocs(t *testing.T) {
 		keys[i] = r.Uint64()
 	}
 	var m Map[uint64]
-	m.Init(len(keys), 0)
+	m.Init(len(keys), 0, ThreeQuarters)
 	for _, k := range keys {
 		m.Put(k)
 	}
@@ -283,18 +295,22 @@ func TestMapSteadyStateAllocs(t *testing.T) {
 }
 
 // TestInitCapacity: a Map initialised for n keys holds n keys without
-// growing, at the smallest power-of-two size that allows.
+// growing, at the smallest power-of-two size its load limit allows.
 func TestInitCapacity(t *testing.T) {
-	for _, n := range []int{0, 1, 12, 13, 100, 768, 769, 5000} {
-		var m Map[int32]
-		m.Init(n, 7)
-		size := len(m.ents)
-		for k := range uint64(n) {
-			m.Put(k + 1)
+	for _, load := range []Load{ThreeQuarters, Half} {
+		for _, n := range []int{0, 1, 8, 9, 12, 13, 100, 768, 769, 5000} {
+			var m Map[int32]
+			m.Init(n, 7, load)
+			size := len(m.ents)
+			for k := range uint64(n) {
+				m.Put(k + 1)
+			}
+			require.Equal(t, size, len(m.ents), "load %d n=%d grew", load, n)
+			require.True(t, size == 1<<minBits || load.limit(size/2) < n, "load %d n=%d: %d slots is not the smallest", load, n, size)
 		}
-		require.Equal(t, size, len(m.ents), "n=%d grew", n)
-		require.True(t, size == 1<<minBits || (size/2)*MaxLoadNum < n*MaxLoadDen, "n=%d: %d slots is not the smallest", n, size)
 	}
+	require.Equal(t, 12, ThreeQuarters.limit(16))
+	require.Equal(t, 8, Half.limit(16))
 }
 
 // TestSeedChangesHomes: tables of one size under different seeds place
@@ -303,7 +319,7 @@ func TestSeedChangesHomes(t *testing.T) {
 	var zero Map[int]
 	zero.Put(1)
 	var m0 Map[int]
-	m0.Init(0, 0)
+	m0.Init(0, 0, ThreeQuarters)
 	require.Equal(t, zero.mul, m0.mul)
 	same := 0
 	for b := uint(4); b < 20; b++ {
