@@ -64,7 +64,7 @@ type headTable struct {
 func newHeadTable(limit int) *headTable {
 	limit = max(limit, 1)
 	t := &headTable{list: make([]headKey, 0, limit), limit: limit}
-	t.m.Init(u64map.HalfFull(limit), 0)
+	t.m.Init(limit, 0, u64map.Half)
 	return t
 }
 

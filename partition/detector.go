@@ -77,7 +77,7 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 		}
 	}
 	// At most 1/theta keys reach theta; the table holds those seen.
-	o.head.Init(u64map.HalfFull(o.stats.Count), 0)
+	o.head.Init(o.stats.Count, 0, u64map.Half)
 	for k, p := range probs {
 		if p >= theta {
 			v, _ := o.head.Put(k)

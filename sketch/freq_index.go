@@ -38,15 +38,13 @@ func (m freqMapIndex[K]) reset()                { clear(m) }
 
 // freqU64Index is a u64map.Map of counter slots under a per-index random
 // seed, as Go maps seed theirs, so that crafted keys cannot force long probe
-// sequences; the seed changes no result. It is sized so that prealloc keys
-// fill at most half of it: on a long-tailed stream most adds look up an
-// absent key, which probes 2.5 slots on average half full against 8.5 at
-// the map's 3/4 limit.
+// sequences; the seed changes no result. It is kept at most half full
+// (u64map.Half): on a long-tailed stream most adds look up an absent key.
 type freqU64Index struct{ m u64map.Map[int32] }
 
 func newFreqU64Index(prealloc int) *freqU64Index {
 	x := &freqU64Index{}
-	x.m.Init(u64map.HalfFull(prealloc), rand.Uint64())
+	x.m.Init(prealloc, rand.Uint64(), u64map.Half)
 	return x
 }
 
