@@ -88,12 +88,11 @@ func sparseBudget(p uint8) int { return 8 * (1<<p - 4*sparseTmpCap(p)) }
 // of the dense registers.
 type sparseList struct {
 	mem []uint32
-	lw  int    // words of the list
-	n   int    // entries in the list
-	k   int    // pending tokens
-	pc  int    // words of the pending set: a power of two, at least sparseTmpCap(p)
-	mul uint64 // the pending set's hash multiplier, u64map.Mul(log2(pc), 0)
-	fp  uint8  // fine precision of the list: sparseHi, or sparseLo once it outgrew it
+	lw  int   // words of the list
+	n   int   // entries in the list
+	k   int   // pending tokens
+	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
+	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 }
 
 // list returns the words of the compressed list.
@@ -382,11 +381,18 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	}
 }
 
-// addTokens adds the tokens of toks (0 for none) to a sparse s, as addSlow
-// adds the token of a hash.
+// addTokens adds the tokens of toks (0 for none), the slots of another
+// sketch's pending set, to a sparse s, as addSlow adds the token of a hash.
+// It visits them with an odd stride of about 0.618·len(toks) (a power of
+// two), every slot once, not in slot order: every pending set hashes with
+// one multiplier, so another set's slot order is s's home order, and a set
+// filled in it while smaller would pile the tokens into one run that every
+// insert probes to its end.
 func (s *HyperLogLog) addTokens(toks []uint32) {
-	for _, t := range toks {
-		switch {
+	mask := len(toks) - 1
+	step := int(float64(len(toks))*0.6180339887) | 1
+	for c, j := 0, 0; c < len(toks); c, j = c+1, (j+step)&mask {
+		switch t := toks[j]; {
 		case t == 0:
 		case s.regs != nil:
 			s.addToken(t)
@@ -493,8 +499,8 @@ func (sl *sparseList) place(out []uint32, p uint8) {
 		clear(sl.mem[len(out):])
 	}
 	copy(sl.mem, out)
-	sl.lw = len(out)
-	sl.setPending(1 << (bits.Len(uint(size-len(out))) - 1))
+	sl.lw, sl.k = len(out), 0
+	sl.pc = 1 << (bits.Len(uint(size-len(out))) - 1)
 }
 
 // foldSparseInto max-merges the n list entries of buf, written with

@@ -1,10 +1,6 @@
 package sketch
 
-import (
-	"math/bits"
-
-	"github.com/skewerhq/skewer/internal/u64map"
-)
+import "math/bits"
 
 // The pending set of the sparse state (see hyperloglog_sparse.go): an
 // open-addressing set of tokens at sparseHi in the last pc words of mem,
@@ -17,25 +13,18 @@ import (
 // keys of a skewed stream do not fill it. Its k tokens are k distinct
 // entries at sparseHi.
 //
-// The set is not a u64map.Map, whose entries (a uint64 key beside its
-// value) would take four times the 4 bytes of a token and so break the m
-// bytes the sparse state is held to, or hold a quarter of the tokens
-// there. It probes as a Map does: linear probing from the home slot that
-// u64map.Mul of its size gives, so that a set filled in another set's slot
-// order (Merge of a first-phase sketch) does not pile its tokens into one
-// run.
+// It is not an internal/u64map.Map, whose entries (a uint64 key beside its
+// value) would take four times a token's 4 bytes. Unlike a Map it hashes
+// with one multiplier at every size, so that a doubling, which inserts the
+// tokens again in slot order, keeps the often repeated ones (the first
+// added, mostly in their home slots) where they were; the one path that
+// fills a set from another's slot order, a merge, strides through it
+// instead (addTokens).
 func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
-
-// setPending gives the pending set the last pc words of mem (a power of
-// two), empty.
-func (sl *sparseList) setPending(pc int) {
-	sl.pc, sl.k = pc, 0
-	sl.mul = u64map.Mul(uint(bits.TrailingZeros(uint(pc))), 0)
-}
 
 // home is the home slot of fine index idx in the pending set.
 func (sl *sparseList) home(idx uint32) uint32 {
-	return uint32((uint64(idx) * sl.mul) >> ((64 - uint(bits.TrailingZeros(uint(sl.pc)))) & 63))
+	return idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc)))
 }
 
 // addPending adds token t to the pending set and reports whether the set
@@ -113,8 +102,7 @@ func (sl *sparseList) takePending() []uint32 {
 func (sl *sparseList) grow() {
 	old := sl.pending()
 	sl.mem = make([]uint32, 2*len(sl.mem))
-	sl.lw = 0
-	sl.setPending(len(sl.mem))
+	sl.lw, sl.k, sl.pc = 0, 0, len(sl.mem)
 	for _, t := range old {
 		if t != 0 {
 			sl.addPending(t)

@@ -24,41 +24,35 @@ func pendingProbes(sl *sparseList) (mean float64, most int) {
 	return float64(sum) / float64(n), most
 }
 
-// TestHyperLogLogPendingSetFilledInSlotOrder: merging a first-phase sketch
-// into an empty one adds its tokens in the slot order of its set, to a set
-// that starts smaller and doubles as they come. The probe counts stay those
-// of linear probing with random keys: at load α a lookup expects
-// ½(1 + 1/(1-α)) probes (2.5 at the set's 3/4 limit) and the longest grows
-// as ln(n)/(α - 1 - ln α) (Pittel, 1987); the bounds are twice those,
-// checked whenever the set is one token short of its limit.
-func TestHyperLogLogPendingSetFilledInSlotOrder(t *testing.T) {
-	for _, p := range []uint8{12, 14, 16} {
-		t.Run(fmt.Sprintf("p=%d", p), func(t *testing.T) {
-			setCap := 3 << p >> 4 // tokens the first phase holds
-			other := newHLL(t, p)
-			for _, h := range hashesFrom(uint64(p)+77, setCap-1) {
-				other.AddHash(h)
-			}
-			require.Zero(t, other.sparse.n, "other is in the first phase")
-			s := newHLL(t, p)
-			checked := 0
-			for _, tok := range other.sparse.pending() { // slot order, as Merge adds them
-				if tok == 0 {
-					continue
+// TestHyperLogLogMergeFillsPendingSetEvenly: merging a first-phase sketch
+// of a finer precision into a sparse one adds its tokens to a pending set
+// smaller than theirs, which doubles and merges into the list as they
+// come. The tokens left in the set are spread as linear probing spreads
+// random keys: at load α a lookup expects ½(1 + 1/(1-α)) probes and the
+// longest grows as ln(n)/(α - 1 - ln α) (Pittel, 1987); the bounds are
+// twice those. Fed in the other set's slot order, a set smaller than it
+// receives its tokens sorted by home slot and piles them into one run.
+func TestHyperLogLogMergeFillsPendingSetEvenly(t *testing.T) {
+	for _, p := range []uint8{10, 12, 14} {
+		setCap := 3 << p >> 4 // tokens the first phase holds
+		// Past the first phase by fewer tokens than the set then holds.
+		for _, n := range []int{setCap + 40, setCap + 47} {
+			t.Run(fmt.Sprintf("p=%d/n=%d", p, n), func(t *testing.T) {
+				other := newHLL(t, 16)
+				for _, h := range hashesFrom(uint64(p)<<20+uint64(n), n) {
+					other.AddHash(h)
 				}
-				s.addTokens([]uint32{tok})
+				require.Zero(t, other.sparse.n, "other is in the first phase")
+				s := newHLL(t, p)
+				require.NoError(t, s.Merge(other))
+				require.True(t, s.Sparse())
 				sl := &s.sparse
-				if sl.k+1 != sl.pc/4*3 || sl.k < 64 {
-					continue
-				}
+				require.GreaterOrEqual(t, sl.k, 32, "tokens left in the set")
 				alpha := float64(sl.k) / float64(sl.pc)
 				mean, most := pendingProbes(sl)
-				require.LessOrEqual(t, mean, 2*0.5*(1+1/(1-alpha)), "mean probes at %d tokens", sl.k)
-				require.LessOrEqual(t, float64(most), 2*math.Log(float64(sl.k))/(alpha-1-math.Log(alpha)), "longest probe at %d tokens", sl.k)
-				checked++
-			}
-			require.GreaterOrEqual(t, checked, 2)
-			require.Zero(t, s.sparse.n, "the union fits the first phase")
-		})
+				require.LessOrEqual(t, mean, 2*0.5*(1+1/(1-alpha)), "mean probes, %d tokens in %d slots", sl.k, sl.pc)
+				require.LessOrEqual(t, float64(most), max(4, 2*math.Log(float64(sl.k))/(alpha-1-math.Log(alpha))), "longest probe, %d tokens in %d slots", sl.k, sl.pc)
+			})
+		}
 	}
 }
