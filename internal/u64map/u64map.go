@@ -238,11 +238,11 @@ func (m *Map[V]) grow() {
 // Delete removes key and reports whether it was held, by backward-shift
 // deletion (see the package comment). Marks move with their keys.
 func (m *Map[V]) Delete(key uint64) bool {
-	var zero V
 	if key == 0 {
 		if !m.zero {
 			return false
 		}
+		var zero V
 		m.zero, m.zval, m.zmark = false, zero, false
 		return true
 	}
@@ -250,21 +250,22 @@ func (m *Map[V]) Delete(key uint64) bool {
 	if !ok {
 		return false
 	}
-	mask := uint64(len(m.ents) - 1)
-	for j := (i + 1) & mask; m.ents[j].key != 0; j = (j + 1) & mask {
+	ents, marks, mul, shift := m.ents, m.marks, m.mul, m.shift&63
+	mask := uint64(len(ents) - 1)
+	for j := (i + 1) & mask; ents[j].key != 0; j = (j + 1) & mask {
 		// The entry at j may fill the hole at i unless its home lies
 		// cyclically in (i, j]: an entry stays at or after its home.
-		if (j-m.home(m.ents[j].key))&mask >= (j-i)&mask {
-			m.ents[i] = m.ents[j]
-			if m.marks != nil {
-				moveBit(m.marks, j, i)
+		if (j-(ents[j].key*mul)>>shift)&mask >= (j-i)&mask {
+			ents[i] = ents[j]
+			if marks != nil {
+				moveBit(marks, j, i)
 			}
 			i = j
 		}
 	}
-	m.ents[i] = entry[V]{}
-	if m.marks != nil {
-		clearBit(m.marks, i)
+	ents[i] = entry[V]{}
+	if marks != nil {
+		clearBit(marks, i)
 	}
 	m.n--
 	return true
