@@ -5,14 +5,18 @@
 // Map is open addressing with linear probing over one array of entries, the
 // key and its value side by side, so that finding or updating a key is one
 // probe sequence in one array: a Go map plus a side slice costs two cache
-// misses per key on a large key set. Key 0 marks an empty slot; the key 0
-// itself is held beside the array.
+// misses per key on a large key set. A slot holds its key XOR a fixed
+// constant (Side), so that an all-zero slot is empty and the key 0, common
+// (small integers, and the SplitMix64 image of 0, which is the hottest key
+// of the datasets' Zipf streams), is held in the array like any other: a
+// key held apart would cost every lookup a branch that mispredicts as often
+// as that key comes. The one key equal to Side is held beside the array.
 //
 // # Hashing
 //
-// A key's home slot in a table of 2^b slots is the top b bits of key·Mul(b,
-// seed): multiplicative (Fibonacci) hashing with an odd multiplier per table
-// size. With one multiplier for every size, the slot order of a table is the
+// A key's home slot in a table of 2^b slots is the top b bits of
+// (key^Side)·Mul(b, seed): multiplicative (Fibonacci) hashing with an odd
+// multiplier per table size. With one multiplier for every size, the slot order of a table is the
 // home order of every smaller one, so a table filled in another's slot order
 // (a stage merging the partials another emits in slot order, a sketch
 // merging another's set) receives its keys sorted by home slot while it is
@@ -77,6 +81,11 @@ func Mul(bits uint, seed uint64) uint64 {
 	return hashx.Mix64(uint64(bits)*0x9e3779b97f4a7c15+seed) | 1
 }
 
+// Side is the one key a Map holds beside its array rather than in it: a
+// slot holds key^Side, and a zero slot is empty. It is the first 64 bits
+// of the fractional part of √2.
+const Side = 0x6a09e667f3bcc908
+
 // Map is a hash map from uint64 keys to values of type V stored in its
 // array. The zero Map is empty, has seed 0 and is ready to use; it
 // allocates its array at the first insert.
@@ -91,14 +100,14 @@ type Map[V any] struct {
 	load  Load
 	limit int  // load.limit(len(ents))
 	n     int  // keys in ents
-	zero  bool // key 0 is held, in zval
-	zval  V
-	zmark bool     // key 0's mark
+	side  bool // the key Side is held, in sval
+	sval  V
+	smark bool     // the key Side's mark
 	marks []uint64 // one bit per slot; nil until the first mark
 }
 
 type entry[V any] struct {
-	key uint64 // 0: empty
+	key uint64 // the key ^ Side; 0: empty
 	val V
 }
 
@@ -125,13 +134,14 @@ func (m *Map[V]) alloc(b uint) {
 	}
 }
 
-// home is key's home slot. On a Map without an array it is 0, which is not
-// a slot: callers compare it with len(m.ents).
-func (m *Map[V]) home(key uint64) uint64 { return (key * m.mul) >> (m.shift & 63) }
+// home is the home slot of the key held as k (key^Side). On a Map
+// without an array it is 0, which is not a slot: callers compare it with
+// len(m.ents).
+func (m *Map[V]) home(k uint64) uint64 { return (k * m.mul) >> m.shift }
 
 // Len is the number of keys held.
 func (m *Map[V]) Len() int {
-	if m.zero {
+	if m.side {
 		return m.n + 1
 	}
 	return m.n
@@ -140,34 +150,37 @@ func (m *Map[V]) Len() int {
 // Bytes is the size of m's array in bytes.
 func (m *Map[V]) Bytes() int { return len(m.ents) * int(unsafe.Sizeof(entry[V]{})) }
 
-// Get returns a pointer to key's value, or nil if key is absent.
+// Get returns a pointer to key's value, or nil if key is absent. It is
+// small enough to inline (home is written out for that): callers' hot
+// lookups cost no call.
 func (m *Map[V]) Get(key uint64) *V {
+	k := key ^ Side
 	ents := m.ents
-	for i := m.home(key); i < uint64(len(ents)); i = (i + 1) & uint64(len(ents)-1) {
+	for i := (k * m.mul) >> m.shift; i < uint64(len(ents)); i = (i + 1) & uint64(len(ents)-1) {
 		e := &ents[i]
 		if e.key == 0 {
 			break
 		}
-		if e.key == key {
+		if e.key == k {
 			return &e.val
 		}
 	}
-	if key == 0 && m.zero {
-		return &m.zval
+	if k == 0 && m.side {
+		return &m.sval
 	}
 	return nil
 }
 
-// find returns key's slot (key != 0), or false if it is absent.
+// find returns the slot of key != Side, or false if it is absent.
 func (m *Map[V]) find(key uint64) (uint64, bool) {
-	mask := uint64(len(m.ents) - 1)
-	i := m.home(key)
+	mask, k := uint64(len(m.ents)-1), key^Side
+	i := m.home(k)
 	if i >= uint64(len(m.ents)) {
 		return 0, false
 	}
 	for {
 		switch m.ents[i].key {
-		case key:
+		case k:
 			return i, true
 		case 0:
 			return 0, false
@@ -183,20 +196,20 @@ func (m *Map[V]) Put(key uint64) (*V, bool) {
 	return v, added
 }
 
-// insert is Put that also returns key's slot (len(m.ents) for key 0).
+// insert is Put that also returns key's slot (len(m.ents) for Side).
 func (m *Map[V]) insert(key uint64) (*V, uint64, bool) {
-	if key == 0 {
-		added := !m.zero
-		m.zero = true
-		return &m.zval, uint64(len(m.ents)), added
+	if key == Side {
+		added := !m.side
+		m.side = true
+		return &m.sval, uint64(len(m.ents)), added
 	}
 	if m.ents == nil {
 		m.alloc(minBits)
 	}
-	mask := uint64(len(m.ents) - 1)
-	for i := m.home(key); ; i = (i + 1) & mask {
+	mask, k := uint64(len(m.ents)-1), key^Side
+	for i := m.home(k); ; i = (i + 1) & mask {
 		e := &m.ents[i]
-		if e.key == key {
+		if e.key == k {
 			return &e.val, i, false
 		}
 		if e.key != 0 {
@@ -206,7 +219,7 @@ func (m *Map[V]) insert(key uint64) (*V, uint64, bool) {
 			m.grow()
 			return m.insert(key)
 		}
-		e.key = key
+		e.key = k
 		m.n++
 		return &e.val, i, true
 	}
@@ -238,12 +251,12 @@ func (m *Map[V]) grow() {
 // Delete removes key and reports whether it was held, by backward-shift
 // deletion (see the package comment). Marks move with their keys.
 func (m *Map[V]) Delete(key uint64) bool {
-	if key == 0 {
-		if !m.zero {
+	if key == Side {
+		if !m.side {
 			return false
 		}
 		var zero V
-		m.zero, m.zval, m.zmark = false, zero, false
+		m.side, m.sval, m.smark = false, zero, false
 		return true
 	}
 	i, ok := m.find(key)
@@ -278,20 +291,20 @@ func (m *Map[V]) Clear() {
 	clear(m.ents)
 	clear(m.marks)
 	var zero V
-	m.n, m.zero, m.zval, m.zmark = 0, false, zero, false
+	m.n, m.side, m.sval, m.smark = 0, false, zero, false
 }
 
-// All visits every key and a pointer to its value: key 0 first, then the
-// array in slot order. The order is a function of the sequence of Puts and
-// Deletes and of the seed. The visit may update values through the pointer
-// but must not Put, Delete or Clear.
+// All visits every key and a pointer to its value: the key Side first,
+// then the array in slot order. The order is a function of the sequence of
+// Puts and Deletes and of the seed. The visit may update values through
+// the pointer but must not Put, Delete or Clear.
 func (m *Map[V]) All() iter.Seq2[uint64, *V] {
 	return func(yield func(uint64, *V) bool) {
-		if m.zero && !yield(0, &m.zval) {
+		if m.side && !yield(Side, &m.sval) {
 			return
 		}
 		for i := range m.ents {
-			if e := &m.ents[i]; e.key != 0 && !yield(e.key, &e.val) {
+			if e := &m.ents[i]; e.key != 0 && !yield(e.key^Side, &e.val) {
 				return
 			}
 		}
@@ -305,7 +318,7 @@ func (m *Map[V]) Touch(keys []uint64) uint64 {
 	ents, mul, shift := m.ents, m.mul, m.shift&63
 	var s uint64
 	for _, k := range keys {
-		if i := (k * mul) >> shift; i < uint64(len(ents)) {
+		if i := ((k ^ Side) * mul) >> shift; i < uint64(len(ents)) {
 			s += ents[i].key
 		}
 	}
@@ -319,8 +332,8 @@ func (m *Map[V]) Touch(keys []uint64) uint64 {
 // nothing for it.
 func (m *Map[V]) PutMarked(key uint64) (v *V, added, first bool) {
 	v, i, added := m.insert(key)
-	if key == 0 {
-		first, m.zmark = !m.zmark, true
+	if key == Side {
+		first, m.smark = !m.smark, true
 		return v, added, first
 	}
 	if m.marks == nil {
@@ -334,9 +347,9 @@ func (m *Map[V]) PutMarked(key uint64) (v *V, added, first bool) {
 // Unmark clears key's mark and returns a pointer to its value, or nil if
 // key is absent.
 func (m *Map[V]) Unmark(key uint64) *V {
-	if key == 0 {
-		m.zmark = false
-		return m.Get(0)
+	if key == Side {
+		m.smark = false
+		return m.Get(Side)
 	}
 	i, ok := m.find(key)
 	if !ok {
@@ -350,8 +363,8 @@ func (m *Map[V]) Unmark(key uint64) *V {
 
 // Marked reports whether key is held and marked.
 func (m *Map[V]) Marked(key uint64) bool {
-	if key == 0 {
-		return m.zero && m.zmark
+	if key == Side {
+		return m.side && m.smark
 	}
 	i, ok := m.find(key)
 	return ok && m.marks != nil && bit(m.marks, i)

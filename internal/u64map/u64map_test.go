@@ -16,18 +16,18 @@ func homeMates(b uint, seed uint64, slot uint64, n int) []uint64 {
 	mul := Mul(b, seed)
 	var keys []uint64
 	for k := uint64(1); len(keys) < n; k++ {
-		if (k*mul)>>(64-b) == slot {
+		if ((k^Side)*mul)>>(64-b) == slot {
 			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// universe is the key set the model tests draw from: key 0, keys sharing a
-// home slot (and the slots after it) at the first three table sizes, and
-// random keys.
+// universe is the key set the model tests draw from: Side (held beside
+// the array), 0, keys sharing a home slot (and the slots after it) at the
+// first three table sizes, and random keys.
 func universe(seed uint64, r *rand.Rand) []uint64 {
-	keys := []uint64{0, 1, 1 << 63, ^uint64(0)}
+	keys := []uint64{Side, 0, 1, 1 << 63, ^uint64(0)}
 	for b := uint(minBits); b < minBits+3; b++ {
 		keys = append(keys, homeMates(b, seed, 0, 6)...)
 		keys = append(keys, homeMates(b, seed, 1<<b-1, 6)...) // runs that wrap
@@ -107,8 +107,8 @@ func (c *checker) op(code byte, k, v uint64) {
 		for key, p := range c.m.All() {
 			require.False(t, seen[key], "key %#x visited twice", key)
 			seen[key] = true
-			if key == 0 {
-				require.True(t, first, "key 0 comes first")
+			if key == Side {
+				require.True(t, first, "Side comes first")
 			}
 			first = false
 			require.Equal(t, c.model[key], *p)
@@ -329,4 +329,22 @@ func TestSeedChangesHomes(t *testing.T) {
 		}
 	}
 	require.Zero(t, same)
+}
+
+// TestKeyZeroInArray: key 0 is held in the array like any key (only Side
+// is held beside it), so lookups of a hot key 0 take the common path.
+func TestKeyZeroInArray(t *testing.T) {
+	var m Map[int]
+	p, added := m.Put(0)
+	require.True(t, added)
+	*p = 7
+	require.False(t, m.side)
+	require.Equal(t, 1, m.n)
+	require.Equal(t, 7, *m.Get(0))
+	p, _ = m.Put(Side)
+	*p = 8
+	require.True(t, m.side)
+	require.Equal(t, 1, m.n)
+	require.Equal(t, 2, m.Len())
+	require.Equal(t, 8, *m.Get(Side))
 }
