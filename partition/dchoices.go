@@ -190,7 +190,7 @@ func (p *DChoices) Route(key uint64) int {
 		p.resolve()
 	}
 	if o.filter.mayContain(key) {
-		if h := p.heads.get(key); h != nil {
+		if h := p.heads.m.Get(key); h != nil {
 			return p.placeSlot(h, key)
 		}
 	}
@@ -214,8 +214,10 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	if !head {
 		return p.tail(key)
 	}
-	h := p.heads.put(key, pr)
-	if h == nil { // the table is full: no cursor kept for this key
+	h := p.heads.m.Get(key)
+	if h != nil {
+		h.p = pr
+	} else if h = p.heads.put(key, pr); h == nil { // the table is full: no cursor kept for this key
 		h = &headSlot{}
 	}
 	return p.placeSlot(h, key)

@@ -69,25 +69,21 @@ func newHeadTable(limit int) *headTable {
 }
 
 // put records a head key's latest probability and returns its slot, or
-// nil when the table is full and the key is not in it.
+// nil when the table is full and the key is not in it. Hot paths look the
+// key up in m themselves, so that the lookup inlines, and call put for a
+// key not found.
 func (t *headTable) put(key uint64, p float64) *headSlot {
-	if t.m.Len() >= t.limit {
-		h := t.m.Get(key)
-		if h != nil {
-			h.p = p
+	h := t.m.Get(key)
+	if h == nil {
+		if t.m.Len() >= t.limit {
+			return nil
 		}
-		return h
-	}
-	h, added := t.m.Put(key)
-	if added {
+		h, _ = t.m.Put(key)
 		*h = headSlot{}
 	}
 	h.p = p
 	return h
 }
-
-// get returns key's slot, or nil when the key is not in the table.
-func (t *headTable) get(key uint64) *headSlot { return t.m.Get(key) }
 
 // each visits the keys in the table.
 func (t *headTable) each(visit func(key uint64)) {
