@@ -16,19 +16,18 @@
 //
 // A key's home slot in a table of 2^b slots is the top b bits of
 // (key^Side)·Mul(b, seed): multiplicative (Fibonacci) hashing with an odd
-// multiplier per table size. With one multiplier for every size, the slot order of a table is the
-// home order of every smaller one, so a table filled in another's slot order
-// (a stage merging the partials another emits in slot order, a sketch
-// merging another's set) receives its keys sorted by home slot while it is
-// smaller than their source: they pile into one run that every insert
-// probes to its end, and filling it is quadratic. A multiplier per size
-// makes the orders independent; the price is that a doubling, which
-// inserts the entries again in slot order, places them without regard to
-// when they came (the first keys, often the most frequent, lose the home
-// slots they held). A nonzero seed draws the multipliers from
-// it, so that keys chosen to collide under one seed do not under another
-// (multiply-shift with a random odd multiplier is universal: two keys share
-// a home with probability at most 2/2^b).
+// multiplier per table size. With one multiplier for every size, the slot
+// order of a table is the home order of every smaller one, so a table filled
+// in another's slot order (a stage merging the partials another emits in
+// slot order) receives its keys sorted by home slot while it is smaller than
+// their source: they pile into one run that every insert probes to its end,
+// and filling it is quadratic. A multiplier per size makes the orders
+// independent; the price is that a doubling, which inserts the entries again
+// in slot order, places them without regard to when they came (the first
+// keys, often the most frequent, lose the home slots they held). A nonzero
+// seed draws the multipliers from it, so that keys chosen to collide under
+// one seed do not under another (multiply-shift with a random odd multiplier
+// is universal: two keys share a home with probability at most 2/2^b).
 //
 // # Load and deletion
 //
