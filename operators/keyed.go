@@ -65,7 +65,7 @@ type WindowStats struct {
 type pane[Acc any] struct {
 	_          [64]byte
 	start, end int64
-	tab        u64map.Map[Acc] // key 0 beside the array; marks after the first firing
+	tab        u64map.Map[Acc] // marks keys changed after the first firing
 	touched    []uint64        // after the first firing: the marked keys, in the order they changed
 	dirty      bool            // holds inputs not yet emitted
 	fired      bool
