@@ -51,7 +51,7 @@ func (f *headFilter) mayContain(key uint64) bool {
 // detectors are measured against. It does not count.
 type OracleDetector struct {
 	filter headFilter
-	head   u64map.Map[float64] // head key -> probability, at most half full
+	head   u64map.Map[float64] // head key -> probability, at most a quarter full
 	stats  HeadStats
 }
 
@@ -77,7 +77,10 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 		}
 	}
 	// At most 1/theta keys reach theta; the table holds those seen.
-	o.head.Init(o.stats.Count, 0, u64map.Half)
+	// A quarter full at most, as the table it replaced: nearly every head
+	// key, the hottest ones with them, sits in its home slot (the table is
+	// small: at most 1/theta keys).
+	o.head.Init(2*o.stats.Count, 0, u64map.Half)
 	for k, p := range probs {
 		if p >= theta {
 			v, _ := o.head.Put(k)
