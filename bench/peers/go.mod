@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/axiomhq/hyperloglog v0.3.0
+	github.com/kamstrup/intmap v0.5.2
 	github.com/skewerhq/skewer v0.0.0
 	github.com/tylertreat/BoomFilters v0.0.0-20251001182300-5b3723cc64ae
 )
@@ -14,7 +15,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/d4l3k/messagediff v1.2.1 // indirect
 	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33 // indirect
-	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )
