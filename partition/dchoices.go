@@ -114,8 +114,8 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 		p.oracle = o
 		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
 		p.heads.fixed = true
-		for k, pr := range o.head.All() {
-			p.heads.put(k, *pr)
+		for _, h := range o.heads { // heaviest first: they take their home slots
+			p.heads.put(h.key, h.p)
 		}
 	}
 	p.refreshMin()

@@ -110,13 +110,16 @@ func (t *headTable) sorted() []headKey {
 	if !t.fixed {
 		t.m.Clear()
 	}
-	slices.SortFunc(t.list, func(a, b headKey) int {
-		if c := cmp.Compare(b.p, a.p); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.key, b.key)
-	})
+	slices.SortFunc(t.list, byWeight)
 	return t.list[:min(len(t.list), maxRealizedKeys)]
+}
+
+// byWeight orders head keys heaviest first, ties by key.
+func byWeight(a, b headKey) int {
+	if c := cmp.Compare(b.p, a.p); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.key, b.key)
 }
 
 // realizedOK reports whether d distinct candidates satisfy the prefix

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/skewerhq/skewer/internal/u64map"
 )
@@ -51,7 +52,8 @@ func (f *headFilter) mayContain(key uint64) bool {
 // detectors are measured against. It does not count.
 type OracleDetector struct {
 	filter headFilter
-	head   u64map.Map[float64] // head key -> probability, at most a quarter full
+	head   u64map.Map[float64] // head key -> probability, at most an eighth full
+	heads  []headKey           // the head keys, heaviest first (byWeight)
 	stats  HeadStats
 }
 
@@ -71,21 +73,20 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 		}
 		if p >= theta {
 			o.filter.add(k)
+			o.heads = append(o.heads, headKey{k, p})
 			o.stats.Count++
 			o.stats.Mass += p
 			o.stats.P1 = max(o.stats.P1, p)
 		}
 	}
-	// At most 1/theta keys reach theta; the table holds those seen.
-	// A quarter full at most, as the table it replaced: nearly every head
-	// key, the hottest ones with them, sits in its home slot (the table is
-	// small: at most 1/theta keys).
-	o.head.Init(2*o.stats.Count, 0, u64map.Half)
-	for k, p := range probs {
-		if p >= theta {
-			v, _ := o.head.Put(k)
-			*v = p
-		}
+	// At most 1/theta keys reach theta: the table is small, read only, and
+	// its few heaviest keys take most lookups. At most an eighth full and
+	// filled heaviest first, it leaves them in their home slots: one probe.
+	slices.SortFunc(o.heads, byWeight)
+	o.head.Init(4*len(o.heads), 0, u64map.Half)
+	for _, h := range o.heads {
+		v, _ := o.head.Put(h.key)
+		*v = h.p
 	}
 	return o, nil
 }
