@@ -9,6 +9,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -160,7 +161,7 @@ func TestBackpressureBoundsQueues(t *testing.T) {
 	const n = 20_000
 	j, err := NewJob(QueueBatches(3), BatchSize(64))
 	require.NoError(t, err)
-	recs := zipfRecords(3, n, 1.3, 1000, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(3, n, 1.3, 1000, time.Microsecond, 0)
 	src := Source(j, "src", split(recs, 2))
 	m := Map(src, "id", func(r datasets.Record) datasets.Record { return r }, Parallelism(2))
 	var got [2]int

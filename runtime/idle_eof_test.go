@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/stretchr/testify/require"
@@ -97,5 +98,5 @@ func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
 		got[winKey{r.Key, r.Start}] += r.Value
 	}
 	t.Logf("results %v metrics %+v", got, j.Metrics())
-	require.Equal(t, exactCounts([]datasets.Record{a, a, a, a, x, x, y}, win), got)
+	require.Equal(t, testkit.ExactCounts[winKey]([]datasets.Record{a, a, a, a, x, x, y}, win), got)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -165,7 +166,7 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 	}
 	hot := winKey{idleHotKey, 0}
 	if win.IsSession() {
-		hot.start = 5
+		hot.Start = 5
 	}
 	final := map[winKey]uint64{}
 	var updates []operators.Result[uint64]
@@ -199,5 +200,5 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 		require.Equal(t, uint64(1), late, "the returning record is late: %+v", j.Metrics())
 		require.Equal(t, int64(1), lateStream.Load(), "on the Late stream, as with hash")
 	}
-	require.Equal(t, exactCounts(recs, win), final)
+	require.Equal(t, testkit.ExactCounts[winKey](recs, win), final)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +37,7 @@ func disorderedCount(t *testing.T, recs []datasets.Record, win operators.Windows
 // for every edge, with and without allowed lateness.
 func TestLateRecordsConserved(t *testing.T) {
 	const n = 20_000
-	recs := zipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
+	recs := testkit.ZipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
 	tw, err := operators.Tumbling(5 * time.Millisecond)
 	require.NoError(t, err)
 	for _, ec := range allEdges() {
@@ -116,7 +117,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 	const n = 30_000
 	j, err := NewJob(FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	recs := zipfRecords(4, n, 1.1, 100, 0, 0)
+	recs := testkit.ZipfRecords(4, n, 1.1, 100, 0, 0)
 	for i := range recs {
 		recs[i].Time = 0 // no event time at all
 	}
@@ -141,7 +142,7 @@ func TestMetricsCountEveryRecord(t *testing.T) {
 	const n = 10_000
 	j, err := NewJob(BatchSize(100))
 	require.NoError(t, err)
-	recs := zipfRecords(5, n, 1.5, 300, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(5, n, 1.5, 300, time.Microsecond, 0)
 	src := Source(j, "src", split(recs, 2))
 	even := Filter(src, "even", func(r datasets.Record) bool { return r.Key%2 == 0 }, Parallelism(2))
 	agg := WindowAggregate(even, "count", operators.Count[datasets.Record](), Parallelism(3), Via(Shuffle()))
@@ -205,7 +206,7 @@ func TestBuildErrors(t *testing.T) {
 // TestSteadyStateAllocatesNothing runs the same job on 100k and 400k
 // records of the same 1000 keys: the extra 300k records allocate nothing.
 func TestSteadyStateAllocatesNothing(t *testing.T) {
-	recs := zipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
 	run := func(n int) float64 {
 		return testing.AllocsPerRun(2, func() {
 			j, err := NewJob(BatchSize(256))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +54,7 @@ func applySessionUpdates(t *testing.T, results []operators.Result[uint64]) map[s
 // not late, each (key, session) first fired once.
 func TestSessionLateRecordsConserved(t *testing.T) {
 	const n = 20_000
-	recs := zipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
+	recs := testkit.ZipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
 	gap, err := operators.Sessions(500 * time.Microsecond)
 	require.NoError(t, err)
 	for _, ec := range allEdges() {
@@ -82,7 +83,7 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 					require.Zero(t, c, "late record %+v was never sent", r)
 				}
 				want := map[sessionKey]uint64{}
-				eachSession(kept, int64(gap.Gap()), func(key uint64, start, end int64, c uint64) {
+				testkit.EachSession(kept, int64(gap.Gap()), func(key uint64, start, end int64, c uint64) {
 					want[sessionKey{key, start, end}] = c
 				})
 				got := applySessionUpdates(t, sink.got)
@@ -120,7 +121,7 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 // timer queue double only when it holds more sessions at once than ever
 // before, a handful of times over the run.
 func TestSessionSteadyStateAllocatesNothing(t *testing.T) {
-	recs := zipfRecords(6, 100_000, 1.1, 1000, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(6, 100_000, 1.1, 1000, time.Microsecond, 0)
 	gap, err := operators.Sessions(200 * time.Microsecond)
 	require.NoError(t, err)
 	run := func(n int) float64 {
@@ -148,7 +149,7 @@ func TestSessionProcessingTime(t *testing.T) {
 	const n = 30_000
 	j, err := NewJob(FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	recs := zipfRecords(4, n, 1.1, 100, 0, 0)
+	recs := testkit.ZipfRecords(4, n, 1.1, 100, 0, 0)
 	for i := range recs {
 		recs[i].Time = 0 // no event time at all
 	}
