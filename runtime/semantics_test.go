@@ -15,16 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// disorderedCount builds the job of the late-record tests: recs over two
-// sources with 2 ms of out-of-orderness, counted in windows win behind
-// edge by 3 workers with the given allowed lateness, the results into one
-// sink (one FIFO: a key's results in order). The caller wires agg.Late.
-func disorderedCount(t *testing.T, recs []datasets.Record, win operators.Windows, edge Edge,
+// disorderedBatch is the BatchSize of disorderedCount's job: the records
+// its sources read per Fill.
+const disorderedBatch = 32
+
+// disorderedCount builds the job of the late-record tests: streams (two)
+// read in buffers of disorderedBatch records with 2 ms of
+// out-of-orderness, counted in windows win behind edge by 3 workers with
+// the given allowed lateness, the results into one sink (one FIFO: a key's
+// results in order). The caller wires agg.Late.
+func disorderedCount(t *testing.T, streams []datasets.Stream, win operators.Windows, edge Edge,
 	lateness time.Duration) (*Job, *Aggregated[datasets.Record, uint64], *resultSink[uint64]) {
 	t.Helper()
-	j, err := NewJob(BatchSize(32), FlushInterval(time.Millisecond))
+	j, err := NewJob(BatchSize(disorderedBatch), FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	src := Source(j, "src", split(recs, 2), OutOfOrderness(2*time.Millisecond))
+	src := Source(j, "src", streams, OutOfOrderness(2*time.Millisecond))
 	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
 		Via(edge), Parallelism(3), AllowedLateness(lateness))
 	sink := &resultSink[uint64]{}
@@ -43,7 +48,7 @@ func TestLateRecordsConserved(t *testing.T) {
 	for _, ec := range allEdges() {
 		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
-				j, agg, sink := disorderedCount(t, recs, tw, ec.edge, lateness)
+				j, agg, sink := disorderedCount(t, split(recs, 2), tw, ec.edge, lateness)
 				var late atomic.Int64
 				Sink(agg.Late, "late", func(int, datasets.Record) error { late.Add(1); return nil })
 				runJob(t, j)
