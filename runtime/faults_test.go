@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
@@ -103,54 +104,54 @@ func TestSinkErrorStopsJob(t *testing.T) {
 	require.Equal(t, "out", we.Stage)
 }
 
+// TestCancelReturnsPromptly cancels a running job, and one whose sink is
+// stuck on a dead downstream after backpressure has filled the sink's
+// queue (in a synctest bubble, synctest.Wait returns once every worker is
+// blocked): Run returns context.Canceled, and no queue ever held more than
+// its bound. Run returns before the bubble's clock moves: no worker waits
+// on a timer to see the cancellation.
 func TestCancelReturnsPromptly(t *testing.T) {
 	for _, name := range []string{"running", "blocked-sink"} {
 		t.Run(name, func(t *testing.T) {
-			j, err := NewJob(QueueBatches(2), BatchSize(16))
-			require.NoError(t, err)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
-			tw, err := operators.Tumbling(time.Millisecond)
-			require.NoError(t, err)
-			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
-			started := make(chan struct{})
-			first := true
-			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
-				if first {
-					first = false
-					close(started)
-				}
+			synctest.Test(t, func(t *testing.T) {
+				j, err := NewJob(QueueBatches(2), BatchSize(16))
+				require.NoError(t, err)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
+				tw, err := operators.Tumbling(time.Millisecond)
+				require.NoError(t, err)
+				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+				started := make(chan struct{})
+				first := true
+				Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
+					if first {
+						first = false
+						close(started)
+					}
+					if name == "blocked-sink" {
+						<-ctx.Done() // a sink stuck on a dead downstream
+					}
+					return nil
+				}, Parallelism(1))
+				done := runAsync(ctx, j)
+				<-started
 				if name == "blocked-sink" {
-					<-ctx.Done() // a sink stuck on a dead downstream
-				}
-				return nil
-			}, Parallelism(1))
-			done := runAsync(ctx, j)
-			<-started
-			if name == "blocked-sink" {
-				// Backpressure fills every queue up to its bound.
-				for {
-					full := true
+					synctest.Wait() // every worker blocked: backpressure has filled the queues
 					for _, s := range j.Metrics() {
-						if s.QueueCap > 0 && s.Stage == "sink" && s.QueueHWM < s.QueueCap {
-							full = false
+						if s.Stage == "sink" {
+							require.Equal(t, s.QueueCap, s.QueueHWM, "the sink's queue is full")
 						}
 					}
-					if full {
-						break
-					}
-					time.Sleep(time.Millisecond) // polling a metric, not synchronising
 				}
-			}
-			t0 := time.Now()
-			cancel()
-			err = waitRun(t, done)
-			require.ErrorIs(t, err, context.Canceled)
-			t.Logf("Run returned %v after cancel", time.Since(t0))
-			for _, s := range j.Metrics() {
-				require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
-			}
+				t0 := time.Now()
+				cancel()
+				require.ErrorIs(t, waitRun(t, done), context.Canceled)
+				require.Zero(t, time.Since(t0), "Run returned without waiting on a timer")
+				for _, s := range j.Metrics() {
+					require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
+				}
+			})
 		})
 	}
 }
