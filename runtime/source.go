@@ -153,13 +153,15 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 			out.setWatermark(gen.Watermark())
 			m.in.Add(uint64(n))
 			m.batches.Add(1)
-			out.publish()
 		}
 		if n < want {
-			out.close()
+			out.close() // the records go with the end of input
 			m.busy.Add(uint64(time.Since(t0)))
 			return nil
 		}
+		// Before the next Fill, which may block: receivers with an empty
+		// queue get what this buffer left them.
+		out.flushIdle()
 		now = j.now()
 		if now-lastFlush >= int64(j.cfg.flush) {
 			out.flush()
