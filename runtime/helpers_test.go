@@ -33,6 +33,11 @@ type winKey struct {
 	Start int64
 }
 
+// onBubbleClock makes j's modelled service times (ServiceTime) end on the
+// clock of the synctest bubble j runs in: time.Sleep instead of a thread
+// sleep, which the bubble's clock does not see.
+func onBubbleClock(j *Job) { j.cfg.sleep = time.Sleep }
+
 // resultSink collects results from every worker.
 type resultSink[Out any] struct {
 	mu  sync.Mutex

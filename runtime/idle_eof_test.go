@@ -69,6 +69,7 @@ func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(2))
 		require.NoError(t, err)
+		onBubbleClock(j)
 		go0, go1, rel := make(chan struct{}), make(chan struct{}), make(chan struct{})
 		a := datasets.Record{Key: rvA, Time: 5}
 		y := datasets.Record{Key: rvY, Time: int64(time.Millisecond)}

@@ -226,6 +226,7 @@ func TestBusyPartialWorkerIsWaitedFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(1), QueueBatches(64))
 		require.NoError(t, err)
+		onBubbleClock(j)
 		ms := int64(time.Millisecond)
 		steady := &paced{}
 		var recs []datasets.Record

@@ -280,7 +280,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		return err
 	}
 	tr.Start(j.now())
-	srv := server{cost: b.cfg.cost}
+	srv := server{cost: b.cfg.cost, sleep: j.cfg.sleep}
 	tick := time.NewTicker(j.cfg.flush)
 	defer tick.Stop()
 	setWM := func(wm int64) {

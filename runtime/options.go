@@ -23,10 +23,13 @@ type jobConfig struct {
 	queue       int
 	flush       time.Duration
 	idleTimeout time.Duration
+	// sleep ends ServiceTime's waits (see server); tests on a synctest
+	// bubble's clock set time.Sleep.
+	sleep func(time.Duration)
 }
 
 func defaultJobConfig() jobConfig {
-	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0}
+	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: sleepPrecise}
 }
 
 func (c *jobConfig) validate() error {

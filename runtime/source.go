@@ -70,7 +70,7 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 		return err
 	}
 	buf := make([]datasets.Record, j.cfg.batchSize)
-	srv := server{cost: s.cfg.cost}
+	srv := server{cost: s.cfg.cost, sleep: j.cfg.sleep}
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
