@@ -259,9 +259,9 @@ type handler[In any] interface {
 
 // consume is the loop of every non-source worker: take batches, charge
 // their cost, process them, merge watermarks, advance, send what it holds
-// to the receivers that wait for input, flush everything on the tick, and
-// at the end of all inputs fire everything and close the outputs. Before
-// it waits for input it sends every batch it holds.
+// for receivers with an empty queue, flush everything on the tick, and at
+// the end of all inputs fire everything and close the outputs. Before it
+// waits for input it sends every batch it holds.
 //
 // Idleness: only a source's silence counts (IdleTimeout); a worker whose
 // inputs are all idle first sends what it holds back (handler.idle), then
