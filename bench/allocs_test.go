@@ -24,7 +24,7 @@ func TestHotPathAllocs(t *testing.T) {
 		// Steady state: the generator recycles its batches and the source
 		// copies them into the runtime's buffer; neither allocates.
 		const n = 1 << 16
-		g, err := NewGenerator(datasets.FromKeys(keys(n)), GeneratorConfig{Batch: 64, Limit: n}, &fakeClock{}, 0)
+		g, err := NewGenerator(datasets.FromKeys(keys(n)), GeneratorConfig{Batch: 64, Limit: n, Queue: 64}, &fakeClock{}, 0)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -47,7 +47,7 @@ func TestHotPathAllocs(t *testing.T) {
 }
 
 func TestGenSourceAfterEnd(t *testing.T) {
-	g, err := NewGenerator(datasets.FromKeys(keys(10)), GeneratorConfig{Batch: 4, Limit: 10}, &fakeClock{}, 0)
+	g, err := NewGenerator(datasets.FromKeys(keys(10)), GeneratorConfig{Batch: 4, Limit: 10, Queue: 64}, &fakeClock{}, 0)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- g.Run(context.Background()) }()

@@ -32,7 +32,7 @@ func BenchmarkLatencyRecord(b *testing.B) {
 func BenchmarkGeneratorSource(b *testing.B) {
 	const batch = 512
 	n := int64(b.N) * batch
-	g, err := NewGenerator(datasets.FromKeys(make([]uint64, n)), GeneratorConfig{Batch: batch, Limit: n}, NewWallClock(), 0)
+	g, err := NewGenerator(datasets.FromKeys(make([]uint64, n)), GeneratorConfig{Batch: batch, Limit: n, Queue: 64}, NewWallClock(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

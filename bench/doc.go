@@ -26,8 +26,19 @@
 // rose steadily over the run. FindSustainable searches for the highest
 // offered rate whose slope stays flat: the sustainable throughput.
 //
-// Memory comes from runtime.MemStats, sampled during the run (peak live heap
-// above the start, bytes allocated, GC cycles).
+// A run's memory comes from runtime.MemStats, sampled during the run (peak
+// live heap above the start, bytes allocated, GC cycles). A sketch's memory
+// is what the filled sketch holds: its struct and every array it
+// references, walked by reflection, the same measure for every sketch.
+//
+// # Configuration and cancellation
+//
+// Every configuration is explicit: a zero or empty field is refused with an
+// ErrInvalidParameter that names the command-line flag, never replaced by a
+// default. RunAll, RunPartition and RunSketches take a context; when it
+// ends they stop promptly (RunAll within a batch, even while the generator
+// waits for a distant scheduled record) and return the rows measured so
+// far, the one cut short marked Interrupted, with the context's error.
 //
 // # Output
 //

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -27,29 +26,27 @@ type GeneratorConfig struct {
 	// end of the stream, whichever comes first, ends the run.
 	Duration time.Duration
 	// Queue is the number of batches buffered between the generator and the
-	// system under test (default 64). When it is full the generator waits,
+	// system under test (at least 1). When it is full the generator waits,
 	// but its records keep their scheduled times, so the wait shows in the
 	// latency instead of being omitted.
 	Queue int
 }
 
+// validate checks every field: none has a default.
 func (c *GeneratorConfig) validate() error {
 	switch {
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
-		return invalidParam("rate", c.Rate, ">= 0 records/s (0: as fast as possible)")
+	case checkRate(c.Rate) != nil:
+		return checkRate(c.Rate)
 	case c.Batch <= 0:
-		return invalidParam("batch", c.Batch, "> 0")
+		return invalidParam("-batch", c.Batch, "> 0")
 	case c.Limit < 0:
-		return invalidParam("tuples", c.Limit, ">= 0")
+		return invalidParam("-tuples", c.Limit, ">= 0")
 	case c.Duration < 0:
-		return invalidParam("duration", c.Duration, ">= 0")
-	case c.Queue < 0:
-		return invalidParam("queue", c.Queue, ">= 0")
+		return invalidParam("-duration", c.Duration, ">= 0")
+	case c.Queue < 1:
+		return invalidParam("queue", c.Queue, ">= 1")
 	case c.Limit == 0 && c.Duration == 0:
-		return invalidParam("tuples", 0, "> 0 unless a duration is set")
-	}
-	if c.Queue == 0 {
-		c.Queue = 64
+		return invalidParam("-tuples", 0, "> 0 unless -duration is set")
 	}
 	return nil
 }
@@ -91,10 +88,9 @@ func NewGenerator(stream datasets.Stream, cfg GeneratorConfig, clock Clock, epoc
 		return nil, err
 	}
 	batch := cfg.Batch
-	if cfg.Rate > 0 {
+	if perDelay := cfg.Rate * maxBatchDelay.Seconds(); cfg.Rate > 0 && perDelay < float64(batch) {
 		// Keep the wait of a batch's first record for its last one short.
-		perDelay := int(cfg.Rate * maxBatchDelay.Seconds())
-		batch = max(1, min(batch, perDelay))
+		batch = max(1, int(perDelay))
 	}
 	g := &Generator{
 		cfg: cfg, stream: stream, clock: clock, epoch: epoch,
@@ -119,7 +115,9 @@ func (g *Generator) Sent() int64 { return g.sent }
 func (g *Generator) Behind() time.Duration { return g.behind }
 
 // Run generates until the limit, the duration or the end of the stream, then
-// closes the queue. It returns ctx's error if cancelled first.
+// closes the queue. It returns ctx's error as soon as ctx ends first, even
+// while it waits for a record's scheduled time (at a low rate, minutes away),
+// and closes the queue then too, so that sources see the end.
 func (g *Generator) Run(ctx context.Context) error {
 	defer close(g.out)
 	interval := 0.0
@@ -156,7 +154,9 @@ func (g *Generator) Run(ctx context.Context) error {
 			}
 			g.last.Store(buf[n-1].Time)
 			due := time.Duration(float64(i+int64(n-1)) * interval)
-			g.clock.SleepUntil(due)
+			if err := g.clock.SleepUntil(ctx, due); err != nil {
+				return err
+			}
 			if late := g.clock.Now() - due; late > g.behind {
 				g.behind = late
 			}

@@ -37,7 +37,7 @@ func TestGeneratorSchedule(t *testing.T) {
 	const epoch = int64(1_700_000_000_000_000_000)
 	t.Run("rate 1000/s stamps record i at i ms", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(2500)), GeneratorConfig{Rate: 1000, Batch: 64, Limit: 2000}, clk, epoch)
+		g, err := NewGenerator(datasets.FromKeys(keys(2500)), GeneratorConfig{Rate: 1000, Batch: 64, Limit: 2000, Queue: 64}, clk, epoch)
 		require.NoError(t, err)
 		require.Equal(t, 1, g.BatchSize(), "1 ms of schedule holds one record at 1000/s")
 		got := drain(t, g)
@@ -51,7 +51,7 @@ func TestGeneratorSchedule(t *testing.T) {
 	})
 	t.Run("high rate batches at most 1 ms of schedule", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(10000)), GeneratorConfig{Rate: 1e6, Batch: 4096, Limit: 10000}, clk, 0)
+		g, err := NewGenerator(datasets.FromKeys(keys(10000)), GeneratorConfig{Rate: 1e6, Batch: 4096, Limit: 10000, Queue: 64}, clk, 0)
 		require.NoError(t, err)
 		require.Equal(t, 1000, g.BatchSize())
 		got := drain(t, g)
@@ -60,14 +60,14 @@ func TestGeneratorSchedule(t *testing.T) {
 	})
 	t.Run("duration cuts the schedule", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(100000)), GeneratorConfig{Rate: 10000, Batch: 16, Duration: 500 * time.Millisecond}, clk, 0)
+		g, err := NewGenerator(datasets.FromKeys(keys(100000)), GeneratorConfig{Rate: 10000, Batch: 16, Duration: 500 * time.Millisecond, Queue: 64}, clk, 0)
 		require.NoError(t, err)
 		got := drain(t, g)
 		require.Len(t, got, 5000)
 		require.Less(t, got[len(got)-1].Time, int64(500*time.Millisecond))
 	})
 	t.Run("stream end", func(t *testing.T) {
-		g, err := NewGenerator(datasets.FromKeys(keys(77)), GeneratorConfig{Batch: 10, Limit: 1000}, &fakeClock{}, 0)
+		g, err := NewGenerator(datasets.FromKeys(keys(77)), GeneratorConfig{Batch: 10, Limit: 1000, Queue: 64}, &fakeClock{}, 0)
 		require.NoError(t, err)
 		require.False(t, g.Stamp())
 		got := drain(t, g)
@@ -103,15 +103,33 @@ func TestGeneratorSchedule(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, <-errc, context.Canceled)
 	})
+	t.Run("cancel while waiting for the schedule", func(t *testing.T) {
+		// At 0.001 records/s the second record is due 1000 s after the
+		// first; cancelling ends the wait and closes the queue.
+		g, err := NewGenerator(datasets.FromKeys(keys(1000)), GeneratorConfig{Rate: 0.001, Batch: 512, Limit: 1000, Queue: 64}, stoppedClock{}, 0)
+		require.NoError(t, err)
+		require.Equal(t, 1, g.BatchSize())
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { errc <- g.Run(ctx) }()
+		b := g.Next()
+		require.Len(t, b, 1, "the first record is due at once")
+		g.Release(b)
+		cancel()
+		require.ErrorIs(t, <-errc, context.Canceled)
+		require.Nil(t, g.Next(), "the queue is closed: sources see the end")
+		require.EqualValues(t, 1, g.Sent())
+	})
 }
 
 func TestGeneratorConfigErrors(t *testing.T) {
 	s := datasets.FromKeys(keys(1))
 	for name, cfg := range map[string]GeneratorConfig{
-		"rate":     {Rate: -1, Batch: 1, Limit: 1},
-		"batch":    {Batch: 0, Limit: 1},
-		"tuples":   {Batch: 1},
-		"duration": {Batch: 1, Duration: -time.Second},
+		"-rate":     {Rate: -1, Batch: 1, Limit: 1, Queue: 1},
+		"-batch":    {Batch: 0, Limit: 1, Queue: 1},
+		"-tuples":   {Batch: 1, Queue: 1},
+		"-duration": {Batch: 1, Duration: -time.Second, Queue: 1},
+		"queue":     {Batch: 1, Limit: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := NewGenerator(s, cfg, &fakeClock{}, 0)

@@ -27,18 +27,29 @@ type Cell struct {
 	// omits it, benchfmt leaves the measurement out).
 	Value any
 	// Prec is the number of decimals a float64 shows in the table (-1:
-	// shortest exact form, as in CSV).
+	// shortest exact form, as in CSV; PrecRatio: the notation of ratios
+	// such as the imbalance λ).
 	Prec int
+	// Div, when > 0, divides a numeric Value for the table only (bytes
+	// shown as MiB: Div 1<<20, with the unit in Head); CSV, JSON and
+	// benchfmt keep the value as Name and Unit state it.
+	Div float64
 	// Key marks a configuration field: benchfmt puts it in the benchmark
 	// name (name=value) instead of among the measurements.
 	Key bool
 	// Unit is the benchfmt unit of a measurement ("" leaves it out of
 	// benchfmt).
 	Unit string
-	// Table false leaves the cell out of the table (CSV and benchfmt keep
-	// it).
+	// NoTable leaves the cell out of the table (CSV and benchfmt keep it).
+	// The table shows a column when any row's cell has NoTable false.
 	NoTable bool
 }
+
+// PrecRatio is the table notation of ratios that span many decades, the
+// imbalance λ first: four decimals from 0.01 up, two significant digits in
+// e-notation below (1.3e-05), and 0.0000 for an exact zero. Every
+// subcommand shows λ this way.
+const PrecRatio = -2
 
 // Row is one result row.
 type Row interface {
@@ -49,7 +60,7 @@ type Row interface {
 
 // Meta describes a report: the subcommand (the benchmark's name in
 // benchfmt) and the settings echoed above the table and in benchfmt's
-// configuration lines. The seed is always among them.
+// configuration lines: what ran (the seed wherever something used it).
 type Meta struct {
 	Command  string
 	Settings [][2]string
@@ -96,7 +107,17 @@ func pretty(c Cell) string {
 	if c.Value == nil {
 		return "-"
 	}
-	if f, ok := c.Value.(float64); ok && c.Prec >= 0 {
+	if c.Div > 0 {
+		c.Value = toFloat(c.Value) / c.Div
+	}
+	f, ok := c.Value.(float64)
+	if ok && c.Prec == PrecRatio {
+		if f != 0 && f > -0.01 && f < 0.01 {
+			return strconv.FormatFloat(f, 'e', 1, 64)
+		}
+		return strconv.FormatFloat(f, 'f', 4, 64)
+	}
+	if ok && c.Prec >= 0 {
 		if f != 0 && c.Prec > 0 && (f < 0.5*pow10(-c.Prec) && f > -0.5*pow10(-c.Prec)) {
 			return strconv.FormatFloat(f, 'e', 1, 64)
 		}
@@ -116,6 +137,32 @@ func pow10(n int) float64 {
 	return p
 }
 
+// opt is *v, or nil (a field that does not apply) when v is nil.
+func opt[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// optZero is v, or nil when v is zero (a count that is unknown).
+func optZero[T comparable](v T) any {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return v
+}
+
+// joinInts writes a list of counts as one field: "3 1 4".
+func joinInts[T int64 | uint64](v []T) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
+
 func writeTable(w io.Writer, meta Meta, rows []Row) error {
 	var hdr strings.Builder
 	hdr.WriteString("# streambench " + meta.Command)
@@ -129,18 +176,25 @@ func writeTable(w io.Writer, meta Meta, rows []Row) error {
 		_, err := fmt.Fprintln(w, "# no rows")
 		return err
 	}
+	head := rows[0].Cells()
+	show := make([]bool, len(head))
+	for _, r := range rows {
+		for i, c := range r.Cells() {
+			show[i] = show[i] || !c.NoTable
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	var line []string
-	for _, c := range rows[0].Cells() {
-		if !c.NoTable {
+	for i, c := range head {
+		if show[i] {
 			line = append(line, c.Head)
 		}
 	}
 	fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
 	for _, r := range rows {
 		line = line[:0]
-		for _, c := range r.Cells() {
-			if !c.NoTable {
+		for i, c := range r.Cells() {
+			if show[i] {
 				line = append(line, pretty(c))
 			}
 		}

@@ -83,3 +83,53 @@ func TestWriteFormats(t *testing.T) {
 		require.ErrorContains(t, err, "table, csv, json, benchfmt")
 	})
 }
+
+// cellRow is a row of hand-made cells.
+type cellRow []Cell
+
+func (r cellRow) Cells() []Cell { return r }
+
+func TestTableNotation(t *testing.T) {
+	// λ reads the same in every subcommand: four decimals from 0.01 up,
+	// two significant digits below, 0.0000 for an exact zero. Bytes show
+	// in the table's unit and stay bytes in CSV and benchfmt.
+	var rows []Row
+	for _, v := range []float64{2.2536, 0.0123, 0, 1.3e-5, 0.00012, 4e-6} {
+		rows = append(rows, cellRow{
+			{Name: "imbalance", Head: "IMBALANCE", Value: v, Prec: PrecRatio, Unit: "imbalance"},
+			{Name: "heap_bytes", Head: "HEAP-MiB", Value: uint64(3 << 19), Div: 1 << 20, Prec: 1, Unit: "heap-B"},
+		})
+	}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, "table", Meta{Command: "x"}, rows))
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n")[2:] {
+		f := strings.Fields(l)
+		require.Equal(t, "1.5", f[1], "bytes shown as MiB")
+		got = append(got, f[0])
+	}
+	require.Equal(t, []string{"2.2536", "0.0123", "0.0000", "1.3e-05", "1.2e-04", "4.0e-06"}, got)
+	b.Reset()
+	require.NoError(t, Write(&b, "csv", Meta{Command: "x"}, rows[:1]))
+	require.Equal(t, "imbalance,heap_bytes\n2.2536,1572864\n", b.String(), "CSV holds what the names say")
+	b.Reset()
+	require.NoError(t, Write(&b, "benchfmt", Meta{Command: "x"}, rows[:1]))
+	require.Contains(t, b.String(), "BenchmarkX 1 2.2536 imbalance 1.572864e+06 heap-B\n")
+}
+
+func TestTableColumnShownByAnyRow(t *testing.T) {
+	// A column hidden by one row's NoTable shows when another row shows
+	// it, with every row's value.
+	rows := []Row{
+		cellRow{{Name: "a", Head: "A", Value: 1}, {Name: "s", Head: "S", Value: 1, NoTable: true}},
+		cellRow{{Name: "a", Head: "A", Value: 2}, {Name: "s", Head: "S", Value: 2}},
+	}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, "table", Meta{Command: "x"}, rows))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Regexp(t, `^\s*A\s+S\s*$`, lines[1])
+	require.Regexp(t, `^\s*1\s+1\s*$`, lines[2])
+	b.Reset()
+	require.NoError(t, Write(&b, "table", Meta{Command: "x"}, rows[:1]))
+	require.Regexp(t, `^\s*A\s*$`, strings.Split(b.String(), "\n")[1])
+}

@@ -36,9 +36,10 @@ func order[R any, K comparable](rows []R, key func(R) K) []K {
 	return ks
 }
 
-// RunPanels draws a run: throughput against workers per partitioner, and
-// the latency percentiles per partitioner at the largest worker count. With
-// repeated runs (-count) each point is the median of its repetitions.
+// RunPanels draws a run: throughput against workers per partitioner (and
+// source count, when the run has several), and the latency percentiles per
+// partitioner at the largest worker count. With repeated runs (-count) each
+// point is the median of its repetitions.
 func RunPanels(rows []RunRow) []Panel {
 	tp := Panel{Title: "Throughput", XLabel: "workers", YLabel: "tuples/s", LegendLeft: true}
 	lat := Panel{Title: "Latency", XLabel: "percentile", YLabel: "ms", LogY: true, LogFloor: 1e-3, LegendLeft: true,
@@ -49,28 +50,36 @@ func RunPanels(rows []RunRow) []Panel {
 	}
 	ws := order(rows, func(r RunRow) int { return r.Workers })
 	slices.Sort(ws)
+	srcs := order(rows, func(r RunRow) int { return r.Sources })
 	for _, p := range order(rows, func(r RunRow) string { return r.Partitioner }) {
-		l := Line{Name: p}
-		for _, w := range ws {
-			var tps, p50, p95, p99, p999, mx []float64
-			for _, r := range rows {
-				if r.Partitioner == p && r.Workers == w {
-					m := r.LatencyMs
-					tps, p50, p95, p99 = append(tps, r.ThroughputTPS), append(p50, m.P50), append(p95, m.P95), append(p99, m.P99)
-					p999, mx = append(p999, m.P999), append(mx, m.Max)
+		for _, s := range srcs {
+			l := Line{Name: p}
+			if len(srcs) > 1 {
+				l.Name = fmt.Sprintf("%s S=%d", p, s)
+			}
+			for _, w := range ws {
+				var tps, p50, p95, p99, p999, mx []float64
+				for _, r := range rows {
+					if r.Partitioner == p && r.Sources == s && r.Workers == w {
+						m := r.LatencyMs
+						tps, p50, p95, p99 = append(tps, r.ThroughputTPS), append(p50, m.P50), append(p95, m.P95), append(p99, m.P99)
+						p999, mx = append(p999, m.P999), append(mx, m.Max)
+					}
+				}
+				if len(tps) == 0 {
+					continue
+				}
+				l.X = append(l.X, float64(w))
+				l.Y = append(l.Y, median(tps))
+				if w == maxW {
+					lat.Lines = append(lat.Lines, Line{Name: fmt.Sprintf("%s n=%d", l.Name, w),
+						X: []float64{0, 1, 2, 3, 4}, Y: []float64{median(p50), median(p95), median(p99), median(p999), median(mx)}})
 				}
 			}
-			if len(tps) == 0 {
-				continue
-			}
-			l.X = append(l.X, float64(w))
-			l.Y = append(l.Y, median(tps))
-			if w == maxW {
-				lat.Lines = append(lat.Lines, Line{Name: fmt.Sprintf("%s n=%d", p, w),
-					X: []float64{0, 1, 2, 3, 4}, Y: []float64{median(p50), median(p95), median(p99), median(p999), median(mx)}})
+			if len(l.X) > 0 {
+				tp.Lines = append(tp.Lines, l)
 			}
 		}
-		tp.Lines = append(tp.Lines, l)
 	}
 	return []Panel{tp, lat}
 }
@@ -85,8 +94,17 @@ func median(v []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
+// opt0 is *v, or 0 when v is nil.
+func opt0(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
 // PartitionPanels draws a sweep: imbalance against s per partitioner, one
-// panel per worker count (log scale: a perfect balance is drawn at 1e-6).
+// panel per worker count (log scale: a perfect balance is drawn at 1e-6). A
+// file workload, which has no exponent, is drawn at s = 0.
 func PartitionPanels(rows []PartitionRow) []Panel {
 	var panels []Panel
 	srcs := order(rows, func(r PartitionRow) int { return r.Sources })
@@ -100,7 +118,7 @@ func PartitionPanels(rows []PartitionRow) []Panel {
 				}
 				for _, r := range rows {
 					if r.Workers == n && r.Sources == s && r.Partitioner == p {
-						l.X = append(l.X, r.ZipfS)
+						l.X = append(l.X, opt0(r.ZipfS))
 						l.Y = append(l.Y, r.Imbalance)
 					}
 				}

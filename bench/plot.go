@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,13 +64,33 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// CheckPlotFile validates a --plot file name: it must end in .svg or .png.
+// CheckPlotFile checks a -plot file before a run, so that a bad one fails
+// at once rather than after the sweep: the name must end in .svg or .png
+// (an ErrInvalidParameter otherwise), and the file must be writable (an I/O
+// error otherwise: a missing directory, a read-only one, a directory of
+// that name). It leaves an existing file as it was, and no file behind
+// where there was none.
 func CheckPlotFile(file string) error {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".svg", ".png":
+	default:
+		return invalidParam("-plot", file, "a file name ending in .svg or .png")
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err == nil {
+		f.Close()
+		if err := os.Remove(file); err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
 		return nil
 	}
-	return invalidParam("plot", file, "a file name ending in .svg or .png")
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("-plot: %w", err)
+	}
+	if f, err = os.OpenFile(file, os.O_WRONLY, 0); err != nil {
+		return fmt.Errorf("-plot: %w", err)
+	}
+	return f.Close()
 }
 
 // SavePlot draws panels side by side into file (.svg or .png).
@@ -77,7 +99,7 @@ func SavePlot(file string, panels []Panel) error {
 		return err
 	}
 	if len(panels) == 0 {
-		return invalidParam("plot", file, "at least one panel of results to draw")
+		return invalidParam("-plot", file, "at least one panel of results to draw")
 	}
 	plots := make([]*plot.Plot, len(panels))
 	for i, pn := range panels {
@@ -110,11 +132,11 @@ func SavePlot(file string, panels []Panel) error {
 	}
 	f, err := os.Create(file)
 	if err != nil {
-		return fmt.Errorf("bench: plot: %w", err)
+		return fmt.Errorf("-plot: %w", err)
 	}
 	if _, err := c.WriteTo(f); err != nil {
 		f.Close()
-		return fmt.Errorf("bench: plot %s: %w", file, err)
+		return fmt.Errorf("-plot %s: %w", file, err)
 	}
 	return f.Close()
 }

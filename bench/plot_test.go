@@ -50,3 +50,28 @@ func TestRunPanelsMedian(t *testing.T) {
 	require.Equal(t, 2.0, ps[1].Lines[0].Y[0], "median p50")
 	require.Equal(t, 7.0, ps[1].Lines[1].Y[2])
 }
+
+func TestCheckPlotFile(t *testing.T) {
+	// A plot file is checked before a run: a bad name is a bad value, an
+	// unwritable path an I/O error; the check leaves no file behind and an
+	// existing one as it was.
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "new.svg")
+	require.NoError(t, CheckPlotFile(fresh))
+	require.NoFileExists(t, fresh)
+	old := filepath.Join(dir, "old.png")
+	require.NoError(t, os.WriteFile(old, []byte("keep"), 0o644))
+	require.NoError(t, CheckPlotFile(old))
+	b, err := os.ReadFile(old)
+	require.NoError(t, err)
+	require.Equal(t, "keep", string(b))
+
+	require.ErrorIs(t, CheckPlotFile(filepath.Join(dir, "x.gif")), ErrInvalidParameter)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "d.svg"), 0o755))
+	for _, bad := range []string{filepath.Join(dir, "missing", "x.svg"), filepath.Join(dir, "d.svg"), filepath.Join(old, "x.svg")} {
+		err := CheckPlotFile(bad)
+		require.Error(t, err, bad)
+		require.NotErrorIs(t, err, ErrInvalidParameter, bad)
+		require.ErrorContains(t, err, "-plot: ")
+	}
+}

@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	goruntime "runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,10 +22,13 @@ type Workload struct {
 	// Name is the workload's name in rows (zipf, uniform, a file's base
 	// name, ...).
 	Name string
-	// ZipfS is the Zipf exponent (0 when not a Zipf stream).
+	// File is the path of a file workload, "" for a synthetic one.
+	File string
+	// ZipfS is the Zipf exponent of a synthetic stream (0 for uniform); it
+	// means nothing for a file.
 	ZipfS float64
 	// Keys is the number of distinct keys the generator draws from (0 when
-	// unknown, as for a file).
+	// unknown, as for a file read as it streams).
 	Keys uint64
 	// Open returns a fresh stream of at most n records (n > 0), the same
 	// records every time it is called with the same n.
@@ -31,23 +37,106 @@ type Workload struct {
 	Namer datasets.Namer
 }
 
+// open opens the workload's stream of n records, or returns ctx's error as
+// soon as ctx ends first. Opening may take long and sees no context (an
+// exact-zipf stream over 2^32 keys sums its norm term by term), so it runs
+// in a goroutine, which an interrupt leaves to finish on its own.
+func (w Workload) open(ctx context.Context, n int64) (datasets.Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type opened struct {
+		s   datasets.Stream
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		s, err := w.Open(n)
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Read opens the workload and reads up to n records (n > 0), fewer when the
+// stream ends or ctx does (then it returns ctx's error with what it read),
+// or fails (then it returns the stream's error, datasets.StreamErr).
+// It holds them all: 16 bytes a record.
+func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) {
+	s, err := w.open(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]datasets.Record, 0, min(n, 1<<24))
+	buf := make([]datasets.Record, 4096)
+	for int64(len(recs)) < n {
+		if err := ctx.Err(); err != nil {
+			return recs, err
+		}
+		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(recs)))])
+		recs = append(recs, buf[:m]...)
+		if m == 0 {
+			break
+		}
+	}
+	return recs, datasets.StreamErr(s)
+}
+
+// Exponent is the Zipf exponent as rows report it: nil for a file, which
+// has none.
+func (w Workload) Exponent() *float64 {
+	if w.File != "" {
+		return nil
+	}
+	s := w.ZipfS
+	return &s
+}
+
+// MaxParallelism bounds worker and source counts: the runtime's limit on a
+// stage's parallelism, applied to the simulator too.
+const MaxParallelism = 4096
+
+// MaxRate and MinRate bound a non-zero offered load: one record per
+// nanosecond, the resolution of the schedule's time stamps, and one record
+// per 31 years, so that the schedule's times fit in them.
+const (
+	MaxRate = 1e9
+	MinRate = 1e-9
+)
+
+// checkRate checks an offered load: 0 (as fast as possible) or in [MinRate,
+// MaxRate] records/s.
+func checkRate(rate float64) error {
+	if rate == 0 || rate >= MinRate && rate <= MaxRate {
+		return nil
+	}
+	return invalidParam("-rate", rate, fmt.Sprintf("0 (as fast as possible) or in [%g, %g] records/s", MinRate, MaxRate))
+}
+
 // RunConfig is one `streambench run`: a workload through the runtime, once
-// per partitioner and worker count.
+// per partitioner, source count and worker count. Every field is explicit:
+// a zero is refused, never replaced by a default (only Rate 0, Window 0 and
+// one of Tuples 0 or Duration 0 have a meaning, stated below).
 type RunConfig struct {
 	Workload     Workload
 	Partitioners []string
 	Workers      []int
-	// Sources is the number of parallel sources, each with its own
-	// partitioner instance (default 1).
-	Sources int
+	// Sources are the counts of parallel sources, each source with its own
+	// partitioner instance.
+	Sources []int
 	// Rate is the offered load in records/s (0: as fast as possible).
 	Rate float64
-	// Tuples bounds the run in records; Duration in time. At least one.
+	// Tuples bounds the run in records (0: no bound); Duration in time (0:
+	// no bound). At least one must be set.
 	Tuples   int64
 	Duration time.Duration
 	// Work is the per-record cost on each worker.
 	Work Work
-	// Batch is the exchange batch size in records (default 512).
+	// Batch is the exchange batch size in records.
 	Batch int
 	// Window, when > 0, runs a keyed tumbling-window count of this size
 	// (event time = the generator's schedule) with two-phase aggregation
@@ -59,65 +148,69 @@ type RunConfig struct {
 	// FindSustainable also searches each configuration's sustainable
 	// throughput (open-loop trials at increasing rates).
 	FindSustainable bool
-	// Count runs each configuration this many times in a row (default 1),
-	// one row each: with -output benchfmt, benchstat then reports medians
-	// and confidence intervals on a noisy machine.
+	// Count runs each configuration this many times in a row, one row
+	// each: with -output benchfmt, benchstat then reports medians and
+	// confidence intervals on a noisy machine.
 	Count int
 	// Progress, when non-nil, receives a status line about once a second.
 	Progress func(string)
 }
 
 func (c *RunConfig) validate() error {
-	if c.Sources == 0 {
-		c.Sources = 1
-	}
-	if c.Batch == 0 {
-		c.Batch = 512
-	}
-	if c.Work.Mode == "" {
-		c.Work.Mode = "none"
-	}
-	if c.Count == 0 {
-		c.Count = 1
-	}
 	switch {
 	case c.Workload.Open == nil:
-		return invalidParam("workload", "nil", "a workload")
+		return invalidParam("-workload", "nil", "a workload")
 	case len(c.Partitioners) == 0:
-		return invalidParam("partitioner", "none", "at least one of "+fmt.Sprint(partition.Kinds()))
-	case len(c.Workers) == 0:
-		return invalidParam("workers", "none", "at least one worker count")
-	case c.Sources < 1:
-		return invalidParam("sources", c.Sources, ">= 1")
-	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
-		return invalidParam("rate", c.Rate, ">= 0 records/s")
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+	case checkRate(c.Rate) != nil:
+		return checkRate(c.Rate)
 	case c.Tuples < 0:
-		return invalidParam("tuples", c.Tuples, ">= 0")
+		return invalidParam("-tuples", c.Tuples, ">= 0")
 	case c.Duration < 0:
-		return invalidParam("duration", c.Duration, ">= 0")
+		return invalidParam("-duration", c.Duration, ">= 0")
 	case c.Tuples == 0 && c.Duration == 0:
-		return invalidParam("tuples", 0, "> 0, or a --duration")
+		return invalidParam("-tuples", 0, "> 0 unless -duration is set")
 	case c.Batch < 1 || c.Batch > 1<<20:
-		return invalidParam("batch", c.Batch, "in [1, 1048576]")
+		return invalidParam("-batch", c.Batch, "in [1, 1048576]")
 	case c.Window < 0:
-		return invalidParam("window", c.Window, ">= 0")
+		return invalidParam("-window", c.Window, ">= 0 (0: a per-record count)")
 	case c.Count < 1:
-		return invalidParam("count", c.Count, ">= 1")
-	case c.FindSustainable && c.Duration == 0 && c.Tuples == 0:
-		return invalidParam("duration", 0, "> 0 with --find-sustainable")
+		return invalidParam("-count", c.Count, ">= 1")
+	case !slices.Contains(WorkModes, c.Work.Mode):
+		return invalidChoice("-work", c.Work.Mode, WorkModes)
+	case c.Work.Mode != "none" && c.Work.Cost <= 0:
+		return invalidParam("-work", c.Work, "a cost > 0")
 	}
-	for _, w := range c.Workers {
-		if w < 1 {
-			return invalidParam("workers", w, ">= 1")
+	return checkSweep(c.Workers, c.Sources, c.Partitioners)
+}
+
+// checkCounts checks a non-empty list of worker or source counts, each in
+// [1, MaxParallelism].
+func checkCounts(name string, ns []int) error {
+	if len(ns) == 0 {
+		return invalidParam(name, "none", "at least one count")
+	}
+	for _, n := range ns {
+		if n < 1 || n > MaxParallelism {
+			return invalidParam(name, n, fmt.Sprintf("in [1, %d]", MaxParallelism))
 		}
 	}
-	for _, p := range c.Partitioners {
+	return nil
+}
+
+// checkSweep checks the worker counts, source counts and partitioners a run
+// or a simulation sweeps.
+func checkSweep(workers, sources []int, partitioners []string) error {
+	if err := checkCounts("-workers", workers); err != nil {
+		return err
+	}
+	if err := checkCounts("-sources", sources); err != nil {
+		return err
+	}
+	for _, p := range partitioners {
 		if _, err := partition.NewFactory(p); err != nil {
-			return invalidChoice("partitioner", p, partition.Kinds())
+			return invalidChoice("-partitioner", p, partition.Kinds())
 		}
-	}
-	if c.Work.Mode != "none" && c.Work.Mode != "model" && c.Work.Mode != "spin" {
-		return invalidChoice("work", c.Work.Mode, WorkModes)
 	}
 	return nil
 }
@@ -125,20 +218,23 @@ func (c *RunConfig) validate() error {
 // RunRow is one measured configuration: the JSON schema of `streambench run`
 // (see docs/streambench.md).
 type RunRow struct {
-	Partitioner string  `json:"partitioner"`
-	Workload    string  `json:"workload"`
-	ZipfS       float64 `json:"zipf_s"`
-	Keys        uint64  `json:"keys"`
-	Workers     int     `json:"workers"`
-	Sources     int     `json:"sources"`
-	Work        string  `json:"work"`
-	Window      string  `json:"window"`
-	Batch       int     `json:"batch"`
+	Partitioner string `json:"partitioner"`
+	Workload    string `json:"workload"`
+	// ZipfS is absent for a file workload; Keys when unknown.
+	ZipfS   *float64 `json:"zipf_s,omitempty"`
+	Keys    uint64   `json:"keys,omitempty"`
+	Workers int      `json:"workers"`
+	Sources int      `json:"sources"`
+	Work    string   `json:"work"`
+	Window  string   `json:"window"`
+	Batch   int      `json:"batch"`
 	// OfferedTPS is the open-loop rate (0: as fast as possible).
 	OfferedTPS float64 `json:"offered_tps"`
 	Seed       uint64  `json:"seed"`
-	Tuples     int64   `json:"tuples"`
-	ElapsedS   float64 `json:"elapsed_s"`
+	// Tuples is the records offered; for an interrupted row, the records
+	// the work stage took before the interrupt.
+	Tuples   int64   `json:"tuples"`
+	ElapsedS float64 `json:"elapsed_s"`
 	// ThroughputTPS is records per second over the run; per core divides by
 	// GOMAXPROCS.
 	ThroughputTPS        float64 `json:"throughput_tps"`
@@ -161,9 +257,12 @@ type RunRow struct {
 	Replication float64     `json:"replication"`
 	Memory      MemoryStats `json:"memory"`
 	// SustainableTPS is the sustainable throughput found by
-	// --find-sustainable (absent otherwise; 0 if no rate tried was).
+	// -find-sustainable (absent otherwise; 0 if no rate tried was).
 	SustainableTPS *float64 `json:"sustainable_tps,omitempty"`
 	Trials         []Trial  `json:"trials,omitempty"`
+	// Interrupted marks the row an interrupt cut short: its figures cover
+	// the records taken until then (absent otherwise).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Cells implements Row.
@@ -171,10 +270,10 @@ func (r RunRow) Cells() []Cell {
 	cells := []Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
-		{Name: "zipf_s", Head: "S", Value: r.ZipfS, Prec: 2, Key: true, NoTable: true},
-		{Name: "keys", Head: "KEYS", Value: r.Keys, Key: true, NoTable: true},
+		{Name: "zipf_s", Head: "S", Value: opt(r.ZipfS), Prec: 2, Key: true, NoTable: true},
+		{Name: "keys", Head: "KEYS", Value: optZero(r.Keys), Key: true, NoTable: true},
 		{Name: "workers", Head: "WORKERS", Value: r.Workers, Key: true},
-		{Name: "sources", Head: "SOURCES", Value: r.Sources, Key: true, NoTable: true},
+		{Name: "sources", Head: "SOURCES", Value: r.Sources, Key: true, NoTable: r.Sources == 1},
 		{Name: "work", Head: "WORK", Value: r.Work, Key: true, NoTable: true},
 		{Name: "window", Head: "WINDOW", Value: r.Window, Key: true, NoTable: true},
 		{Name: "batch", Head: "BATCH", Value: r.Batch, Key: true, NoTable: true},
@@ -190,12 +289,16 @@ func (r RunRow) Cells() []Cell {
 		{Name: "latency_ms_p99", Head: "P99ms", Value: r.LatencyMs.P99, Prec: 2, Unit: "p99-ms"},
 		{Name: "latency_ms_p999", Head: "P99.9ms", Value: r.LatencyMs.P999, Prec: 2, Unit: "p99.9-ms"},
 		{Name: "latency_ms_max", Head: "MAXms", Value: r.LatencyMs.Max, Prec: 2, Unit: "max-ms", NoTable: true},
+		{Name: "latency_ms_count", Head: "LATENCIES", Value: r.LatencyMs.Count, NoTable: true},
 		{Name: "latency_slope", Head: "SLOPE", Value: r.LatencySlope, Prec: 4, Unit: "latency-slope", NoTable: true},
-		{Name: "imbalance", Head: "IMBALANCE", Value: r.Imbalance, Prec: 4, Unit: "imbalance"},
+		{Name: "imbalance", Head: "IMBALANCE", Value: r.Imbalance, Prec: PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 3, Unit: "max/avg", NoTable: true},
+		{Name: "worker_load", Head: "WORKER LOAD", Value: joinInts(r.WorkerLoad), NoTable: true},
 		{Name: "replication", Head: "REPLICATION", Value: r.Replication, Prec: 3, Unit: "replication"},
-		{Name: "peak_heap_bytes", Head: "HEAP-MiB", Value: float64(r.Memory.PeakHeapBytes) / (1 << 20), Prec: 1, Unit: "peak-heap-MiB"},
-		{Name: "alloc_bytes", Head: "ALLOC-MiB", Value: float64(r.Memory.AllocBytes) / (1 << 20), Prec: 1, Unit: "alloc-MiB", NoTable: true},
+		{Name: "peak_heap_bytes", Head: "HEAP-MiB", Value: r.Memory.PeakHeapBytes, Div: 1 << 20, Prec: 1, Unit: "peak-heap-B"},
+		{Name: "alloc_bytes", Head: "ALLOC-MiB", Value: r.Memory.AllocBytes, Div: 1 << 20, Prec: 1, Unit: "alloc-B", NoTable: true},
+		{Name: "gc_cycles", Head: "GC", Value: r.Memory.GCCycles, Unit: "gc-cycles", NoTable: true},
+		{Name: "interrupted", Head: "INTERRUPTED", Value: r.Interrupted, NoTable: true},
 	}
 	if r.SustainableTPS != nil {
 		cells = append(cells, Cell{Name: "sustainable_tps", Head: "SUSTAINABLE/s", Value: *r.SustainableTPS, Prec: 0, Unit: "sustainable-tuples/s"})
@@ -203,26 +306,39 @@ func (r RunRow) Cells() []Cell {
 	return cells
 }
 
-// RunAll runs every configuration of cfg (partitioners outer, worker counts
-// inner, Count times each) and returns one row per run.
+// RunAll runs every configuration of cfg (partitioners outermost, then
+// source counts, worker counts, and Count repetitions) and returns one row
+// per run. When ctx ends it stops within a batch's work, returns the rows
+// finished so far and the one it was measuring, marked Interrupted, with
+// ctx's error.
 func RunAll(ctx context.Context, cfg RunConfig) ([]RunRow, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	var rows []RunRow
 	for _, p := range cfg.Partitioners {
-		for _, w := range cfg.Workers {
-			for range cfg.Count {
-				row, err := runOne(ctx, cfg, p, w, cfg.Rate, cfg.Tuples, cfg.Duration)
-				if err != nil {
-					return rows, err
-				}
-				if cfg.FindSustainable {
-					if err := findSustainable(ctx, cfg, p, w, &row); err != nil {
+		for _, s := range cfg.Sources {
+			for _, w := range cfg.Workers {
+				for range cfg.Count {
+					if ctx.Err() != nil {
+						return rows, ctx.Err()
+					}
+					row, err := runOne(ctx, cfg, p, s, w, cfg.Rate, cfg.Tuples, cfg.Duration)
+					if err == nil && cfg.FindSustainable {
+						if err = findSustainable(ctx, cfg, p, s, w, &row); err != nil && ctx.Err() != nil {
+							row.Interrupted = true // measured; its search cut short
+						}
+					}
+					if err == nil || row.Interrupted {
+						rows = append(rows, row) // whole, or measured until the interrupt
+					}
+					if ctx.Err() != nil {
+						return rows, ctx.Err()
+					}
+					if err != nil {
 						return rows, err
 					}
 				}
-				rows = append(rows, row)
 			}
 		}
 	}
@@ -230,14 +346,15 @@ func RunAll(ctx context.Context, cfg RunConfig) ([]RunRow, error) {
 }
 
 // findSustainable searches from half the closed-loop throughput (or the
-// configured rate) with trials as long as the configured run.
-func findSustainable(ctx context.Context, cfg RunConfig, p string, workers int, row *RunRow) error {
+// configured rate) with trials as long as the configured run. When ctx ends
+// the row keeps the trials run so far.
+func findSustainable(ctx context.Context, cfg RunConfig, p string, sources, workers int, row *RunRow) error {
 	start := cfg.Rate
 	if start == 0 {
 		start = max(1, row.ThroughputTPS/2)
 	}
 	trialTuples, trialDur := cfg.Tuples, cfg.Duration
-	sc := SustainableConfig{Start: start, MaxTrials: 10, Precision: 0.1}
+	sc := SustainableConfig{Start: start, MaxSlope: 0.01, MinRise: 2 * time.Millisecond, MaxTrials: 10, Precision: 0.1}
 	best, trials, err := FindSustainable(ctx, sc, func(ctx context.Context, rate float64) (Trial, error) {
 		tuples := trialTuples
 		if trialDur == 0 {
@@ -245,18 +362,18 @@ func findSustainable(ctx context.Context, cfg RunConfig, p string, workers int, 
 			// at least a second, so the trend has points to fit.
 			tuples = int64(rate * max(1, row.ElapsedS))
 		}
-		r, err := runOne(ctx, cfg, p, workers, rate, tuples, trialDur)
+		r, err := runOne(ctx, cfg, p, sources, workers, rate, tuples, trialDur)
 		if err != nil {
 			return Trial{}, err
 		}
 		return Trial{Throughput: r.ThroughputTPS, Slope: r.LatencySlope,
 			Rise: time.Duration(r.LatencySlope * r.ElapsedS * 1e9), Latency: r.LatencyMs}, nil
 	})
+	row.Trials = trials
 	if err != nil {
 		return err
 	}
 	row.SustainableTPS = &best.Rate
-	row.Trials = trials
 	return nil
 }
 
@@ -282,10 +399,14 @@ func makeCost(w Work) runtime.Cost {
 var spinRate = sync.OnceValue(func() float64 { return runtime.SpinPerNanosecond(50 * time.Millisecond) })
 
 // runOne runs one configuration through the runtime and measures it.
-func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate float64, tuples int64, dur time.Duration) (RunRow, error) {
+//
+// When ctx ends, the generator stops (even while it waits for a record's
+// scheduled time), the job is cancelled, and runOne returns the row measured
+// so far, marked Interrupted, with ctx's error.
+func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers int, rate float64, tuples int64, dur time.Duration) (RunRow, error) {
 	row := RunRow{
-		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.ZipfS, Keys: cfg.Workload.Keys,
-		Workers: workers, Sources: cfg.Sources, Work: cfg.Work.String(), Batch: cfg.Batch,
+		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
+		Workers: workers, Sources: sources, Work: cfg.Work.String(), Batch: cfg.Batch,
 		OfferedTPS: rate, Seed: cfg.Seed, Window: "none", LatencyKind: "processing",
 	}
 	if cfg.Window > 0 {
@@ -295,17 +416,17 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	if streamLen == 0 {
 		streamLen = math.MaxInt64 / 2
 	}
-	stream, err := cfg.Workload.Open(streamLen)
+	stream, err := cfg.Workload.open(ctx, streamLen)
 	if err != nil {
 		return row, err
 	}
-	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed), partition.WithSources(cfg.Sources))
+	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed), partition.WithSources(sources))
 	if err != nil {
 		return row, invalidChoice("partitioner", kind, partition.Kinds())
 	}
 	clock := NewWallClock()
 	epoch := clock.Start().UnixNano()
-	gen, err := NewGenerator(stream, GeneratorConfig{Rate: rate, Batch: cfg.Batch, Limit: tuples, Duration: dur}, clock, epoch)
+	gen, err := NewGenerator(stream, GeneratorConfig{Rate: rate, Batch: cfg.Batch, Limit: tuples, Duration: dur, Queue: 64}, clock, epoch)
 	if err != nil {
 		return row, err
 	}
@@ -313,7 +434,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	if err != nil {
 		return row, err
 	}
-	streams := make([]datasets.Stream, cfg.Sources)
+	streams := make([]datasets.Stream, sources)
 	for i := range streams {
 		streams[i] = &genSource{g: gen}
 	}
@@ -344,7 +465,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	} else {
 		win, err := operators.Tumbling(cfg.Window)
 		if err != nil {
-			return row, invalidParam("window", cfg.Window, "a valid tumbling window size")
+			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
 		agg := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))
@@ -397,24 +518,28 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, workers int, rate f
 	if stopProgress != nil {
 		stopProgress()
 	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted: what the work stage took is what was measured.
+		row = measure(row, job.Metrics(), states, workStage, partials, results, -1, elapsed)
+		row.Interrupted = true
+		return row, err
+	}
 	if runErr != nil {
 		return row, fmt.Errorf("bench: %s with %d workers: %w", kind, workers, runErr)
 	}
-	if gerr != nil && ctx.Err() == nil && gerr != context.Canceled {
+	if gerr != nil && !errors.Is(gerr, context.Canceled) {
 		return row, gerr
+	}
+	if err := datasets.StreamErr(stream); err != nil {
+		return row, err
 	}
 	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil
 }
 
 // measure computes a row's figures from the runtime's per-worker counters
-// and the sinks' states.
+// and the sinks' states. sent is the records the generator offered, or -1
+// to count those the work stage took (a run cut short).
 func measure(row RunRow, ms []runtime.WorkerStats, states []workerState, workStage, partials, results string, sent int64, elapsed time.Duration) RunRow {
-	row.Tuples = sent
-	row.ElapsedS = elapsed.Seconds()
-	if elapsed > 0 {
-		row.ThroughputTPS = float64(sent) / elapsed.Seconds()
-		row.ThroughputPerCoreTPS = row.ThroughputTPS / float64(goruntime.GOMAXPROCS(0))
-	}
 	var nPartials, nResults uint64
 	row.WorkerLoad = make([]uint64, row.Workers)
 	for _, m := range ms {
@@ -428,6 +553,18 @@ func measure(row RunRow, ms []runtime.WorkerStats, states []workerState, workSta
 		if m.Stage == results {
 			nResults += m.Out
 		}
+	}
+	if sent < 0 {
+		sent = 0
+		for _, l := range row.WorkerLoad {
+			sent += int64(l)
+		}
+	}
+	row.Tuples = sent
+	row.ElapsedS = elapsed.Seconds()
+	if elapsed > 0 {
+		row.ThroughputTPS = float64(sent) / elapsed.Seconds()
+		row.ThroughputPerCoreTPS = row.ThroughputTPS / float64(goruntime.GOMAXPROCS(0))
 	}
 	s := partition.LoadStats(row.WorkerLoad)
 	row.Imbalance, row.MaxOverAvg = s.Imbalance, s.MaxOverAvg

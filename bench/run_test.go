@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -26,16 +27,22 @@ func constantKeys(n int) []uint64 {
 	return ks
 }
 
+// runConfig is a RunConfig with every field that has no meaningful zero
+// set: one source, one repetition, no per-record cost, batches of 100.
+func runConfig(w Workload, partitioners []string, workers int, tuples int64) RunConfig {
+	return RunConfig{Workload: w, Partitioners: partitioners, Workers: []int{workers}, Sources: []int{1},
+		Tuples: tuples, Batch: 100, Count: 1, Work: Work{Mode: "none"}}
+}
+
 func TestRunKnownAnswers(t *testing.T) {
 	ctx := context.Background()
 	t.Run("constant stream", func(t *testing.T) {
 		// One key, 4 workers: hash puts everything on one worker
 		// (imbalance (n-avg)/avg = 3, replication 1); shuffle deals evenly
 		// (imbalance 0, the key on all 4 workers).
-		rows, err := RunAll(ctx, RunConfig{
-			Workload: keyList("constant", constantKeys(8000)), Partitioners: []string{"hash", "shuffle"},
-			Workers: []int{4}, Tuples: 8000, Batch: 100, Seed: 3,
-		})
+		cfg := runConfig(keyList("constant", constantKeys(8000)), []string{"hash", "shuffle"}, 4, 8000)
+		cfg.Seed = 3
+		rows, err := RunAll(ctx, cfg)
 		require.NoError(t, err)
 		require.Len(t, rows, 2)
 		h, s := rows[0], rows[1]
@@ -60,10 +67,9 @@ func TestRunKnownAnswers(t *testing.T) {
 		for i := range 600 {
 			ks = append(ks, []uint64{11, 22, 22, 33, 33, 33}[i%6]*0x9e3779b97f4a7c15)
 		}
-		rows, err := RunAll(ctx, RunConfig{
-			Workload: keyList("hand", ks), Partitioners: []string{"hash"},
-			Workers: []int{3}, Sources: 2, Tuples: 600, Batch: 50,
-		})
+		cfg := runConfig(keyList("hand", ks), []string{"hash"}, 3, 600)
+		cfg.Sources, cfg.Batch = []int{2}, 50
+		rows, err := RunAll(ctx, cfg)
 		require.NoError(t, err)
 		r := rows[0]
 		require.InDelta(t, 1, r.Replication, 1e-12)
@@ -75,10 +81,9 @@ func TestRunKnownAnswers(t *testing.T) {
 		require.EqualValues(t, 600, sum)
 	})
 	t.Run("windowed two-phase", func(t *testing.T) {
-		rows, err := RunAll(ctx, RunConfig{
-			Workload: keyList("constant", constantKeys(3000)), Partitioners: []string{"hash", "shuffle"},
-			Workers: []int{3}, Tuples: 3000, Batch: 100, Rate: 100000, Window: 10 * time.Millisecond,
-		})
+		cfg := runConfig(keyList("constant", constantKeys(3000)), []string{"hash", "shuffle"}, 3, 3000)
+		cfg.Rate, cfg.Window = 100000, 10*time.Millisecond
+		rows, err := RunAll(ctx, cfg)
 		require.NoError(t, err)
 		h, s := rows[0], rows[1]
 		require.Equal(t, "event-time", h.LatencyKind)
@@ -94,10 +99,9 @@ func TestRunKnownAnswers(t *testing.T) {
 		// The input ends long before the hour-long window does: the window
 		// fires at the end of input, and its event-time latency is measured
 		// from its latest record, not from the window's end an hour away.
-		rows, err := RunAll(ctx, RunConfig{
-			Workload: keyList("hand", keys(3000)), Partitioners: []string{"pkg"},
-			Workers: []int{3}, Tuples: 3000, Batch: 100, Rate: 100000, Window: time.Hour,
-		})
+		cfg := runConfig(keyList("hand", keys(3000)), []string{"pkg"}, 3, 3000)
+		cfg.Rate, cfg.Window = 100000, time.Hour
+		rows, err := RunAll(ctx, cfg)
 		require.NoError(t, err)
 		r := rows[0]
 		require.EqualValues(t, 3000, r.LatencyMs.Count, "one result per key: 3000 distinct keys")
@@ -111,20 +115,91 @@ func TestRunKnownAnswers(t *testing.T) {
 	})
 }
 
+func TestRunSourcesAndWorkers(t *testing.T) {
+	// Source counts and worker counts are both swept: partitioners
+	// outermost, then sources, then workers.
+	cfg := runConfig(keyList("k", keys(2000)), []string{"hash"}, 2, 2000)
+	cfg.Sources, cfg.Workers = []int{1, 2}, []int{2, 3}
+	rows, err := RunAll(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rows, 4)
+	for i, r := range rows {
+		require.Equal(t, []int{1, 2}[i/2], r.Sources)
+		require.Equal(t, []int{2, 3}[i%2], r.Workers)
+		require.EqualValues(t, 2000, r.Tuples)
+	}
+}
+
 func TestRunConfigErrors(t *testing.T) {
+	// Every field without a meaningful zero is refused at zero, never
+	// replaced by a default; the error names the flag.
 	w := keyList("k", constantKeys(10))
-	for name, cfg := range map[string]RunConfig{
-		"partitioner": {Workload: w, Partitioners: []string{"nope"}, Workers: []int{2}, Tuples: 10},
-		"workers":     {Workload: w, Partitioners: []string{"hash"}, Workers: []int{0}, Tuples: 10},
-		"tuples":      {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}},
-		"rate":        {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Rate: -1},
-		"batch":       {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Batch: -1},
-		"count":       {Workload: w, Partitioners: []string{"hash"}, Workers: []int{2}, Tuples: 10, Count: -1},
+	for _, tc := range []struct {
+		name string
+		edit func(*RunConfig)
+	}{
+		{"-partitioner", func(c *RunConfig) { c.Partitioners = []string{"nope"} }},
+		{"-partitioner", func(c *RunConfig) { c.Partitioners = nil }},
+		{"-workers", func(c *RunConfig) { c.Workers = []int{0} }},
+		{"-workers", func(c *RunConfig) { c.Workers = nil }},
+		{"-workers", func(c *RunConfig) { c.Workers = []int{MaxParallelism + 1} }},
+		{"-sources", func(c *RunConfig) { c.Sources = []int{0} }},
+		{"-sources", func(c *RunConfig) { c.Sources = nil }},
+		{"-tuples", func(c *RunConfig) { c.Tuples = 0 }},
+		{"-rate", func(c *RunConfig) { c.Rate = -1 }},
+		{"-rate", func(c *RunConfig) { c.Rate = math.NaN() }},
+		{"-rate", func(c *RunConfig) { c.Rate = 2 * MaxRate }},
+		{"-batch", func(c *RunConfig) { c.Batch = 0 }},
+		{"-count", func(c *RunConfig) { c.Count = 0 }},
+		{"-window", func(c *RunConfig) { c.Window = -time.Second }},
+		{"-work", func(c *RunConfig) { c.Work = Work{} }},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := runConfig(w, []string{"hash"}, 2, 10)
+			tc.edit(&cfg)
 			_, err := RunAll(context.Background(), cfg)
 			require.ErrorIs(t, err, ErrInvalidParameter)
-			require.ErrorContains(t, err, name)
+			require.ErrorContains(t, err, tc.name+" = ")
 		})
 	}
+}
+
+// secondFill is a stream that closes reached when its second Fill begins.
+type secondFill struct {
+	datasets.Stream
+	fills   int
+	reached chan struct{}
+}
+
+func (s *secondFill) Fill(dst []datasets.Record) int {
+	if s.fills++; s.fills == 2 {
+		close(s.reached)
+	}
+	return s.Stream.Fill(dst)
+}
+
+func TestRunInterrupted(t *testing.T) {
+	// A schedule of one record per 1000 s: the first record is due at once,
+	// the second in 1000 s. Cancelling while the generator waits for it
+	// ends the run at once; the row measured so far comes back marked
+	// Interrupted, with the context's error, and no further configuration
+	// runs.
+	reached := make(chan struct{})
+	w := Workload{Name: "k", Open: func(n int64) (datasets.Stream, error) {
+		return &secondFill{Stream: datasets.FromKeys(keys(int(n))), reached: reached}, nil
+	}}
+	cfg := runConfig(w, []string{"hash", "shuffle"}, 2, 1000)
+	cfg.Rate = 0.001
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-reached
+		cancel()
+	}()
+	rows, err := RunAll(ctx, cfg)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.True(t, r.Interrupted)
+	require.Equal(t, "hash", r.Partitioner)
+	require.LessOrEqual(t, r.Tuples, int64(1), "at most the first record reached a worker")
 }

@@ -1,11 +1,12 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
-	goruntime "runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
@@ -16,13 +17,16 @@ import (
 var SketchKinds = []string{"hyperloglog", "countmin", "countmin-cu", "lossy", "spacesaving"}
 
 // SketchConfig is one `streambench sketch`: the sketches run over a stream
-// and judged against exact counts.
+// and judged against exact counts. Every field is explicit: a zero or empty
+// list is refused, never replaced by a default.
 type SketchConfig struct {
 	Workload Workload
-	// Tuples is the stream length (a file may end sooner).
+	// Tuples is the stream length (a file may end sooner), at most
+	// MaxHeldTuples: the stream's key hashes are held to run every sketch
+	// over the same keys.
 	Tuples int64
 	Seed   uint64
-	// Sketches to run (default all of SketchKinds).
+	// Sketches to run, from SketchKinds.
 	Sketches []string
 	// Support is the heavy-hitter threshold φ: a key is heavy when its
 	// exact count is at least φN.
@@ -33,42 +37,55 @@ type SketchConfig struct {
 	// Delta is Count-Min's failure probability (depth ln 1/δ).
 	Delta float64
 	// Precision is HyperLogLog's p (2^p registers).
-	Precision uint8
+	Precision int
 }
 
+// minSketchEpsilon is the smallest ε the harness takes: Space-Saving's 1/ε
+// counters and Count-Min's e/ε columns stay within tens of MiB.
+const minSketchEpsilon = 1e-6
+
 func (c *SketchConfig) validate() error {
-	if len(c.Sketches) == 0 {
-		c.Sketches = SketchKinds
-	}
+	// ε must be below the support only where heavy hitters are judged.
+	heavy := slices.Contains(c.Sketches, "lossy") || slices.Contains(c.Sketches, "spacesaving")
 	switch {
 	case c.Workload.Open == nil:
-		return invalidParam("workload", "nil", "a workload")
-	case c.Tuples <= 0:
-		return invalidParam("tuples", c.Tuples, "> 0")
+		return invalidParam("-workload", "nil", "a workload")
+	case len(c.Sketches) == 0:
+		return invalidParam("-sketches", "none", "at least one of "+strings.Join(SketchKinds, ", "))
+	case c.Tuples <= 0 || c.Tuples > MaxHeldTuples:
+		return invalidParam("-tuples", c.Tuples, fmt.Sprintf("in [1, %d] (the stream's keys are held)", MaxHeldTuples))
 	case !(c.Support > 0 && c.Support <= 1):
-		return invalidParam("support", c.Support, "in (0, 1]")
-	case !(c.Epsilon > 0 && c.Epsilon < c.Support):
-		return invalidParam("epsilon", c.Epsilon, fmt.Sprintf("in (0, support = %g)", c.Support))
+		return invalidParam("-support", c.Support, "in (0, 1]")
+	case heavy && !(c.Epsilon >= minSketchEpsilon && c.Epsilon < c.Support):
+		return invalidParam("-epsilon", c.Epsilon, fmt.Sprintf("in [%g, -support = %g)", minSketchEpsilon, c.Support))
+	case !(c.Epsilon >= minSketchEpsilon && c.Epsilon < 1):
+		return invalidParam("-epsilon", c.Epsilon, fmt.Sprintf("in [%g, 1)", minSketchEpsilon))
 	case !(c.Delta > 0 && c.Delta < 1):
-		return invalidParam("delta", c.Delta, "in (0, 1)")
-	case c.Precision < 4 || c.Precision > 18:
-		return invalidParam("precision", c.Precision, "in [4, 18]")
+		return invalidParam("-delta", c.Delta, "in (0, 1)")
+	case c.Precision < sketch.HyperLogLogMinPrecision || c.Precision > sketch.HyperLogLogMaxPrecision:
+		return invalidParam("-precision", c.Precision, fmt.Sprintf("in [%d, %d]", sketch.HyperLogLogMinPrecision, sketch.HyperLogLogMaxPrecision))
 	}
 	for _, s := range c.Sketches {
 		if !slices.Contains(SketchKinds, s) {
-			return invalidChoice("sketches", s, SketchKinds)
+			return invalidChoice("-sketches", s, SketchKinds)
 		}
 	}
 	return nil
 }
 
 // HeavyHitter is one key a heavy-hitter sketch reported, or one it missed.
+// A reported key's true count lies in [EstimateLower, EstimateUpper]: both
+// Lossy Counting (f and f+Δ) and Space-Saving (count−error and count) give
+// that interval, and rank keys by its upper end.
 type HeavyHitter struct {
 	Key uint64 `json:"key"`
 	// Name is the key's original form when the workload has one.
-	Name     string `json:"name,omitempty"`
-	Exact    uint64 `json:"exact"`
-	Estimate uint64 `json:"estimate"`
+	Name  string `json:"name,omitempty"`
+	Exact uint64 `json:"exact"`
+	// EstimateUpper and EstimateLower are absent for a heavy key the
+	// sketch missed.
+	EstimateUpper *uint64 `json:"estimate_upper,omitempty"`
+	EstimateLower *uint64 `json:"estimate_lower,omitempty"`
 	// Heavy tells whether the exact count reaches support·N (false: a
 	// false positive); Reported false marks a heavy key the sketch missed.
 	Heavy    bool `json:"heavy"`
@@ -82,10 +99,15 @@ type SketchRow struct {
 	Sketch   string `json:"sketch"`
 	Params   string `json:"params"`
 	Workload string `json:"workload"`
-	Tuples   int64  `json:"tuples"`
-	Seed     uint64 `json:"seed"`
-	// MemoryBytes is the live heap the filled sketch holds (runtime.MemStats
-	// HeapAlloc after a collection, with and without it).
+	// ZipfS is absent for a file workload; Keys when unknown.
+	ZipfS  *float64 `json:"zipf_s,omitempty"`
+	Keys   uint64   `json:"keys,omitempty"`
+	Tuples int64    `json:"tuples"`
+	Seed   uint64   `json:"seed"`
+	// MemoryBytes is the memory the filled sketch holds (heldBytes): its
+	// struct and every array it references, at capacity, counted once. It
+	// leaves out allocator rounding and the scratch buffers a sketch
+	// borrows only while it works (HyperLogLog's, from a sync.Pool).
 	MemoryBytes uint64 `json:"memory_bytes"`
 	// NsPerUpdate is the time of the update loop over the stream's key
 	// hashes, divided by the number of updates.
@@ -109,22 +131,17 @@ type SketchRow struct {
 	HeavyHitters   []HeavyHitter `json:"heavy_hitters,omitempty"`
 }
 
-func opt[T any](v *T) any {
-	if v == nil {
-		return nil
-	}
-	return *v
-}
-
 // Cells implements Row.
 func (r SketchRow) Cells() []Cell {
 	return []Cell{
 		{Name: "sketch", Head: "SKETCH", Value: r.Sketch, Key: true},
 		{Name: "params", Head: "PARAMS", Value: r.Params, Key: true},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
+		{Name: "zipf_s", Head: "S", Value: opt(r.ZipfS), Key: true, NoTable: true},
+		{Name: "keys", Head: "KEYS", Value: optZero(r.Keys), Key: true, NoTable: true},
 		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Key: true, NoTable: true},
 		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
-		{Name: "memory_bytes", Head: "MEM-KiB", Value: float64(r.MemoryBytes) / 1024, Prec: 1, Unit: "mem-KiB"},
+		{Name: "memory_bytes", Head: "MEM-KiB", Value: r.MemoryBytes, Div: 1024, Prec: 1, Unit: "mem-B"},
 		{Name: "ns_per_update", Head: "NS/UPDATE", Value: r.NsPerUpdate, Prec: 1, Unit: "ns/update"},
 		{Name: "distinct_exact", Head: "DISTINCT", Value: r.DistinctExact, NoTable: true},
 		{Name: "distinct_estimate", Head: "ESTIMATE", Value: opt(r.DistinctEstimate)},
@@ -140,31 +157,46 @@ func (r SketchRow) Cells() []Cell {
 }
 
 // RunSketches reads the workload once, counts it exactly, runs every
-// configured sketch over it and judges each against the exact counts.
-func RunSketches(cfg SketchConfig) ([]SketchRow, error) {
+// configured sketch over it and judges each against the exact counts. When
+// ctx ends it stops within 2^16 updates and returns the rows of the sketches
+// finished so far (a sketch cut short is not judged) with ctx's error.
+func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	stream, err := cfg.Workload.Open(cfg.Tuples)
+	stream, err := cfg.Workload.open(ctx, cfg.Tuples)
 	if err != nil {
 		return nil, err
 	}
-	keys := readKeys(stream, cfg.Tuples)
+	keys := readKeys(ctx, stream, cfg.Tuples)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err := datasets.StreamErr(stream); err != nil {
+		return nil, err
+	}
 	truth := datasets.NewTruth()
-	for _, k := range keys {
+	for i, k := range keys {
+		if i%updateChunk == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		truth.Add(k)
 	}
 	var rows []SketchRow
 	for _, kind := range cfg.Sketches {
-		row := SketchRow{Sketch: kind, Workload: cfg.Workload.Name, Tuples: int64(len(keys)), Seed: cfg.Seed, DistinctExact: truth.Distinct()}
+		row := SketchRow{Sketch: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
+			Tuples: int64(len(keys)), Seed: cfg.Seed, DistinctExact: truth.Distinct()}
 		var err error
 		switch kind {
 		case "hyperloglog":
-			err = judgeHLL(&row, cfg, keys, truth)
+			err = judgeHLL(ctx, &row, cfg, keys, truth)
 		case "countmin", "countmin-cu":
-			err = judgeCountMin(&row, cfg, keys, truth, kind == "countmin-cu")
+			err = judgeCountMin(ctx, &row, cfg, keys, truth, kind == "countmin-cu")
 		case "lossy", "spacesaving":
-			err = judgeHeavy(&row, cfg, keys, truth, kind)
+			err = judgeHeavy(ctx, &row, cfg, keys, truth, kind)
+		}
+		if ctx.Err() != nil {
+			return rows, ctx.Err()
 		}
 		if err != nil {
 			return rows, fmt.Errorf("bench: %s: %w", kind, err)
@@ -174,10 +206,10 @@ func RunSketches(cfg SketchConfig) ([]SketchRow, error) {
 	return rows, nil
 }
 
-func readKeys(s datasets.Stream, n int64) []uint64 {
+func readKeys(ctx context.Context, s datasets.Stream, n int64) []uint64 {
 	keys := make([]uint64, 0, min(n, 1<<24))
 	buf := make([]datasets.Record, 4096)
-	for int64(len(keys)) < n {
+	for int64(len(keys)) < n && ctx.Err() == nil {
 		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(keys)))])
 		for _, r := range buf[:m] {
 			keys = append(keys, r.Key)
@@ -189,33 +221,36 @@ func readKeys(s datasets.Stream, n int64) []uint64 {
 	return keys
 }
 
-// measureSketch builds a sketch with mk, feeds it every key with add, and
-// returns the sketch with the heap it holds and the time per update.
-func measureSketch[S any](keys []uint64, mk func() (S, error), add func(S, []uint64)) (S, uint64, float64, error) {
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
+// updateChunk is how many updates a sketch takes between looks at ctx.
+const updateChunk = 1 << 16
+
+// measureSketch builds a sketch with mk, feeds it every key with add (in
+// chunks, stopping early when ctx ends), and returns the sketch with the
+// memory it holds (heldBytes) and the time per update.
+func measureSketch[S any](ctx context.Context, keys []uint64, mk func() (S, error), add func(S, []uint64)) (S, uint64, float64, error) {
 	s, err := mk()
 	if err != nil {
 		return s, 0, 0, err
 	}
-	t0 := time.Now()
-	add(s, keys)
-	el := time.Since(t0)
-	goruntime.GC()
-	goruntime.ReadMemStats(&after)
-	goruntime.KeepAlive(s)
-	mem := after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+	var el time.Duration
+	for i := 0; i < len(keys); i += updateChunk {
+		if err := ctx.Err(); err != nil {
+			return s, 0, 0, err
+		}
+		t0 := time.Now()
+		add(s, keys[i:min(len(keys), i+updateChunk)])
+		el += time.Since(t0)
+	}
 	ns := 0.0
 	if len(keys) > 0 {
 		ns = float64(el.Nanoseconds()) / float64(len(keys))
 	}
-	return s, mem, ns, nil
+	return s, heldBytes(s), ns, nil
 }
 
-func judgeHLL(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth) error {
+func judgeHLL(ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth) error {
 	row.Params = fmt.Sprintf("p=%d", cfg.Precision)
-	h, mem, ns, err := measureSketch(keys, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(cfg.Precision) },
+	h, mem, ns, err := measureSketch(ctx, keys, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(uint8(cfg.Precision)) },
 		func(h *sketch.HyperLogLog, ks []uint64) {
 			for _, k := range ks {
 				h.AddHash(k)
@@ -234,13 +269,13 @@ func judgeHLL(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.T
 	return nil
 }
 
-func judgeCountMin(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, conservative bool) error {
+func judgeCountMin(ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, conservative bool) error {
 	row.Params = fmt.Sprintf("eps=%g,delta=%g", cfg.Epsilon, cfg.Delta)
 	mk := func() (*sketch.CountMin, error) { return sketch.NewCountMin(cfg.Epsilon, cfg.Delta) }
 	if conservative {
 		mk = func() (*sketch.CountMin, error) { return sketch.NewConservativeCountMin(cfg.Epsilon, cfg.Delta) }
 	}
-	cm, mem, ns, err := measureSketch(keys, mk, func(c *sketch.CountMin, ks []uint64) {
+	cm, mem, ns, err := measureSketch(ctx, keys, mk, func(c *sketch.CountMin, ks []uint64) {
 		for _, k := range ks {
 			c.AddHash(k, 1)
 		}
@@ -271,13 +306,13 @@ func judgeCountMin(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datas
 	return nil
 }
 
-func judgeHeavy(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, kind string) error {
+func judgeHeavy(ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, kind string) error {
 	var reported []sketch.Counter[uint64]
 	var mem uint64
 	var ns float64
 	if kind == "lossy" {
 		row.Params = fmt.Sprintf("eps=%g", cfg.Epsilon)
-		lc, m, t, err := measureSketch(keys, func() (*sketch.LossyCounting[uint64], error) { return sketch.NewLossyCounting[uint64](cfg.Epsilon) },
+		lc, m, t, err := measureSketch(ctx, keys, func() (*sketch.LossyCounting[uint64], error) { return sketch.NewLossyCounting[uint64](cfg.Epsilon) },
 			func(l *sketch.LossyCounting[uint64], ks []uint64) {
 				for _, k := range ks {
 					l.Add(k)
@@ -293,7 +328,7 @@ func judgeHeavy(row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets
 	} else {
 		capacity := int(math.Ceil(1 / cfg.Epsilon))
 		row.Params = fmt.Sprintf("capacity=%d", capacity)
-		ss, m, t, err := measureSketch(keys, func() (*sketch.SpaceSaving[uint64], error) { return sketch.NewSpaceSaving[uint64](capacity) },
+		ss, m, t, err := measureSketch(ctx, keys, func() (*sketch.SpaceSaving[uint64], error) { return sketch.NewSpaceSaving[uint64](capacity) },
 			func(s *sketch.SpaceSaving[uint64], ks []uint64) {
 				for _, k := range ks {
 					s.Add(k)
@@ -329,7 +364,8 @@ func judgeReported(row *SketchRow, cfg SketchConfig, reported []sketch.Counter[u
 	seen := map[uint64]bool{}
 	for _, c := range reported {
 		ex := truth.Count(c.Key)
-		hh := HeavyHitter{Key: c.Key, Exact: ex, Estimate: c.Count, Heavy: heavy[c.Key], Reported: true}
+		up, lo := c.Count, c.Lower()
+		hh := HeavyHitter{Key: c.Key, Exact: ex, EstimateUpper: &up, EstimateLower: &lo, Heavy: heavy[c.Key], Reported: true}
 		if hh.Heavy {
 			hit++
 		}
@@ -387,7 +423,8 @@ func (h hitterRow) Cells() []Cell {
 		{Name: "sketch", Head: "SKETCH", Value: h.sketch},
 		{Name: "key", Head: "KEY", Value: name},
 		{Name: "exact", Head: "EXACT", Value: h.Exact},
-		{Name: "estimate", Head: "ESTIMATE", Value: h.Estimate},
+		{Name: "estimate_lower", Head: "LOWER-BOUND", Value: opt(h.EstimateLower)},
+		{Name: "estimate_upper", Head: "UPPER-BOUND", Value: opt(h.EstimateUpper)},
 		{Name: "status", Head: "STATUS", Value: status},
 	}
 }

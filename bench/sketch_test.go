@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -30,8 +31,8 @@ func TestSketchKnownAnswers(t *testing.T) {
 		}
 	}
 	require.Len(t, ks, 10000)
-	rows, err := RunSketches(SketchConfig{
-		Workload: keyList("hand", ks), Tuples: 10000, Support: 0.05, Epsilon: 0.01, Delta: 0.01, Precision: 14,
+	rows, err := RunSketches(context.Background(), SketchConfig{
+		Workload: keyList("hand", ks), Tuples: 10000, Support: 0.05, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds,
 	})
 	require.NoError(t, err)
 	require.Len(t, rows, len(SketchKinds))
@@ -68,8 +69,9 @@ func TestSketchKnownAnswers(t *testing.T) {
 			exact := map[uint64]uint64{}
 			for _, h := range r.HeavyHitters {
 				require.True(t, h.Reported)
-				require.GreaterOrEqual(t, h.Estimate, h.Exact)
-				require.LessOrEqual(t, h.Estimate-h.Exact, uint64(100), "error within εN")
+				require.GreaterOrEqual(t, *h.EstimateUpper, h.Exact)
+				require.LessOrEqual(t, *h.EstimateLower, h.Exact)
+				require.LessOrEqual(t, *h.EstimateUpper-h.Exact, uint64(100), "error within εN")
 				exact[rank[h.Key]] = h.Exact
 			}
 			require.Equal(t, map[uint64]uint64{1: 5000, 2: 2000, 3: 1000}, exact)
@@ -88,31 +90,75 @@ func TestSketchKnownAnswers(t *testing.T) {
 		require.Len(t, hh, 3)
 		require.Contains(t, hh[0], "key")
 		require.Contains(t, hh[0], "exact")
-		require.Contains(t, hh[0], "estimate")
+		require.Contains(t, hh[0], "estimate_upper")
+		require.Contains(t, hh[0], "estimate_lower")
 	})
 	t.Run("table lists hitters", func(t *testing.T) {
 		var b bytes.Buffer
 		require.NoError(t, WriteSketch(&b, "table", Meta{Command: "sketch", Settings: [][2]string{{"support", "0.05"}}}, rows))
 		require.Contains(t, b.String(), "# streambench sketch heavy hitters support=0.05")
-		require.Regexp(t, `spacesaving\s+0x[0-9a-f]{16}\s+5000\s+5000\s+ok`, b.String())
+		require.Regexp(t, `SKETCH\s+KEY\s+EXACT\s+LOWER-BOUND\s+UPPER-BOUND\s+STATUS`, b.String())
+		require.Regexp(t, `spacesaving\s+0x[0-9a-f]{16}\s+5000\s+5000\s+5000\s+ok`, b.String())
 	})
 }
 
 func TestSketchConfigErrors(t *testing.T) {
+	// Every field is refused outside its domain (an empty sketch list
+	// included: no default), and the error names the flag.
 	w := keyList("k", constantKeys(10))
-	for name, cfg := range map[string]SketchConfig{
-		"support":   {Workload: w, Tuples: 10, Support: 0, Epsilon: 0.01, Delta: 0.01, Precision: 14},
-		"epsilon":   {Workload: w, Tuples: 10, Support: 0.01, Epsilon: 0.01, Delta: 0.01, Precision: 14},
-		"delta":     {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 1, Precision: 14},
-		"precision": {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 3},
-		"sketches":  {Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: []string{"bloom"}},
+	ok := SketchConfig{Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds}
+	for _, tc := range []struct {
+		name string
+		edit func(*SketchConfig)
+	}{
+		{"-support", func(c *SketchConfig) { c.Support = 0 }},
+		{"-epsilon", func(c *SketchConfig) { c.Epsilon = 0.1 }},
+		{"-epsilon", func(c *SketchConfig) { c.Epsilon = 1e-9 }},
+		{"-delta", func(c *SketchConfig) { c.Delta = 1 }},
+		{"-precision", func(c *SketchConfig) { c.Precision = 3 }},
+		{"-precision", func(c *SketchConfig) { c.Precision = 256 + 14 }},
+		{"-sketches", func(c *SketchConfig) { c.Sketches = []string{"bloom"} }},
+		{"-sketches", func(c *SketchConfig) { c.Sketches = nil }},
+		{"-tuples", func(c *SketchConfig) { c.Tuples = 0 }},
+		{"-tuples", func(c *SketchConfig) { c.Tuples = MaxHeldTuples + 1 }},
 	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := RunSketches(cfg)
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok
+			tc.edit(&cfg)
+			_, err := RunSketches(context.Background(), cfg)
 			require.ErrorIs(t, err, ErrInvalidParameter)
-			require.ErrorContains(t, err, name)
+			require.ErrorContains(t, err, tc.name+" = ")
 		})
 	}
+}
+
+func TestSketchMemoryHLL(t *testing.T) {
+	// A dense HyperLogLog at p = 14 holds 2^14 one-byte registers: the
+	// reported memory is that and the struct, not the scratch buffers it
+	// borrowed from a sync.Pool while sparse.
+	ks := make([]uint64, 200_000)
+	for i := range ks {
+		ks[i] = hashx.Mix64(uint64(i))
+	}
+	rows, err := RunSketches(context.Background(), SketchConfig{
+		Workload: keyList("distinct", ks), Tuples: int64(len(ks)), Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14,
+		Sketches: []string{"hyperloglog"},
+	})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, rows[0].MemoryBytes, uint64(1<<14))
+	require.Less(t, rows[0].MemoryBytes, uint64(1<<14+1024))
+}
+
+func TestSketchInterrupted(t *testing.T) {
+	// A cancelled context stops before the first sketch finishes: no row
+	// is judged on part of the stream.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rows, err := RunSketches(ctx, SketchConfig{
+		Workload: keyList("k", keys(1000)), Tuples: 1000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds,
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, rows)
 }
 
 func TestJudgeReported(t *testing.T) {
@@ -131,13 +177,14 @@ func TestJudgeReported(t *testing.T) {
 	require.Equal(t, 0.5, *row.Recall)
 	require.Equal(t, 2, *row.HeavyExact)
 	require.Equal(t, 2, *row.HeavyReported)
+	u := func(v uint64) *uint64 { return &v }
 	require.Equal(t, []HeavyHitter{
-		{Key: 1, Exact: 60, Estimate: 61, Heavy: true, Reported: true},
-		{Key: 3, Exact: 10, Estimate: 26, Heavy: false, Reported: true},
+		{Key: 1, Exact: 60, EstimateUpper: u(61), EstimateLower: u(61), Heavy: true, Reported: true},
+		{Key: 3, Exact: 10, EstimateUpper: u(26), EstimateLower: u(10), Heavy: false, Reported: true},
 		{Key: 2, Exact: 30, Heavy: true, Reported: false},
 	}, row.HeavyHitters)
 	var b bytes.Buffer
 	require.NoError(t, WriteSketch(&b, "table", Meta{Command: "sketch"}, []SketchRow{{Sketch: "x", HeavyHitters: row.HeavyHitters}}))
-	require.Regexp(t, `x\s+0x0000000000000003\s+10\s+26\s+false-positive`, b.String())
-	require.Regexp(t, `x\s+0x0000000000000002\s+30\s+0\s+MISSED`, b.String())
+	require.Regexp(t, `x\s+0x0000000000000003\s+10\s+10\s+26\s+false-positive`, b.String())
+	require.Regexp(t, `x\s+0x0000000000000002\s+30\s+-\s+-\s+MISSED`, b.String())
 }

@@ -1,16 +1,18 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// ParseFloats parses a list of numbers for the named flag: "1.5", a comma
-// list "0.5,1,1.5", or a range "from:to:step" (both ends included, as in
-// 0.1:2.0:0.1). Values are rounded to 12 significant digits so that steps
-// print as written.
+// ParseFloats parses a list of numbers for the named flag (named as -h
+// shows it: "-zipf-s"): "1.5", a comma list "0.5,1,1.5", or a range
+// "from:to:step" (both ends included, as in 0.1:2.0:0.1). Values are
+// rounded to 12 significant digits so that steps print as written. A value
+// given twice is refused.
 func ParseFloats(name, s string) ([]float64, error) {
 	var out []float64
 	for _, part := range strings.Split(s, ",") {
@@ -46,7 +48,19 @@ func ParseFloats(name, s string) ([]float64, error) {
 		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out, noRepeat(name, out)
+}
+
+// noRepeat refuses a list that names a value twice (it would run twice).
+func noRepeat[T comparable](name string, v []T) error {
+	seen := make(map[T]bool, len(v))
+	for _, x := range v {
+		if seen[x] {
+			return invalidParam(name, x, "each value at most once")
+		}
+		seen[x] = true
+	}
+	return nil
 }
 
 func round12(x float64) float64 {
@@ -55,20 +69,21 @@ func round12(x float64) float64 {
 }
 
 // ParseInts parses a comma list of integers (or one) for the named flag,
-// each at least lo.
-func ParseInts(name, s string, lo int) ([]int, error) {
+// each in [lo, hi], none twice.
+func ParseInts(name, s string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || v < lo {
-			return nil, invalidParam(name, s, "a comma list of integers >= "+strconv.Itoa(lo))
+		if err != nil || v < lo || v > hi {
+			return nil, invalidParam(name, s, fmt.Sprintf("a comma list of integers in [%d, %d]", lo, hi))
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out, noRepeat(name, out)
 }
 
-// ParseChoices parses a comma list whose items must each be one of choices.
+// ParseChoices parses a comma list whose items must each be one of choices,
+// none twice.
 func ParseChoices(name, s string, choices []string) ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(s, ",") {
@@ -82,7 +97,7 @@ func ParseChoices(name, s string, choices []string) ([]string, error) {
 		}
 		out = append(out, part)
 	}
-	return out, nil
+	return out, noRepeat(name, out)
 }
 
 // WorkModes names the per-record cost modes of Work.
@@ -104,18 +119,34 @@ func (w Work) String() string {
 	return w.Mode + ":" + strings.ReplaceAll(w.Cost.String(), "µ", "u")
 }
 
-// ParseWork reads "none", "model:20us" or "spin:2us".
+// Bounds of a per-record cost: a modelled service time waits (and an
+// interrupt ends the wait), a spin holds a core for a whole batch, which an
+// interrupt cannot cut short.
+const (
+	MaxModelCost = time.Hour
+	MaxSpinCost  = time.Millisecond
+)
+
+// ParseWork reads "none", "model:20us" (at most MaxModelCost) or "spin:2us"
+// (at most MaxSpinCost).
 func ParseWork(s string) (Work, error) {
 	if s == "none" {
 		return Work{Mode: "none"}, nil
 	}
 	mode, cost, ok := strings.Cut(s, ":")
-	d, err := time.ParseDuration(cost)
-	if !ok || err != nil || d <= 0 {
-		return Work{}, invalidParam("work", s, "none, model:DURATION or spin:DURATION (e.g. model:20us)")
+	if !ok {
+		return Work{}, invalidParam("-work", s, "none, model:DURATION or spin:DURATION (e.g. model:20us)")
 	}
 	if mode != "model" && mode != "spin" {
-		return Work{}, invalidChoice("work", mode, WorkModes)
+		return Work{}, invalidChoice("-work", mode, WorkModes)
+	}
+	hi := MaxModelCost
+	if mode == "spin" {
+		hi = MaxSpinCost
+	}
+	d, err := time.ParseDuration(cost)
+	if err != nil || d <= 0 || d > hi {
+		return Work{}, invalidParam("-work", s, fmt.Sprintf("%s:DURATION with DURATION in (0, %v]", mode, hi))
 	}
 	return Work{Mode: mode, Cost: d}, nil
 }

@@ -37,31 +37,21 @@ type SustainableConfig struct {
 	// Start is the first rate tried, records/s (> 0).
 	Start float64
 	// MaxSlope is the largest tolerated latency growth, in seconds per
-	// second of run (default 0.01: a backlog growing by 1% of elapsed time).
+	// second of run (streambench uses 0.01: a backlog growing by 1% of
+	// elapsed time).
 	MaxSlope float64
 	// MinRise is the smallest latency rise over the run that counts as
-	// growth (default 2 ms).
+	// growth (streambench uses 2 ms).
 	MinRise time.Duration
 	// Precision ends the search once the bracket [good, bad] is within this
-	// relative width (default 0.05).
+	// relative width.
 	Precision float64
-	// MaxTrials bounds the number of runs (default 16).
+	// MaxTrials bounds the number of runs.
 	MaxTrials int
 }
 
+// validate checks every field: none has a default.
 func (c *SustainableConfig) validate() error {
-	if c.MaxSlope == 0 {
-		c.MaxSlope = 0.01
-	}
-	if c.MinRise == 0 {
-		c.MinRise = 2 * time.Millisecond
-	}
-	if c.Precision == 0 {
-		c.Precision = 0.05
-	}
-	if c.MaxTrials == 0 {
-		c.MaxTrials = 16
-	}
 	switch {
 	case !(c.Start > 0) || math.IsInf(c.Start, 0):
 		return invalidParam("rate", c.Start, "> 0 records/s as the search's first rate")

@@ -42,7 +42,7 @@ func TestFindSustainable(t *testing.T) {
 		{"start at capacity", 45000, 45000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := SustainableConfig{Start: tc.start, Precision: 0.02, MaxTrials: 30}
+			cfg := SustainableConfig{Start: tc.start, MaxSlope: 0.01, MinRise: 2 * time.Millisecond, Precision: 0.02, MaxTrials: 30}
 			best, trials, err := FindSustainable(context.Background(), cfg, queueTrial(tc.capacity))
 			require.NoError(t, err)
 			require.True(t, best.Sustainable)
@@ -61,7 +61,7 @@ func TestFindSustainable(t *testing.T) {
 		})
 	}
 	t.Run("nothing sustainable", func(t *testing.T) {
-		cfg := SustainableConfig{Start: 1000, MaxTrials: 4}
+		cfg := SustainableConfig{Start: 1000, MaxSlope: 0.01, MinRise: 2 * time.Millisecond, Precision: 0.05, MaxTrials: 4}
 		best, trials, err := FindSustainable(context.Background(), cfg, queueTrial(1))
 		require.NoError(t, err)
 		require.Len(t, trials, 4)
@@ -69,14 +69,24 @@ func TestFindSustainable(t *testing.T) {
 	})
 	t.Run("trial error", func(t *testing.T) {
 		boom := errors.New("boom")
-		_, _, err := FindSustainable(context.Background(), SustainableConfig{Start: 1}, func(context.Context, float64) (Trial, error) {
+		_, _, err := FindSustainable(context.Background(), SustainableConfig{Start: 1, MaxSlope: 0.01, Precision: 0.05, MaxTrials: 2}, func(context.Context, float64) (Trial, error) {
 			return Trial{}, boom
 		})
 		require.ErrorIs(t, err, boom)
 	})
-	t.Run("bad start", func(t *testing.T) {
-		_, _, err := FindSustainable(context.Background(), SustainableConfig{}, queueTrial(1))
-		require.ErrorIs(t, err, ErrInvalidParameter)
-		require.ErrorContains(t, err, "rate")
+	t.Run("no defaults", func(t *testing.T) {
+		ok := SustainableConfig{Start: 1, MaxSlope: 0.01, Precision: 0.05, MaxTrials: 2}
+		for name, edit := range map[string]func(*SustainableConfig){
+			"rate":       func(c *SustainableConfig) { c.Start = 0 },
+			"max-slope":  func(c *SustainableConfig) { c.MaxSlope = 0 },
+			"precision":  func(c *SustainableConfig) { c.Precision = 0 },
+			"max-trials": func(c *SustainableConfig) { c.MaxTrials = 0 },
+		} {
+			cfg := ok
+			edit(&cfg)
+			_, _, err := FindSustainable(context.Background(), cfg, queueTrial(1))
+			require.ErrorIs(t, err, ErrInvalidParameter, name)
+			require.ErrorContains(t, err, name+" = ")
+		}
 	})
 }

@@ -38,13 +38,21 @@ type WorkloadSpec struct {
 // workload.
 func (s WorkloadSpec) Build() (Workload, error) {
 	if s.File != "" {
-		return s.buildFile()
+		w, err := s.buildFile()
+		w.File = s.File
+		return w, err
 	}
-	if math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0 {
-		return Workload{}, invalidParam("zipf-s", s.ZipfS, ">= 0")
+	maxKeys := uint64(datasets.MaxZipfKeys)
+	if s.Kind == "exact-zipf" {
+		maxKeys = 1<<32 - 1
 	}
-	if s.Keys == 0 {
-		return Workload{}, invalidParam("keys", s.Keys, ">= 1")
+	switch {
+	case math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0:
+		return Workload{}, invalidParam("-zipf-s", s.ZipfS, "a finite exponent >= 0")
+	case s.Keys == 0 || s.Keys > maxKeys:
+		return Workload{}, invalidParam("-keys", s.Keys, fmt.Sprintf("in [1, %d] for %s", maxKeys, s.Kind))
+	case s.DriftEvery < 0:
+		return Workload{}, invalidParam("-drift-every", s.DriftEvery, ">= 0 (0: a tenth of the run)")
 	}
 	w := Workload{Name: s.Kind, ZipfS: s.ZipfS, Keys: s.Keys}
 	switch s.Kind {
@@ -58,7 +66,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 	case "exact-zipf":
 		w.Open = func(n int64) (datasets.Stream, error) {
 			if n > datasets.MaxExactRecords {
-				return nil, invalidParam("tuples", n, fmt.Sprintf("at most %d for exact-zipf (set -tuples)", datasets.MaxExactRecords))
+				return nil, invalidParam("-tuples", n, fmt.Sprintf("at most %d for exact-zipf", datasets.MaxExactRecords))
 			}
 			return wrapData(datasets.NewExactZipf(s.Keys, s.ZipfS, n, s.Seed))
 		}
@@ -73,7 +81,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 			}))
 		}
 	default:
-		return Workload{}, invalidChoice("workload", s.Kind, WorkloadKinds)
+		return Workload{}, invalidChoice("-workload", s.Kind, WorkloadKinds)
 	}
 	return w, nil
 }
@@ -83,35 +91,51 @@ func (s WorkloadSpec) Build() (Workload, error) {
 func wrapData[S datasets.Stream](st S, err error) (datasets.Stream, error) {
 	if err != nil {
 		if errors.Is(err, datasets.ErrInvalidParameter) {
-			return nil, fmt.Errorf("%w: workload: %v", ErrInvalidParameter, err)
+			return nil, fmt.Errorf("%w: -workload: %v", ErrInvalidParameter, err)
 		}
 		return nil, err
 	}
 	return st, nil
 }
 
+// buildFile builds the workload of a data file. Words and items stream
+// from the file: each Open reads it afresh, no further than the records
+// asked for, and the file is read once at build time only as far as its
+// first key, so that a file that cannot be read fails here. A frequency
+// table is loaded whole (its rows are the distribution sampled from).
 func (s WorkloadSpec) buildFile() (Workload, error) {
+	fileErr := func(err error) error { return fmt.Errorf("bench: -file %s: %w", s.File, err) }
 	w := Workload{Name: filepath.Base(s.File)}
 	switch s.Format {
 	case "words", "items":
-		load := datasets.LoadWords
+		open := datasets.OpenWords
 		if s.Format == "items" {
-			load = datasets.LoadItems
+			open = datasets.OpenItems
 		}
-		c, err := load(s.File)
+		probe, err := open(s.File)
 		if err != nil {
-			return Workload{}, fmt.Errorf("bench: --file %s: %w", s.File, err)
+			return Workload{}, fileErr(err)
 		}
-		recs := c.Records()
-		w.Keys = uint64(c.Distinct())
-		w.Namer = c
+		probe.Fill(make([]datasets.Record, 1))
+		err = probe.Err()
+		probe.Close()
+		if err != nil {
+			return Workload{}, fileErr(err)
+		}
+		names := &fileNames{}
+		w.Namer = names
 		w.Open = func(n int64) (datasets.Stream, error) {
-			return datasets.FromRecords(recs[:min(n, int64(len(recs)))]), nil
+			fs, err := open(s.File)
+			if err != nil {
+				return nil, fileErr(err)
+			}
+			names.add(fs)
+			return &fileStream{fs: fs, left: n, fileErr: fileErr}, nil
 		}
 	case "freq":
 		t, err := datasets.LoadFreqTable(s.File)
 		if err != nil {
-			return Workload{}, fmt.Errorf("bench: --file %s: %w", s.File, err)
+			return Workload{}, fileErr(err)
 		}
 		w.Keys = uint64(t.Rows())
 		w.Namer = t
@@ -120,4 +144,63 @@ func (s WorkloadSpec) buildFile() (Workload, error) {
 		return Workload{}, invalidChoice("format", s.Format, FileFormats)
 	}
 	return w, nil
+}
+
+// fileStream is the stream of a data file cut to its first left records;
+// it closes the file once they are read. Err reports the error that ended
+// the file's stream early (datasets.StreamErr finds it).
+type fileStream struct {
+	fs      *datasets.FileStream
+	left    int64
+	fileErr func(error) error
+}
+
+// Fill implements datasets.Stream.
+func (f *fileStream) Fill(dst []datasets.Record) int {
+	if int64(len(dst)) > f.left {
+		dst = dst[:f.left]
+	}
+	n := f.fs.Fill(dst)
+	if f.left -= int64(n); f.left == 0 {
+		f.fs.Close()
+	}
+	return n
+}
+
+// Err returns the format or I/O error that ended the file early, nil at a
+// clean end or once the records asked for are read.
+func (f *fileStream) Err() error {
+	if err := f.fs.Err(); err != nil {
+		return f.fileErr(err)
+	}
+	return nil
+}
+
+// KeyName implements datasets.Namer.
+func (f *fileStream) KeyName(key uint64) (string, bool) { return f.fs.KeyName(key) }
+
+// fileNames names the keys of every stream a file workload has opened.
+// Each stream reads the same file from its start, so the one that has read
+// the most distinct keys knows the names of all the others': fileNames
+// keeps that one and the newest, whatever the number of opens.
+type fileNames struct{ most, latest *datasets.FileStream }
+
+func (f *fileNames) add(fs *datasets.FileStream) {
+	if f.latest != nil && (f.most == nil || f.latest.Distinct() > f.most.Distinct()) {
+		f.most = f.latest
+	}
+	f.latest = fs
+}
+
+// KeyName implements datasets.Namer.
+func (f *fileNames) KeyName(key uint64) (string, bool) {
+	for _, fs := range []*datasets.FileStream{f.latest, f.most} {
+		if fs == nil {
+			continue
+		}
+		if name, ok := fs.KeyName(key); ok {
+			return name, true
+		}
+	}
+	return "", false
 }

@@ -23,7 +23,7 @@ func BenchmarkZipfVsMathRand(b *testing.B) {
 			}
 			src := newPCG(1)
 			std := rand.NewZipf(rand.New(&src), s, 1, k-1)
-			keys := newKeyMap(k, 1)
+			keys := newKeyMap(k)
 			buf := make([]Record, 1024)
 			var tOurs, tStd time.Duration
 			b.ReportAllocs()
@@ -120,11 +120,7 @@ func BenchmarkFill(b *testing.B) {
 		sinkRecords = buf
 	})
 	b.Run("table/count_1w", func(b *testing.B) {
-		p, err := SharedFile("count_1w.txt")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ft, err := LoadFreqTable(p)
+		ft, err := LoadFreqTable(dataFile(b, "count_1w.txt"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,13 +1,6 @@
 package datasets
 
-import (
-	"fmt"
-	"os"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/skewerhq/skewer/sketch"
-)
+import "slices"
 
 // Corpus is a real key stream read from a file and held in memory: the keys
 // in file order, each the sketch.Hash of its original text, and the text of
@@ -18,132 +11,40 @@ type Corpus struct {
 	path  string
 	recs  []Record
 	names map[uint64]string
-	lines int
 }
 
-// LoadWords reads a text file as a stream of words: the text is lower-cased
-// (Unicode case mapping) and split on every rune that is not in [a-z0-9'];
-// each maximal run of those runes is one word. This is how the figures of
-// ../shared/datasets/README.md were computed (pg135: 579,482 words, 23,029
-// distinct, "the" at 7.09%).
-func LoadWords(path string) (*Corpus, error) {
-	data, err := readFile(path)
+// LoadWords reads a whole text file into memory as a stream of words,
+// tokenised as OpenWords says. It reads the file through OpenWords, so a
+// malformed file fails as there (ErrFormat naming the file and the line);
+// a file without a word gives ErrEmpty. It holds 16 bytes per word and the
+// name of every distinct word: for tests and benchmarks; a caller that
+// needs only a prefix of a file opens it with OpenWords.
+func LoadWords(path string) (*Corpus, error) { return load(OpenWords(path)) }
+
+// LoadItems reads a whole market-basket file into memory as a stream of
+// item ids, tokenised as OpenItems says; errors and memory are as for
+// LoadWords.
+func LoadItems(path string) (*Corpus, error) { return load(OpenItems(path)) }
+
+// load drains a file stream into a Corpus.
+func load(s *FileStream, err error) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newCorpus(path)
-	var tok []byte
-	flush := func() error {
-		if len(tok) == 0 {
-			return nil
-		}
-		err := c.add(tok)
-		tok = tok[:0]
-		return err
-	}
-	for i := 0; i < len(data); {
-		b := data[i]
-		var r rune
-		if b < utf8.RuneSelf {
-			r, i = rune(b), i+1
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			}
-		} else {
-			var size int
-			r, size = utf8.DecodeRune(data[i:])
-			i += size
-			r = unicode.ToLower(r)
-		}
-		if r == '\n' {
-			c.lines++
-		}
-		if ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') || r == '\'' {
-			tok = append(tok, byte(r))
-			continue
-		}
-		if err := flush(); err != nil {
-			return nil, err
+	defer s.Close()
+	var recs []Record
+	for {
+		recs = slices.Grow(recs, 4096)
+		n := s.Fill(recs[len(recs):cap(recs)])
+		recs = recs[:len(recs)+n]
+		if n == 0 {
+			break
 		}
 	}
-	if err := flush(); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
-	return c.done()
-}
-
-// LoadItems reads a market-basket file as a stream of item ids: one basket
-// per line, items separated by ASCII white space, taken in file order (the
-// FIMI format of retail.dat: 908,576 items, 16,470 distinct, item 39 at
-// 5.58%). Item ids are arbitrary tokens, hashed as strings.
-func LoadItems(path string) (*Corpus, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c := newCorpus(path)
-	start := -1
-	for i, b := range data {
-		if isSpace(b) {
-			if start >= 0 {
-				if err := c.add(data[start:i]); err != nil {
-					return nil, err
-				}
-				start = -1
-			}
-			if b == '\n' {
-				c.lines++
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		if err := c.add(data[start:]); err != nil {
-			return nil, err
-		}
-	}
-	return c.done()
-}
-
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
-}
-
-// readFile reads a data file; a missing or unreadable file gives the os
-// error, which names the path.
-func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("datasets: %w", err)
-	}
-	return data, nil
-}
-
-func newCorpus(path string) *Corpus {
-	return &Corpus{path: path, names: make(map[uint64]string)}
-}
-
-// add appends one key; two different texts with the same 64-bit hash are
-// reported rather than silently merged.
-func (c *Corpus) add(tok []byte) error {
-	h := sketch.Hash(tok)
-	if name, ok := c.names[h]; !ok {
-		c.names[h] = string(tok)
-	} else if name != string(tok) {
-		return fmt.Errorf("%w: %s: keys %q and %q have the same 64-bit hash %#x", ErrFormat, c.path, name, tok, h)
-	}
-	c.recs = append(c.recs, Record{Key: h})
-	return nil
-}
-
-func (c *Corpus) done() (*Corpus, error) {
-	if len(c.recs) == 0 {
-		return nil, fmt.Errorf("%w: %s holds no keys", ErrEmpty, c.path)
-	}
-	return c, nil
+	return &Corpus{path: s.path, recs: recs, names: s.names}, nil
 }
 
 // Len returns the number of keys in the stream (N).

@@ -17,8 +17,7 @@ import (
 func share(p float64) string { return fmt.Sprintf("%.2f%%", 100*p) }
 
 func TestLoadWordsPublishedFigures(t *testing.T) {
-	path, err := SharedFile("pg135-les-miserables.txt")
-	require.NoError(t, err)
+	path := dataFile(t, "pg135-les-miserables.txt")
 	c, err := LoadWords(path)
 	require.NoError(t, err)
 	require.Equal(t, 579482, c.Len())
@@ -39,8 +38,7 @@ func TestLoadWordsPublishedFigures(t *testing.T) {
 }
 
 func TestLoadItemsPublishedFigures(t *testing.T) {
-	path, err := SharedFile("retail.dat")
-	require.NoError(t, err)
+	path := dataFile(t, "retail.dat")
 	c, err := LoadItems(path)
 	require.NoError(t, err)
 	require.Equal(t, 908576, c.Len())
@@ -58,8 +56,7 @@ func TestLoadItemsPublishedFigures(t *testing.T) {
 }
 
 func TestLoadFreqTablePublishedFigures(t *testing.T) {
-	path, err := SharedFile("count_1w.txt")
-	require.NoError(t, err)
+	path := dataFile(t, "count_1w.txt")
 	ft, err := LoadFreqTable(path)
 	require.NoError(t, err)
 	require.Equal(t, 100000, ft.Rows())

@@ -1,4 +1,4 @@
-// Package datasets provides the key streams skewer is measured on: synthetic
+// Package datasets provides the key streams skewer is tested and benchmarked on: synthetic
 // skewed streams whose distributions are exact and reproducible, real data
 // sets read from files, and the ground truth to judge sketches and
 // partitioners against.
@@ -16,8 +16,8 @@
 //     needs s > 1). Sampled by rejection-inversion (Hörmann and Derflinger,
 //     ACM TOMACS 6(3), 1996, in the all-exponent form of Apache Commons
 //     RNG): O(1) expected time per key, no table, k up to 2^53. Ranks become
-//     keys through a seeded bijection (SplitMix64 of rank + salt), so hot
-//     keys are not small integers, and Rank inverts it.
+//     keys through a fixed bijection (SplitMix64 of rank + one salt), so
+//     hot keys are not small integers, and Rank inverts it.
 //   - [NewExactZipf]: rank r appears exactly round(m * p_r) times, shuffled
 //     by a seeded Fisher-Yates (the D-Choices experiments); 4 bytes per
 //     record.
@@ -30,15 +30,34 @@
 //     [Disorder] recovers per record whether it is late.
 //   - [NewUniform] and [NewConstant]: the baselines.
 //
+// # Key identity and seeds
+//
+// A generator's keys do not depend on its seed: the key of rank r is the
+// same for NewZipf, NewExactZipf, NewUniform and epoch 0 of NewDrift, under
+// every seed (Key(r) and Rank(key) likewise), and the seed only decides
+// which ranks are drawn and in what order. Sources seeded differently (one
+// seed per source) therefore share their hot keys. Where the hot set of a
+// drifting stream moves is chosen by DriftConfig.DriftSeed, separate from
+// its sampling Seed for the same reason.
+//
 // # Real data
 //
-// [LoadWords] (text: lower-cased, split on anything but [a-z0-9']),
-// [LoadItems] (one basket of whitespace-separated item ids per line) and
-// [LoadFreqTable] (key<TAB>count lines, sampled into a stream of any length
-// by Vose's alias method) read any file in those formats. Keys are
-// sketch.Hash of the original text, and KeyName ([Namer]) recovers it. The
-// project's own copies live in ../shared/datasets ([SharedFile]); they are
-// never shipped.
+// [OpenWords] (text: lower-cased, split on anything but [a-z0-9']) and
+// [OpenItems] (one basket of whitespace-separated item ids per line) read a
+// file lazily as a [FileStream]: memory is one read buffer plus the names of
+// the keys read so far, whatever the file's size, and reading stops when the
+// caller stops calling Fill. [LoadWords] and [LoadItems] read a whole file
+// into a [Corpus] through them; [LoadFreqTable] reads key<TAB>count lines
+// into a table sampled into a stream of any length by Vose's alias method.
+// Every reader takes gzip-compressed files (recognised by their magic
+// bytes) and plain ones alike, refuses NUL bytes (binary data) and tokens
+// or table lines longer than [MaxTokenSize], and quotes at most a short
+// excerpt of an offending line. Keys are sketch.Hash of the original text,
+// and KeyName ([Namer]) recovers it.
+//
+// The repository's own data sets live, compressed and checksummed, in its
+// data/ folder, a module of its own that the module zip leaves out;
+// [DataFile] finds them ($SKEWER_DATASETS overrides the folder).
 //
 // # Ground truth
 //
@@ -53,6 +72,8 @@
 // reader.
 //
 // Errors wrap [ErrInvalidParameter] (naming the parameter), [ErrFormat]
-// (naming the file and line), [ErrEmpty], or the os error of a file that
-// cannot be opened (which names the path).
+// (naming the file and line), [ErrEmpty], [ErrNoData] (a data set not
+// found), or the os error of a file that cannot be opened (which names the
+// path). A [FileStream] ends early on an error and reports it through Err;
+// [StreamErr] asks any stream for one.
 package datasets

@@ -27,7 +27,8 @@ type ExactZipf struct {
 }
 
 // NewExactZipf builds the exact-frequency stream of about m records over k
-// keys with exponent s, shuffled and keyed by seed. Building costs O(k + m)
+// keys with exponent s, shuffled by seed (keys do not depend on it: Key(r)
+// is that of NewZipf). Building costs O(k + m)
 // time and 4 bytes per record. It fails with ErrInvalidParameter when k is
 // 0 or >= 2^32, s is negative, NaN or infinite, or m is not in
 // [1, MaxExactRecords] (also when the rounded counts sum beyond it).
@@ -41,7 +42,7 @@ func NewExactZipf(k uint64, s float64, m int64, seed uint64) (*ExactZipf, error)
 	if m < 1 || m > MaxExactRecords {
 		return nil, invalidParam("m", m, "in [1, 2^30] (the number of records)")
 	}
-	g := &ExactZipf{keys: newKeyMap(k, seed), s: s, m: m, norm: ZipfNorm(k, s)}
+	g := &ExactZipf{keys: newKeyMap(k), s: s, m: m, norm: ZipfNorm(k, s)}
 	var total int64
 	for r := uint64(1); r <= k; r++ {
 		c := g.Count(r)

@@ -1,6 +1,7 @@
 package datasets_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,4 +153,40 @@ func ExampleLoadFreqTable() {
 	// the 0.60
 	// of 0.30
 	// and 0.10
+}
+
+// A file read lazily: Fill reads only as far as the records asked for, and
+// Err says whether the stream ended early on a bad file.
+func ExampleOpenWords() {
+	dir, _ := os.MkdirTemp("", "stream")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "text.txt")
+	_ = os.WriteFile(path, []byte("one two three four five\x00 six"), 0o644)
+	s, err := datasets.OpenWords(path)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	buf := make([]datasets.Record, 3)
+	n := s.Fill(buf) // reads "one two three", not the NUL byte after "five"
+	first, _ := s.KeyName(buf[0].Key)
+	fmt.Println(n, first, s.Err())
+	for s.Fill(buf) > 0 {
+	}
+	fmt.Println(errors.Is(s.Err(), datasets.ErrFormat))
+	// Output:
+	// 3 one <nil>
+	// true
+}
+
+// Seeds drive sampling only: two sources seeded differently draw different
+// streams over the same keys, so they share their hot key.
+func ExampleNewZipf_seeds() {
+	a, _ := datasets.NewZipf(1e6, 1.2, 100_000, 1)
+	b, _ := datasets.NewZipf(1e6, 1.2, 100_000, 2)
+	hotA := datasets.Count(a).Top(1)[0].Key
+	hotB := datasets.Count(b).Top(1)[0].Key
+	fmt.Println(a.Key(1) == b.Key(1), hotA == hotB)
+	// Output:
+	// true true
 }

@@ -23,38 +23,43 @@ type FreqTable struct {
 	index  map[uint64]int32
 }
 
-// LoadFreqTable reads a frequency table. Every line must be a key, one tab
-// and a decimal count (a trailing \r is ignored); a malformed line, a
-// repeated key or a table whose counts are all zero is an error naming the
-// file and the line.
+// LoadFreqTable reads a frequency table, gzip-compressed or plain, line by
+// line. Every line must be a key, one tab and a decimal count (a trailing
+// \r is ignored); a malformed line, a line longer than MaxTokenSize bytes,
+// a NUL byte, a repeated key or a table whose counts are all zero is an
+// error naming the file and the line and quoting at most a short excerpt of
+// it. The table is held in memory (its keys, names and counts), the file
+// never is.
 func LoadFreqTable(path string) (*FreqTable, error) {
-	data, err := readFile(path)
+	d, err := openData(path)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Close()
 	t := &FreqTable{path: path, index: make(map[uint64]int32)}
-	for line := 1; len(data) > 0; line++ {
-		var row []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			row, data = data[:i], data[i+1:]
-		} else {
-			row, data = data, nil
+	for {
+		row, ok, err := d.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
 		}
 		row = bytes.TrimSuffix(row, []byte{'\r'})
 		tab := bytes.IndexByte(row, '\t')
 		if tab <= 0 {
-			return nil, fmt.Errorf("%w: %s line %d: want key<TAB>count, got %q", ErrFormat, path, line, row)
+			return nil, d.errorf("want key<TAB>count, got %s", excerpt(row))
 		}
 		count, err := strconv.ParseUint(string(row[tab+1:]), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s line %d: count %q is not a non-negative integer", ErrFormat, path, line, row[tab+1:])
+			return nil, d.errorf("count %s is not a non-negative integer", excerpt(row[tab+1:]))
 		}
 		key := sketch.Hash(row[:tab])
 		if prev, dup := t.index[key]; dup {
-			return nil, fmt.Errorf("%w: %s line %d: key %q repeats line %d (or shares its 64-bit hash)", ErrFormat, path, line, row[:tab], prev+1)
+			return nil, d.errorf("key %s repeats line %d (or shares its 64-bit hash)", excerpt(row[:tab]), prev+1)
 		}
 		if len(t.keys) == 1<<31-1 {
-			return nil, fmt.Errorf("%w: %s line %d: more than 2^31-1 rows", ErrFormat, path, line)
+			return nil, d.errorf("more than 2^31-1 rows")
 		}
 		t.index[key] = int32(len(t.keys))
 		t.names = append(t.names, string(row[:tab]))

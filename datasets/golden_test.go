@@ -33,9 +33,7 @@ func goldenStreams(t *testing.T, n int64) map[string]Stream {
 		require.NoError(t, err)
 		return s
 	}
-	table, err := SharedFile("count_1w.txt")
-	require.NoError(t, err)
-	ft, err := LoadFreqTable(table)
+	ft, err := LoadFreqTable(dataFile(t, "count_1w.txt"))
 	require.NoError(t, err)
 	return map[string]Stream{
 		"zipf-k1e6-s1.2":    ok(NewZipf(1_000_000, 1.2, n, 1)),

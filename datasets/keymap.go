@@ -7,17 +7,22 @@ import (
 )
 
 // keyMap turns a slot in [0, k) into a 64-bit key and back. The key is
-// Mix64(slot + salt), a bijection on uint64, so distinct slots never collide,
-// hot keys are not small integers, and the slot of any key is recovered by
-// inverting the mix.
+// Mix64(slot + keySalt), a bijection on uint64, so distinct slots never
+// collide, hot keys are not small integers, and the slot of any key is
+// recovered by inverting the mix.
 type keyMap struct {
 	salt uint64
 	k    uint64
 }
 
-func newKeyMap(k, seed uint64) keyMap {
-	return keyMap{salt: hashx.Mix64(seed ^ 0x6a09e667f3bcc908), k: k}
-}
+// keySalt is the one salt of every generator's key map: key identity never
+// depends on a sampling seed, so streams drawn with different seeds share
+// their keys rank for rank. Its value is the salt that seed 1 derived when
+// the salt was seeded, which keeps every seed-1 stream (the command line's
+// default) byte-identical.
+var keySalt = hashx.Mix64(1 ^ 0x6a09e667f3bcc908)
+
+func newKeyMap(k uint64) keyMap { return keyMap{salt: keySalt, k: k} }
 
 func (m keyMap) key(slot uint64) uint64 { return hashx.Mix64(slot + m.salt) }
 

@@ -6,8 +6,9 @@ import (
 )
 
 // Uniform is a stream of n keys drawn independently and uniformly from k
-// keys, the baseline without skew. Keys are mixed like Zipf's, so Rank
-// returns a key's index in [1, k] (all indices are equally likely).
+// keys, the baseline without skew. Keys are mixed like Zipf's (Key(r) is
+// Zipf's key of rank r, for every seed), so Rank returns a key's index in
+// [1, k] (all indices are equally likely).
 //
 // The zero Uniform is not usable; build one with NewUniform.
 type Uniform struct {
@@ -27,7 +28,7 @@ func NewUniform(k uint64, n int64, seed uint64) (*Uniform, error) {
 	if err := checkLength(n); err != nil {
 		return nil, err
 	}
-	return &Uniform{src: newPCG(seed), keys: newKeyMap(k, seed), seed: seed, n: n}, nil
+	return &Uniform{src: newPCG(seed), keys: newKeyMap(k), seed: seed, n: n}, nil
 }
 
 // Fill implements Stream. Records carry no event time.

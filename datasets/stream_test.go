@@ -25,18 +25,3 @@ func TestSliceStreamFillsInBatches(t *testing.T) {
 	require.Equal(t, 2, s.Fill(buf))
 	require.Equal(t, 5, s.Len())
 }
-
-func TestSharedDirFindsTheDataSets(t *testing.T) {
-	p, err := SharedFile("retail.dat")
-	require.NoError(t, err, "the real data sets must sit in ../shared/datasets beside the project root")
-	require.FileExists(t, p)
-
-	t.Setenv(SharedDirEnv, t.TempDir())
-	_, err = SharedFile("retail.dat")
-	require.ErrorIs(t, err, ErrNoSharedData)
-	require.Contains(t, err.Error(), "retail.dat")
-
-	t.Setenv(SharedDirEnv, "/nonexistent/skewer")
-	_, err = SharedDir()
-	require.ErrorIs(t, err, ErrNoSharedData)
-}

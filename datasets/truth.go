@@ -24,7 +24,11 @@ type KeyCount struct {
 // NewTruth returns an empty Truth.
 func NewTruth() *Truth { return &Truth{counts: make(map[uint64]uint64)} }
 
-// Count drains s and returns the exact frequencies of its keys.
+// Count drains s and returns the exact frequencies of its keys. It
+// consumes s: a Stream is read once, so a stream counted here is empty
+// afterwards (partition.Run on it fails with partition.ErrEmptyStream);
+// count a second stream built with the same arguments and seed, or rewind
+// one that has a Reset.
 func Count(s Stream) *Truth {
 	t := NewTruth()
 	buf := make([]Record, 4096)

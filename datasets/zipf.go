@@ -110,8 +110,10 @@ func (z *zipfSampler) sample(src *rand.PCG) uint64 {
 // over k keys: the key of rank r (1 = hottest) has probability
 // r^-s / H(k, s), where H(k, s) = sum_{i=1..k} i^-s. s = 0 is uniform; s can
 // be any finite value >= 0. Each key costs O(1) time and the generator holds
-// no table. Ranks become keys through a seeded bijective mix (see Key), so
+// no table. Ranks become keys through a fixed bijective mix (see Key), so
 // hot keys are spread over all 64 bits and Rank recovers the rank of a key.
+// The mix does not depend on the seed: Key(r) is the same for every seed,
+// and the seed only decides which ranks are drawn.
 //
 // The zero Zipf is not usable; build one with NewZipf.
 type Zipf struct {
@@ -124,7 +126,7 @@ type Zipf struct {
 }
 
 // NewZipf returns a Zipf stream of n keys over k keys with exponent s,
-// determined entirely by seed. It fails with ErrInvalidParameter when k is 0
+// its records determined entirely by seed. It fails with ErrInvalidParameter when k is 0
 // or above MaxZipfKeys, s is negative, NaN or infinite, or n is negative.
 func NewZipf(k uint64, s float64, n int64, seed uint64) (*Zipf, error) {
 	zs, err := newZipfSampler(k, s)
@@ -134,7 +136,7 @@ func NewZipf(k uint64, s float64, n int64, seed uint64) (*Zipf, error) {
 	if err := checkLength(n); err != nil {
 		return nil, err
 	}
-	return &Zipf{z: zs, src: newPCG(seed), keys: newKeyMap(k, seed), seed: seed, n: n}, nil
+	return &Zipf{z: zs, src: newPCG(seed), keys: newKeyMap(k), seed: seed, n: n}, nil
 }
 
 // Fill implements Stream. Records carry no event time.

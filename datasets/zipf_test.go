@@ -16,7 +16,7 @@ func TestUnmixInvertsMix(t *testing.T) {
 	for range 100000 {
 		x := src.Uint64()
 		require.Equal(t, x, unmix64(hashx.Mix64(x)))
-		m := newKeyMap(1<<40, x)
+		m := keyMap{salt: x, k: 1 << 40}
 		slot := x >> 24
 		got, ok := m.slot(m.key(slot))
 		require.True(t, ok)

@@ -138,7 +138,7 @@ func (t *topicPartitioner) Partition(r *kgo.Record, n int) int {
 	}
 	key := t.keyHash(r.Key)
 	if !t.ensure(n) {
-		return hashx.Reduce(key, n) // unreachable: n > 0 is a valid worker count
+		return hashx.Reduce(key, n) // n > partition.MaxWorkers partitions: key grouping
 	}
 	w := t.p.Route(key)
 	t.sent[w]++

@@ -249,8 +249,7 @@ func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t, off 
 		st.tr.mark(math.MinInt64, off)
 		return
 	}
-	size, slide := int64(win.Size()), int64(win.Slide())
-	for s := win.LastStart(t); s > t-size; s -= slide {
+	for s := range win.Starts(t) {
 		st.tr.mark(s, off)
 	}
 }

@@ -155,8 +155,9 @@ func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
 }
 
 // Add aggregates one input of the given key at time t into every window
-// holding t whose state is still kept. It returns false when the input is
-// late for all of them (it is then counted in Late and not aggregated).
+// holding t (Windows.Starts) whose state is still kept. It returns false
+// when the input is late for all of them (it is then counted in Late and
+// not aggregated).
 func (k *KeyedWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 	added := false
 	if k.win.IsGlobal() {
@@ -166,8 +167,10 @@ func (k *KeyedWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 			added = true
 		}
 	} else {
-		for s := k.win.LastStart(t); s > t-k.win.size; s -= k.win.slide {
-			if k.wm >= k.cleanup(s+k.win.size) {
+		t = clampTime(t)
+		for s, ok := k.win.LastStart(t), true; ok; s, ok = k.win.prevStart(s) {
+			end := k.win.End(s)
+			if end <= t || k.wm >= k.cleanup(end) {
 				break // earlier windows end earlier: late for them too
 			}
 			a := k.pane(s).slot(key, k.agg.Create)
@@ -259,7 +262,7 @@ func (k *KeyedWindows[In, Acc, Out]) addTumbling(keys []uint64, ev []Event[In], 
 	for i, key := range keys {
 		s := k.win.LastStart(ev[i].Time)
 		if p == nil || s != p.start {
-			if haveLate && s == lateStart || k.wm >= k.cleanup(s+k.win.size) {
+			if haveLate && s == lateStart || k.wm >= k.cleanup(k.win.End(s)) {
 				lateStart, haveLate = s, true
 				late = append(late, int32(i))
 				continue

@@ -432,8 +432,8 @@ func TestKeyedSessionsAllocs(t *testing.T) {
 
 // TestSessionsAtMaxInt64: a record at the largest time joins the session
 // that reaches the top instead of forming an empty one, in one phase and
-// through a partial and a final stage (found by review: the partial was
-// rejected as empty and its count lost).
+// through a partial and a final stage, where the partial is kept (not
+// rejected as empty) and its count reaches the result.
 func TestSessionsAtMaxInt64(t *testing.T) {
 	ks := newSessions(t, 10, 0, Complete)
 	f := &fired{}

@@ -20,8 +20,8 @@ import (
 // (a final stage merging the partials a partial stage emits in slot order)
 // receives its keys sorted by home slot while it is smaller than the table
 // they came from: they pile into one run that every insert probes to its
-// end, so filling it is quadratic (the two-phase keyed count over 10^6 keys
-// spent 90% of its time in upsert, 1,500 ns per record).
+// end, so filling it is quadratic (TestTableFilledInAnotherTablesOrder
+// pins the fix).
 type table[Acc any] struct {
 	ents  []entry[Acc]
 	mul   uint64 // odd multiplier of this size: tableMul(log2(len(ents)))
@@ -137,10 +137,10 @@ func (t *table[Acc]) touch(keys []uint64) uint64 {
 }
 
 // prefetchBytes is the table size above which AddBatch touches slots
-// ahead. Measured on a 2-core EPYC (512 KiB L2, 32 MiB L3), Zipf(1.1)
-// keys: touching saves 10-25% of the CPU per key for 2-8 MiB tables, about
-// 5% at 2 MiB, and costs 10-20% at 512 KiB and 1 MiB, where the misses are
-// cheap and out-of-order execution already overlaps them.
+// ahead. Beyond it a slot load is likely to miss the cache and touching the
+// next keys' slots overlaps the misses; below it the misses are cheap and
+// out-of-order execution already overlaps them, so touching costs more than
+// it saves (the figures that set it: docs/notes/2026-11-30-runtime.md).
 const prefetchBytes = 1 << 20
 
 // large reports whether the table is larger than prefetchBytes.

@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"iter"
 	"math"
 	"time"
 )
@@ -8,11 +9,21 @@ import (
 // Windows assigns event times to windows [start, end). The zero value is the
 // global window: one window holding everything, fired at the end of input.
 // Session windows (Sessions) are not assigned by time alone: their bounds
-// depend on a key's inputs, so End, LastStart and Count do not apply to
-// them, and they are kept by KeyedSessions rather than KeyedWindows.
+// depend on a key's inputs, so End, LastStart, Starts and Count do not apply
+// to them, and they are kept by KeyedSessions rather than KeyedWindows.
+//
+// Times are int64 nanoseconds, and window bounds saturate at its ends
+// rather than wrap, as session bounds do: a window that would end after
+// MaxInt64 ends at MaxInt64 (a time at MaxInt64 counts as MaxInt64−1, in
+// the windows that reach the top), and the windows that would start at or
+// before MinInt64 are one window starting at MinInt64, ending where the
+// latest of them ends (their times within int64 are those of the latest).
+// So every time is in at least one window, and none is lost or assigned a
+// window whose bounds wrapped around.
 type Windows struct {
-	size, slide, offset int64
-	gap                 int64 // session windows only
+	size, slide int64
+	offset      int64 // in [0, slide)
+	gap         int64 // session windows only
 }
 
 // GlobalWindow is the single window [MinInt64, MaxInt64).
@@ -62,6 +73,9 @@ func (w Windows) Gap() time.Duration { return time.Duration(w.gap) }
 func (w Windows) WithOffset(offset time.Duration) Windows {
 	if w.slide != 0 {
 		w.offset = int64(offset) % w.slide
+		if w.offset < 0 {
+			w.offset += w.slide
+		}
 	}
 	return w
 }
@@ -75,31 +89,90 @@ func (w Windows) Size() time.Duration { return time.Duration(w.size) }
 // Slide is the distance between window starts (0 for the global window).
 func (w Windows) Slide() time.Duration { return time.Duration(w.slide) }
 
-// End returns the end of the window starting at start.
+// End returns the end of the window starting at start, saturated at
+// MaxInt64. The window starting at MinInt64 ends where the latest window
+// that would start at or before MinInt64 ends.
 func (w Windows) End(start int64) int64 {
 	if w.size == 0 {
 		return math.MaxInt64
 	}
-	return start + w.size
+	if start == math.MinInt64 {
+		return start + (w.size - w.residue(start)) // residue < slide ≤ size
+	}
+	return satAdd(start, w.size)
 }
 
-// LastStart returns the start of the latest window holding t; the windows
-// holding t start at LastStart(t) - i*slide while start > t - size.
+// LastStart returns the start of the latest window holding t, saturated at
+// MinInt64; Starts yields it and the starts of the other windows holding
+// t.
 func (w Windows) LastStart(t int64) int64 {
 	if w.size == 0 {
 		return math.MinInt64
 	}
-	r := (t - w.offset) % w.slide
+	t = clampTime(t)
+	s := t - w.residue(t)
+	if s > t { // t - residue went below MinInt64
+		return math.MinInt64
+	}
+	return s
+}
+
+// Starts yields the start of every window holding t, latest first: one
+// for tumbling windows, up to Count() for sliding ones (fewer within a
+// window's size of MinInt64, see Windows), MinInt64 for the global window.
+func (w Windows) Starts(t int64) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		if w.size == 0 {
+			yield(math.MinInt64)
+			return
+		}
+		t = clampTime(t)
+		for s, ok := w.LastStart(t), true; ok && w.End(s) > t; s, ok = w.prevStart(s) {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// prevStart returns the start of the window before the one starting at s,
+// and false when there is none: MinInt64 stands for every window that
+// would start before it.
+func (w Windows) prevStart(s int64) (int64, bool) {
+	if s == math.MinInt64 {
+		return 0, false
+	}
+	if s < math.MinInt64+w.slide {
+		return math.MinInt64, true
+	}
+	return s - w.slide, true
+}
+
+// residue returns (t - offset) mod slide, in [0, slide), without
+// overflow.
+func (w Windows) residue(t int64) int64 {
+	r := t % w.slide
 	if r < 0 {
 		r += w.slide
 	}
-	return t - r
+	if r -= w.offset; r < 0 {
+		r += w.slide
+	}
+	return r
 }
+
+// clampTime is t, or MaxInt64-1 for t = MaxInt64: no window ends after
+// MaxInt64, so none could hold it (session windows do the same).
+func clampTime(t int64) int64 { return min(t, math.MaxInt64-1) }
 
 // Count is the most windows any one time falls in: ceil(size/slide).
 func (w Windows) Count() int {
 	if w.size == 0 {
 		return 1
 	}
-	return int((w.size + w.slide - 1) / w.slide)
+	n := w.size / w.slide
+	if w.size%w.slide != 0 {
+		n++
+	}
+	return int(n)
 }

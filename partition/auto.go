@@ -14,7 +14,7 @@ import (
 // Auto measures the stream and routes with the cheapest partitioner that
 // balances it: hash while no key is hot enough to unbalance key grouping,
 // PKG while p1 <= pkgMargin * 2/n, D-Choices beyond (W-Choices when
-// D-Choices would need every worker anyway). Until it has measured, it
+// D-Choices would need every worker anyway). Until its first decision, it
 // routes as D-Choices, the mode that is safe under unknown skew: tail keys
 // get PKG's two candidates and rule (on exact loads), and a key becomes head (d choices) as soon as the
 // detector sees it hot, so a first window of heavy skew is not piled onto
@@ -59,12 +59,11 @@ const (
 	modePKG  = "pkg"
 	modeD    = "dchoices"
 	modeW    = "wchoices"
-	// pkgMargin scales PKG's theoretical limit p1 <= 2/n. On the
-	// exact-frequency Zipf grid (m = 10^6, S = 1) PKG stays at λ <= 1e-3
-	// up to p1·n/2 = 0.62 … 0.82 and is unbalanced from 0.81 (n = 5,
-	// λ = 0.018) and 0.95 (n = 10, λ = 0.25) on; with the ±10% hysteresis
-	// Auto enters PKG below 0.63·2/n and leaves it above 0.77·2/n, below
-	// every unbalanced point measured.
+	// pkgMargin scales PKG's theoretical limit p1 <= 2/n: PKG is already
+	// unbalanced below 2/n on the exact-frequency Zipf grid
+	// (docs/results.md, "Zipf grid, one million tuples"). With the ±10%
+	// hysteresis Auto enters PKG below 0.63·2/n and leaves it above
+	// 0.77·2/n, below every unbalanced point of that grid.
 	pkgMargin = 0.7
 )
 
@@ -132,7 +131,7 @@ func (a *Auto) RouteBatch(keys []uint64, dst []int) {
 	}
 }
 
-// SkewEstimate is what Auto measured on one window's sample.
+// SkewEstimate is Auto's estimate of the skew from one window's sample.
 type SkewEstimate struct {
 	P1, SumP2, Zipf float64
 	Distinct        int // distinct keys in the sample

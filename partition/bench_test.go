@@ -120,8 +120,8 @@ func BenchmarkRouteDefaultDetector(b *testing.B) {
 // pairedKinds are the partitioners BenchmarkRoutePaired times against hash.
 var pairedKinds = []string{"hash", "pkg", "dchoices", "wchoices"}
 
-// BenchmarkRoutePaired is issue #4's routing-cost figure made robust to a
-// shared machine: the partitioners of pairedKinds route the same chunk of
+// BenchmarkRoutePaired measures routing cost against hash partitioning
+// robustly on a shared machine: the partitioners of pairedKinds route the same chunk of
 // 4,096 tuples one after the other (the order rotating per chunk), each
 // through the Partitioner interface with the oracle detector. It reports,
 // per kind, the median over chunks of ns per Route (<kind>-ns/route) and

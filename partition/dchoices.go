@@ -25,9 +25,9 @@ import (
 // tail key has both PKG choices inside a set covering a fraction x of the
 // workers with probability x^2, and its tuples cannot avoid that set. The
 // paper states the first condition as p1 <= c(d); with exactly that, the top
-// key's workers are full and the online greedy overloads them (measured:
-// s=1.4, n=100, d=34 gives lambda 9e-3; d=35, from the trapped-tail term,
-// gives 1.2e-4).
+// key's workers are full and the online greedy overloads them; the
+// trapped-tail term is what keeps them below full (an example:
+// docs/notes/2026-11-30-partitioning-experiments.md).
 //
 // The default variant (kind "dchoices") draws d DISTINCT candidates, a start
 // and a stride coprime to n from the key's hash, so c(d) = d/n exactly. The
@@ -42,7 +42,7 @@ type DChoices struct {
 	// maxFixedHead keys. Its head is then put into heads once, and Route
 	// finds a head key and its cursor with one probe of that table behind
 	// the oracle's filter: no interface call, and not the oracle's table
-	// and then heads (measured: 15-25% of D-Choices' cost at s = 1.4-2.0).
+	// and then heads.
 	oracle  *OracleDetector
 	eps     float64
 	d       int
@@ -55,11 +55,10 @@ type DChoices struct {
 	// when refreshMin last ran: at every re-solve, every `every` tuples. A
 	// candidate at minLoad is a least loaded one, so a scan of the d
 	// candidates stops there: the same choice as a full scan, found
-	// sooner. Keeping it exact on every tuple cost a compare and, once per
-	// level, an O(n) rescan on tail tuples too (measured: D-Choices at
-	// s = 0.8, where most tuples are tail, went from 6.5-7.7x to
-	// 3.6-4.9x hash without it); a stale bound only makes some head scans
-	// run longer, and never changes the choice.
+	// sooner. Keeping it exact on every tuple would cost a compare and, once
+	// per level, an O(n) rescan on tail tuples too, where most tuples are
+	// tail; a stale bound only makes some head scans run longer, and never
+	// changes the choice.
 	minLoad uint64
 	sum     uint64 // total load
 	// overflows counts head tuples sent beyond the first d candidates.

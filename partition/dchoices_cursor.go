@@ -13,8 +13,8 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 // factory's first instance), whose load is the smallest of the d, or the
 // overflow worker when even that is above the mean by more than the slack.
 //
-// A scan of the d candidates per head tuple cost up to d loads (d = 35 ...
-// 65 at n = 100: 120 ns per route, most of D-Choices' cost), so each head
+// A scan of the d candidates per head tuple costs up to d loads (d = 35 ...
+// 65 at n = 100 on skewed streams), so each head
 // key keeps, in its headTable slot (emptied at every re-solve, or kept in
 // an oracle's fixed table: loads only grow, so the bound stays true), a lower
 // bound min on its candidates' loads and a cursor j: the candidates before

@@ -9,8 +9,8 @@ import (
 // The expected-coverage conditions of SolveD assume the head keys'
 // candidate sets are independent random sets. For a given stream they are
 // not: with few workers, or a few heavy keys, the realized sets can overlap
-// far more than expected (measured: s = 1.3, n = 5 left lambda = 0.11 with
-// the expected conditions alone). D-Choices therefore also checks the
+// far more than expected, and the top keys' workers are then overloaded
+// (docs/notes/2026-11-30-partitioning-experiments.md). D-Choices therefore also checks the
 // realized sets: over the heaviest head keys seen since the last re-solve
 // (with an oracle, whose head D-Choices holds whole in a fixed table: over
 // its heaviest keys from the first re-solve on), sorted by probability,

@@ -44,7 +44,7 @@ func (f *headFilter) mayContain(key uint64) bool {
 
 // OracleDetector knows every key's true probability in advance: the
 // "oracle head" of the papers' simulations, and the reference other
-// detectors are measured against. It does not count.
+// detectors are compared with. It does not count.
 type OracleDetector struct {
 	filter headFilter
 	head   keyTable
@@ -172,6 +172,7 @@ func (e *ExactDetector) Stats() HeadStats { return e.stats }
 // DefaultDetector is the detector partitioners use unless WithDetector says
 // otherwise: two alternating Space-Saving summaries of ceil(8/theta)
 // counters behind a row of bucket counters that withholds the tuples that
-// cannot be head (NewFilteredSpaceSavingDetector; docs/partitioning.md has
-// the comparison that chose Space-Saving and the cost of the filter).
+// cannot be head (NewFilteredSpaceSavingDetector; docs/partitioning.md
+// states its guarantees, docs/results.md, "Hot-key detectors", compares the
+// detectors).
 var DefaultDetector DetectorFactory = FilteredSpaceSavingDetectorFactory

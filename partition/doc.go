@@ -43,7 +43,7 @@
 //     choice as a full scan.
 //   - "dchoices-paper": the paper's variant, d candidates from d hashes
 //     (they collide), c = 1-((n-1)/n)^d. Kept to show what distinct
-//     candidates gain (docs/partitioning.md).
+//     candidates gain (docs/results.md).
 //   - "wchoices" (W-Choices, ICDE 2016): head keys go to the least loaded
 //     of all n workers, tail as PKG: one cursor over the workers, shared by
 //     all head keys, resumes at the known minimum load (O(1) amortised
@@ -62,10 +62,8 @@
 //     sources, which later balancing cannot undo (loads only grow; λ up to
 //     1.5 at n = 100). Hash while its predicted imbalance is <= 0.05; PKG
 //     only while p1 <= 0.7 * 2/n (entered below 0.63 * 2/n, left above
-//     0.77 * 2/n: ±10% hysteresis), not up to 2/n: measured on the
-//     exact-frequency Zipf grid PKG is unbalanced already at p1*n/2 = 0.81
-//     (n = 5, s = 1.4, λ = 0.018) and 0.95 (n = 10, s = 1.2, λ = 0.25),
-//     while every point at or below p1*n/2 = 0.62 is at λ <= 1e-3.
+//     0.77 * 2/n: ±10% hysteresis), not up to 2/n, where PKG is already
+//     unbalanced (docs/results.md, "Zipf grid, one million tuples").
 //
 // Every splitting kind implements Splitter: keyed aggregates downstream need
 // a merge stage combining the partials of a key. Every kind also implements
@@ -101,9 +99,10 @@
 // stream: WithSources(S) divides the default detector's window (and Auto's
 // decision window) by S, so they react within the same stretch of the
 // stream as one source would. Memory per source: 8n bytes of loads plus the
-// detector (Space-Saving: 2 * ceil(4/theta) counters, about 270 KB at
-// n = 100 as measured; the default twice the counters plus 2 * 4 bytes per
-// bucket; Count-Min 1.1 MB); D-Choices adds its head table
+// detector (Space-Saving: 2 * ceil(4/theta) counters; the default twice the
+// counters plus 2 * 4 bytes per bucket; Count-Min two sketches of width
+// 4/theta; the heap of each at n = 10 and 100 is in docs/results.md,
+// "Hot-key detectors"); D-Choices adds its head table
 // (512 slots of 56 bytes, 28 KB: the realized-coverage keys and the
 // per-key cursors).
 //
@@ -112,7 +111,8 @@
 // Metrics and Run (a deterministic single-threaded simulator dealing a
 // datasets.Stream over S sources) report the load per worker, imbalance
 // lambda = (max-avg)/avg, max/avg, PKG's I(t)/m, the replication factor
-// sum_i |K_i| / |K| (exact, with roaring bitmaps over dense key ids), the
+// sum_i |K_i| / |K| (exact: each key holds a bitset of the workers it
+// reached), the
 // cardinality imbalance and the (key, worker) partials per aggregation
 // period.
 //

@@ -6,8 +6,8 @@ import "math/bits"
 // addressing with linear probing, at most half full, built once and then
 // only read. A lookup is one multiplication and, for a present key, one or
 // two probes of one cache line, where a Go map costs a hash of the key
-// and a group match (measured: the oracle's map lookup was the largest
-// cost of a D-Choices head tuple once the candidate scan was gone).
+// and a group match: the oracle's lookup is on every D-Choices head
+// tuple's path.
 // Probabilities are > 0; p = 0 marks an empty slot.
 type keyTable struct {
 	slots []keySlot

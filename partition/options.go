@@ -38,7 +38,7 @@ func defaultConfig() config {
 }
 
 // WithTheta sets the head threshold: keys with probability >= theta are
-// head. Default 1/(5n).
+// head, theta in [MinTheta, 1). Default 1/(5n).
 func WithTheta(theta float64) Option {
 	return optionFunc(func(c *config) { c.theta, c.thetaSet = theta, true })
 }
@@ -64,9 +64,9 @@ func WithAutoWindow(tuples, sample int) Option {
 }
 
 // DefaultAutoHashLimit is the predicted key-grouping imbalance up to which
-// Auto routes by hash (replication 1) rather than PKG. On the exact-frequency
-// Zipf grid it let Auto pick hash at s <= 0.6 with n <= 50, where the
-// measured lambda reached 0.025 (PKG: <= 1e-3, at replication 1.7).
+// Auto routes by hash (replication 1) rather than PKG: a bounded imbalance
+// traded for no replication and no merge stage (docs/results.md, "Auto on
+// the Zipf grid", shows where Auto picks hash and what it costs).
 const DefaultAutoHashLimit = 0.05
 
 // WithAutoHashLimit sets the predicted key-grouping imbalance up to which
@@ -87,8 +87,8 @@ func WithAutoHashLimit(lambda float64) Option {
 // hot. With S > 1 the default detector's window becomes
 // max(1024, DefaultWindow(theta)/S) source tuples and Auto's decision window
 // max(sample, window/S): the same stretch of the stream as for one source.
-// Measured on the real streams (docs/partitioning.md): D-Choices at n = 100,
-// S = 5 on retail went from lambda 0.015 to 1.1e-3. The price is noisier
+// Its effect on real streams: docs/results.md, "Several sources with
+// WithSources". The price is noisier
 // per-window counts (a key at theta is counted 64/S times per window on
 // average), hence more false heads and more replication. An explicit
 // WithDetector is left as it is.
@@ -98,9 +98,16 @@ func WithSources(s int) Option { return optionFunc(func(c *config) { c.sources =
 // reservoir). Default 0.
 func WithSeed(seed uint64) Option { return optionFunc(func(c *config) { c.seed = seed }) }
 
+// MinTheta is the smallest head threshold partitioners and detectors
+// accept: the default 1/(5n) at MaxWorkers workers. The sketch detectors
+// hold O(1/theta) counters (the default one 64/theta bucket counters and
+// 8/theta Space-Saving counters per summary), so the bound caps their
+// memory at what a partitioner needs at MaxWorkers.
+const MinTheta = 1.0 / (5 * MaxWorkers)
+
 func checkTheta(theta float64) error {
-	if !(theta > 0 && theta < 1) {
-		return invalidParam("theta", theta, "in (0, 1)")
+	if !(theta >= MinTheta && theta < 1) {
+		return invalidParam("theta", theta, fmt.Sprintf("in [MinTheta = %g, 1)", MinTheta))
 	}
 	return nil
 }

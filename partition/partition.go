@@ -11,6 +11,11 @@ import (
 // domain; the message names it.
 var ErrInvalidParameter = errors.New("partition: invalid parameter")
 
+// ErrEmptyStream reports a simulation whose Config.Stream yielded no
+// records: a Stream is read once, so one already drained (by datasets.Count,
+// or an earlier Run) is empty.
+var ErrEmptyStream = errors.New("partition: empty stream")
+
 func invalidParam(name string, value any, want string) error {
 	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidParameter, name, value, want)
 }
@@ -68,9 +73,16 @@ func RouteBatch(p Partitioner, keys []uint64, dst []int) {
 // once per source so that load estimates stay local.
 type Factory func(workers int) (Partitioner, error)
 
+// MaxWorkers is the most workers a partitioner routes to (and the most
+// parallel instances a runtime stage has). Every constructor and factory
+// of this package rejects more, naming workers, before allocating: per
+// source a partitioner holds O(n) loads and, with the default threshold
+// θ = 1/(5n), a detector whose memory grows as 1/θ.
+const MaxWorkers = 4096
+
 func checkWorkers(n int) error {
-	if n <= 0 {
-		return invalidParam("workers", n, "> 0")
+	if n < 1 || n > MaxWorkers {
+		return invalidParam("workers", n, fmt.Sprintf("in [1, MaxWorkers = %d]", MaxWorkers))
 	}
 	return nil
 }

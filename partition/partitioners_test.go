@@ -2,10 +2,15 @@ package partition
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hashx"
 )
 
 func route(t *testing.T, p Partitioner, keys []uint64) ([]uint64, map[uint64]map[int]struct{}) {
@@ -182,6 +187,7 @@ func TestBadInput(t *testing.T) {
 		{"kind", "nope", 3, nil, "kind"},
 		{"theta zero", "dchoices", 3, []Option{WithTheta(0)}, "theta"},
 		{"theta one", "wchoices", 3, []Option{WithTheta(1)}, "theta"},
+		{"theta below MinTheta", "dchoices", 3, []Option{WithTheta(MinTheta / 2)}, "MinTheta"},
 		{"nil detector", "rr-head", 3, []Option{WithDetector(nil)}, "detector"},
 		{"epsilon", "dchoices", 3, []Option{WithEpsilon(2)}, "epsilon"},
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
@@ -200,6 +206,91 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidParameter)
 	_, err = NewExactDetector(1.5)
 	require.ErrorIs(t, err, ErrInvalidParameter)
+}
+
+// allocatedBy returns the bytes the process allocated while f ran.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestWorkersBound pins that every kind (and Metrics, ReplicationSketch and
+// Run) refuses a worker count outside [1, MaxWorkers] with an error naming
+// workers, before allocating anything sized by it, and that MaxWorkers
+// itself builds within bounded memory.
+func TestWorkersBound(t *testing.T) {
+	bad := []int{0, -1, MaxWorkers + 1, 1 << 31, math.MaxInt, math.MinInt}
+	refused := func(t *testing.T, build func() error) {
+		t.Helper()
+		var err error
+		alloc := allocatedBy(func() { err = build() })
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "workers")
+		require.Less(t, alloc, uint64(1<<20), "bytes allocated before refusing")
+	}
+	for _, kind := range Kinds() {
+		for _, n := range bad {
+			t.Run(fmt.Sprintf("kind=%s/n=%d", kind, n), func(t *testing.T) {
+				refused(t, func() error { _, err := New(kind, n); return err })
+			})
+		}
+		t.Run(fmt.Sprintf("kind=%s/n=MaxWorkers", kind), func(t *testing.T) {
+			var p Partitioner
+			var err error
+			alloc := allocatedBy(func() { p, err = New(kind, MaxWorkers) })
+			require.NoError(t, err)
+			require.Equal(t, MaxWorkers, p.Workers())
+			require.Less(t, alloc, uint64(64<<20), "bytes for one partitioner at MaxWorkers")
+			t.Logf("%s at MaxWorkers: %d bytes", kind, alloc)
+			require.Less(t, p.Route(hashx.Mix64(7)), MaxWorkers)
+		})
+	}
+	for _, n := range bad {
+		t.Run(fmt.Sprintf("others/n=%d", n), func(t *testing.T) {
+			refused(t, func() error { _, err := NewMetrics(n); return err })
+			refused(t, func() error { _, err := NewReplicationSketch(n, 10); return err })
+			refused(t, func() error {
+				f, err := NewFactory("pkg")
+				require.NoError(t, err)
+				_, err = Run(Config{Stream: datasets.FromKeys([]uint64{1}), Factory: f, Sources: 1, Workers: n})
+				return err
+			})
+		})
+	}
+}
+
+// TestThetaBound pins that every detector refuses a threshold below
+// MinTheta (whose sketches would take O(1/theta) memory: gigabytes near
+// 1e-8) with an error naming theta, before allocating, and builds at
+// MinTheta within bounded memory.
+func TestThetaBound(t *testing.T) {
+	detectors := map[string]func(theta float64) error{
+		"filtered":    func(th float64) error { _, err := NewFilteredSpaceSavingDetector(th, DefaultWindow(th)); return err },
+		"spacesaving": func(th float64) error { _, err := NewSpaceSavingDetector(th, DefaultWindow(th)); return err },
+		"lossy":       func(th float64) error { _, err := NewLossyCountingDetector(th, DefaultWindow(th)); return err },
+		"countmin":    func(th float64) error { _, err := NewCountMinDetector(th, DefaultWindow(th)); return err },
+		"exact":       func(th float64) error { _, err := NewWindowedExactDetector(th, DefaultWindow(th)); return err },
+		"oracle":      func(th float64) error { _, err := NewOracleDetector(map[uint64]float64{1: 1}, th); return err },
+		"dchoices":    func(th float64) error { _, err := New("dchoices", 4, WithTheta(th)); return err },
+	}
+	for name, build := range detectors {
+		t.Run(name, func(t *testing.T) {
+			for _, th := range []float64{MinTheta / 2, 2e-8, 1e-300, math.SmallestNonzeroFloat64} {
+				var err error
+				alloc := allocatedBy(func() { err = build(th) })
+				require.ErrorIs(t, err, ErrInvalidParameter, "theta %g", th)
+				require.ErrorContains(t, err, "theta")
+				require.Less(t, alloc, uint64(1<<20), "bytes allocated before refusing theta %g", th)
+			}
+			var err error
+			alloc := allocatedBy(func() { err = build(MinTheta) })
+			require.NoError(t, err)
+			require.Less(t, alloc, uint64(64<<20), "bytes at MinTheta")
+		})
+	}
 }
 
 // TestRouteDoesNotAllocateAcrossSwaps routes with the default windowed

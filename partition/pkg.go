@@ -25,12 +25,12 @@ func secondHash(key uint64) uint64 { return hashx.Mix64(key^0x5bd1e9955bd1e995) 
 //
 // The candidates are distinct on purpose: the paper's two independent
 // hashes coincide with probability 1/n, leaving that share of keys (hot
-// ones included) a single choice; with n = 5 a top key at p1 = 0.19 < 1/n
-// then unbalances PKG (lambda 0.15 measured).
+// ones included) a single choice, and a hot key with a single choice
+// unbalances PKG even below p1 = 1/n.
 //
 // Placement version 2; version 1 reduced key + Mix64(key ^ c) instead,
-// which alone cost as much as hash partitioning's whole Route: see
-// "Routing cost" in docs/partitioning.md.
+// which alone cost as much as hash partitioning's whole Route
+// (docs/results.md, "Routing cost").
 func pkgPair(key uint64, n int) (int, int) {
 	hi, lo := bits.Mul64(key, uint64(n))
 	a := int(hi)
@@ -55,8 +55,7 @@ func pkgPick(load []uint64, key, tie uint64) int {
 
 // wrap returns x mod n for x in [0, 2n), without a branch: x >= n is a
 // coin flip per key, and Go compiles "if x >= n { x -= n }" to a jump that
-// the CPU mispredicts about every other tuple (measured: it was most of
-// PKG's routing cost).
+// the CPU mispredicts about every other tuple.
 func wrap(x, n int) int {
 	d := x - n
 	return d + n&(d>>63)
@@ -84,11 +83,10 @@ func pkgChoose(a, b int, la, lb, tieBits uint64) (int, uint64) {
 // Each tuple's choice reads the loads before the previous tuple's
 // increment: Route adds that increment to its worker only after it has
 // read the current tuple's two loads. Otherwise each tuple's choice waits
-// for the one before it (its store, or the correction of the loads it
-// read with the previous choice, which an earlier version made): a chain
-// through every tuple that kept consecutive tuples from overlapping and
-// held PKG above twice hash partitioning's cost (measured: 2.1-2.3x with
-// the correction, 1.5-1.8x without, BenchmarkRoutePaired). The lag is one
+// for the one before it (its store, or a correction of the loads it read
+// with the previous choice): a chain
+// through every tuple that kept consecutive tuples from overlapping
+// (docs/results.md, "Routing cost", has PKG's cost with the lag). The lag is one
 // tuple: a choice may miss one increment, so a comparison is off by at
 // most one tuple, far below the imbalance a source's blindness to the
 // other sources' loads already allows. Counts stay exact: Load adds the

@@ -8,9 +8,9 @@ import (
 )
 
 // A Space-Saving update costs an index lookup and, for a key it does not
-// monitor (most tail tuples), the eviction of its smallest counter: it was
-// most of the default detector's cost per tuple (100-400 ns measured, at
-// s = 0.8 the most, where nearly every tuple is tail). Most tuples cannot be
+// monitor (most tail tuples), the eviction of its smallest counter: most
+// of an unfiltered detector's cost per tuple, and the most at low skew,
+// where nearly every tuple is tail. Most tuples cannot be
 // head, and a single row of counters proves it for them:
 //
 // Each summary keeps, beside its Space-Saving counters, an array of w
@@ -43,8 +43,8 @@ import (
 // <= 1/theta head keys (at most 1/(theta*w) <= 1/64 of them), of keys near
 // the threshold, and buckets that other keys fill that far, which by
 // Markov's inequality happens to a tail key's bucket with probability at
-// most 8/(theta*w) <= 1/8 (far less in practice: 4% of light keys' tuples
-// measured, TestFilteredDetectorWithholdsLightKeys).
+// most 8/(theta*w) <= 1/8 (far less in practice: docs/results.md, "Hot-key
+// detectors"; TestFilteredDetectorWithholdsLightKeys asserts < 1/4).
 type filteredSummary struct {
 	ss     *sketch.SpaceSaving[uint64]
 	top    []sketch.Counter[uint64]

@@ -9,7 +9,9 @@ import (
 // streams too big to hold their key sets: one HyperLogLog per worker for
 // |K_i| and one for |K|. With 2^p registers each estimate has relative
 // standard error about 1.04/sqrt(2^p), so the ratio is within a few times
-// that. Memory: (n+1) * 2^p bytes once dense.
+// that. Memory: (n+1) * 2^p bytes once dense. The zero ReplicationSketch
+// is not usable: its methods panic with a message naming
+// NewReplicationSketch. Not safe for concurrent use.
 type ReplicationSketch struct {
 	workers []*sketch.HyperLogLog
 	all     *sketch.HyperLogLog
@@ -33,8 +35,16 @@ func NewReplicationSketch(workers int, precision uint8) (*ReplicationSketch, err
 	return r, nil
 }
 
+// checkBuilt panics if r is a zero ReplicationSketch.
+func (r *ReplicationSketch) checkBuilt() {
+	if r.all == nil {
+		panic("partition: ReplicationSketch used without NewReplicationSketch (its zero value is not usable)")
+	}
+}
+
 // Observe records that a tuple with this key hash went to worker w.
 func (r *ReplicationSketch) Observe(key uint64, w int) {
+	r.checkBuilt()
 	// Routing chose w from the key's top bits, which HyperLogLog also uses
 	// to pick a register: without remixing, worker i's keys would fill
 	// only the registers of its slice of the hash space. Mix64 is a
@@ -47,6 +57,7 @@ func (r *ReplicationSketch) Observe(key uint64, w int) {
 // Estimate returns the estimated replication factor (0 before any key) and
 // the estimated distinct keys per worker, appended to dst.
 func (r *ReplicationSketch) Estimate(dst []uint64) (float64, []uint64) {
+	r.checkBuilt()
 	var sum uint64
 	for _, h := range r.workers {
 		e := h.Estimate()

@@ -35,7 +35,7 @@ type Sample struct {
 	ImbalanceOverM float64
 }
 
-// Result is what Run measured.
+// Result holds the figures of a simulated run.
 type Result struct {
 	Snapshot
 	// Load is the tuples per worker.
@@ -55,7 +55,10 @@ type Result struct {
 	Choices []Choice
 }
 
-// Run simulates cfg.
+// Run simulates cfg, reading cfg.Stream to its end (or MaxTuples). A
+// stream that yields no record is an error wrapping ErrEmptyStream: Run
+// consumes the stream, as datasets.Count does, so replaying one stream
+// takes a fresh stream or a rewind (SliceStream.Reset) between the two.
 func Run(cfg Config) (*Result, error) {
 	switch {
 	case cfg.Stream == nil:
@@ -124,6 +127,9 @@ func Run(cfg Config) (*Result, error) {
 				mt.ClosePeriod()
 			}
 		}
+	}
+	if t == 0 {
+		return nil, fmt.Errorf("%w: Config.Stream yielded no records (already drained, e.g. by datasets.Count?)", ErrEmptyStream)
 	}
 	if cfg.Period == 0 || t%uint64(cfg.Period) != 0 {
 		mt.ClosePeriod()

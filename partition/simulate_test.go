@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,6 +78,43 @@ func TestSimulatorBadConfig(t *testing.T) {
 	}
 }
 
+// TestRunEmptyStream pins that Run refuses a stream that yields nothing,
+// in the README's pattern (datasets.Count, then Run on the same stream) for
+// a generator and for a loaded corpus, and for a stream empty from the start;
+// a rewound stream runs again.
+func TestRunEmptyStream(t *testing.T) {
+	f, err := NewFactory("pkg")
+	require.NoError(t, err)
+	run := func(s datasets.Stream) error {
+		_, err := Run(Config{Stream: s, Factory: f, Sources: 2, Workers: 4})
+		return err
+	}
+	z, err := datasets.NewZipf(1000, 1.2, 10_000, 42)
+	require.NoError(t, err)
+	require.Equal(t, uint64(10_000), datasets.Count(z).N())
+	path := filepath.Join(t.TempDir(), "words.txt")
+	require.NoError(t, os.WriteFile(path, []byte("a rose is a rose is a rose\n"), 0o600))
+	words, err := datasets.LoadWords(path)
+	require.NoError(t, err)
+	ws := words.Stream()
+	require.Equal(t, uint64(8), datasets.Count(ws).N())
+	for name, s := range map[string]datasets.Stream{
+		"zipf-after-count":  z,
+		"words-after-count": ws,
+		"empty":             datasets.FromKeys(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := run(s)
+			require.ErrorIs(t, err, ErrEmptyStream)
+			require.Contains(t, err.Error(), "Config.Stream")
+		})
+	}
+	z.Reset()
+	require.NoError(t, run(z))
+	ws.Reset()
+	require.NoError(t, run(ws))
+}
+
 func TestMetricsAgainstModel(t *testing.T) {
 	for _, n := range []int{1, 3, 64, 65, 130} {
 		mt, err := NewMetrics(n)
@@ -134,4 +173,13 @@ func TestReplicationEstimate(t *testing.T) {
 			require.InEpsilon(t, res.Replication, res.ReplicationHLL, 0.03)
 		})
 	}
+}
+
+// TestReplicationSketchZeroValue pins that a zero ReplicationSketch panics
+// naming its constructor, not with an index out of range.
+func TestReplicationSketchZeroValue(t *testing.T) {
+	const msg = "partition: ReplicationSketch used without NewReplicationSketch (its zero value is not usable)"
+	var r ReplicationSketch
+	require.PanicsWithValue(t, msg, func() { r.Observe(1, 0) })
+	require.PanicsWithValue(t, msg, func() { r.Estimate(nil) })
 }

@@ -89,11 +89,11 @@ type lossySummary struct{ lc *sketch.LossyCounting[uint64] }
 
 func (s lossySummary) add(k uint64) uint64 {
 	s.lc.Add(k)
-	_, u := s.lc.Bounds(k)
+	u, _ := s.lc.Estimate(k)
 	return u
 }
 
-func (s lossySummary) estimate(k uint64) uint64 { _, u := s.lc.Bounds(k); return u }
+func (s lossySummary) estimate(k uint64) uint64 { u, _ := s.lc.Estimate(k); return u }
 
 func (s lossySummary) heavy(min uint64, visit func(k, c uint64)) {
 	n := s.lc.N()

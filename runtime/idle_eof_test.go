@@ -55,12 +55,11 @@ func (p *phased) Fill(dst []datasets.Record) int {
 // TestIdleWorkerTakesEndingInputsRecords: a partial worker that is idle
 // (both sources silent past the idle timeout) takes record Y in source 1's
 // last batch. A batch that ends its input does not revive the worker, so it
-// stays idle and its receivers keep not waiting for it. It used to keep Y's
-// partial until its windows fired; meanwhile source 0's records revived
-// the other partial worker, the final stage advanced on that one alone,
-// dropped Y's window and counted Y's partial late (3 failures in 3 runs).
-// Now a worker that takes records while idle sends what they left at once.
-// Found in review.
+// stays idle and its receivers keep not waiting for it. The test pins that
+// a worker sends at once what records taken while idle leave: were Y's
+// partial kept until its windows fired, source 0's records would revive the
+// other partial worker, the final stage would advance on that one alone,
+// drop Y's window and count Y's partial late.
 //
 // The phases are staged on the clock of a synctest bubble: each sleep
 // returns once every worker waits and the clock has passed, so the idle

@@ -86,22 +86,17 @@ func (r *running) Fill(dst []datasets.Record) int {
 	return len(dst)
 }
 
-// TestIdleInputTwoPhaseEqualsHash is the reviewer's scenario: source 1
-// sends the hot key's records at time 5 and stalls; source 0 sends the
-// same and runs on. Hash partitioning marks source 1 idle, fires the hot
-// key's window with both sources' records, and nothing is late. Behind an
-// edge that splits keys, every partial worker's watermark is held by
-// source 1 (every sender sends its watermark to every receiver, Forward
-// too), so none sends anything until it times source 1 out. A final stage
-// that timed out silent partial workers (as it did) could advance on the
-// first one to move and fire the window without the others' partials, then
-// count them late: Forward lost them on every run (the partial worker fed
-// by source 1 timed it out last), PKG and shuffle on some. Now only a
-// source's silence counts; a worker whose inputs are all idle sends its
-// partials and says it is idle, and a final stage waits for every partial
-// worker that has not said so (TestBusyPartialWorkerIsWaitedFor pins
-// that rule). Every edge gives hash partitioning's results, for tumbling
-// and session windows.
+// TestIdleInputTwoPhaseEqualsHash: source 1 sends the hot key's records at
+// time 5 and stalls; source 0 sends the same and runs on. Hash partitioning
+// marks source 1 idle, fires the hot key's window with both sources'
+// records, and nothing is late. Behind an edge that splits keys, every
+// partial worker's watermark is held by source 1 (every sender sends its
+// watermark to every receiver, Forward too), so none sends anything until
+// it times source 1 out. Only a source's silence counts: a worker whose
+// inputs are all idle sends its partials and says it is idle, and a final
+// stage waits for every partial worker that has not said so
+// (TestBusyPartialWorkerIsWaitedFor pins that rule). Every edge gives hash
+// partitioning's results, for tumbling and session windows.
 //
 // Then source 1 comes back with one record at time 5, after the hot key's
 // window has fired: with allowed lateness every edge updates the window

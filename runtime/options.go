@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 )
 
 // ErrInvalidParameter reports an option or argument outside its domain; the
@@ -92,8 +93,8 @@ type stageConfig struct {
 
 func (c *stageConfig) validate() error {
 	switch {
-	case c.parallelism <= 0 || c.parallelism > 4096:
-		return invalidParam("Parallelism", c.parallelism, "in [1, 4096]")
+	case c.parallelism <= 0 || c.parallelism > partition.MaxWorkers:
+		return invalidParam("Parallelism", c.parallelism, fmt.Sprintf("in [1, partition.MaxWorkers = %d]", partition.MaxWorkers))
 	case c.cost.spin < 0 || c.cost.service < 0:
 		return invalidParam("Cost", c.cost, "non-negative")
 	case c.lateness < 0:

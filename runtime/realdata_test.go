@@ -1,8 +1,9 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +21,15 @@ import (
 // per millisecond of event time.
 func wordRecords(t *testing.T, limit int) []datasets.Record {
 	t.Helper()
-	path, err := datasets.SharedFile("pg135-les-miserables.txt")
+	path, err := datasets.DataFile("pg135-les-miserables.txt")
+	if errors.Is(err, datasets.ErrNotShipped) {
+		t.Skip(err)
+	}
 	require.NoError(t, err)
-	b, err := os.ReadFile(path)
+	f, err := datasets.OpenFile(path)
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	require.NoError(t, err)
 	words := strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool { return !unicode.IsLetter(r) })
 	if len(words) > limit {

@@ -12,6 +12,7 @@ import (
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -199,6 +200,11 @@ func TestBuildErrors(t *testing.T) {
 	require.NoError(t, err)
 	Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}), "s", func(int, datasets.Record) error { return nil }, Parallelism(-1))
 	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
+	j, err = NewJob()
+	require.NoError(t, err)
+	Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}), "s", func(int, datasets.Record) error { return nil }, Parallelism(partition.MaxWorkers+1))
+	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
+	require.ErrorContains(t, j.Err(), "Parallelism")
 	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
 		j, err = NewJob()
 		require.NoError(t, err)

@@ -38,15 +38,34 @@ const cmRowMul = 0x9e3779b97f4a7c15
 // hold the current minimum, which never makes an estimate worse and usually
 // makes it much better; its Merge is an upper bound (see Merge).
 //
-// The zero CountMin is not usable; build one with a constructor. A CountMin
-// is not safe for concurrent use.
+// The zero CountMin is not usable: build one with a constructor or decode
+// one with UnmarshalBinary. On a zero CountMin, Width, Depth, Total and
+// Conservative report zero values, Merge, AppendBinary and MarshalBinary
+// return an error wrapping ErrInvalidParameter, and every other method
+// panics with a message naming the constructors. A CountMin is not safe for
+// concurrent use.
 type CountMin struct {
 	counts       []uint64 // depth rows of width counters, row-major
 	width        int
 	depth        int
 	shift        uint8 // 64 - log2(width): row index = top bits
 	conservative bool
-	total        uint64
+	// plain is set on built sketches without conservative update: the
+	// unchecked fast path of AddHash and AddHashes applies. A zero CountMin
+	// has it false, so it takes addSlow, which reports the misuse at no
+	// cost to the fast path.
+	plain bool
+	total uint64
+}
+
+// countMinBuilders names what builds a usable CountMin.
+const countMinBuilders = "NewCountMin, NewCountMinSize (or their conservative forms) or UnmarshalBinary"
+
+// checkBuilt panics if c is a zero CountMin.
+func (c *CountMin) checkBuilt() {
+	if c.width == 0 {
+		panicZero("CountMin", countMinBuilders)
+	}
 }
 
 // NewCountMin returns a Count-Min sketch whose estimates exceed the true
@@ -123,6 +142,7 @@ func newCountMinShape(width, depth int, conservative bool) *CountMin {
 		depth:        depth,
 		shift:        uint8(64 - bits.TrailingZeros64(uint64(width))),
 		conservative: conservative,
+		plain:        !conservative,
 	}
 }
 
@@ -143,6 +163,7 @@ func (c *CountMin) Total() uint64 { return c.total }
 // no memory is allocated (a windowed hot-key detector resets one every
 // window).
 func (c *CountMin) Reset() {
+	c.checkBuilt()
 	clear(c.counts)
 	c.total = 0
 }
@@ -181,7 +202,7 @@ func cmSatAdd(a, b uint64) uint64 {
 // and the plain update needs no per-counter saturation check.
 func (c *CountMin) AddHash(h, n uint64) {
 	t := c.total + n
-	if t < n || c.conservative {
+	if t < n || !c.plain {
 		c.addSlow(h, n)
 		return
 	}
@@ -206,9 +227,9 @@ func (c *CountMin) AddHash(h, n uint64) {
 // cmColumns4 returns the columns of four consecutive rows for
 // Kirsch–Mitzenmacher value h (step apart). AddHash and AddHashes compute
 // all four before touching any counter, so the four (possibly cache-missing)
-// increments are issued together: in one loop per row each increment
-// waited behind the previous row's finaliser, and at w = 2^16 (a 2 MiB
-// sketch) AddHash measured 1.5× the floor.
+// increments are issued together; in one loop per row each increment
+// would wait behind the previous row's finaliser, which dominates once the
+// sketch outgrows the cache (docs/results.md, "Count-Min speed").
 func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 	return cmRowIndex(h, shift), cmRowIndex(h+step, shift), cmRowIndex(h+2*step, shift), cmRowIndex(h+3*step, shift)
 }
@@ -217,12 +238,12 @@ func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 // hash is counted each time): AddHash in a loop, with the sketch's fields
 // held in registers across the hashes. It does not allocate. The loop body
 // repeats AddHash's rather than sharing it: AddHash written as AddHashes of
-// one hash measured 1.1–1.6× slower, and a shared per-hash function is
-// over the inlining budget.
+// one hash is slower, and a shared per-hash function is over the inlining
+// budget.
 func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 	hi, add := bits.Mul64(uint64(len(hs)), n)
 	t := c.total + add
-	if hi != 0 || t < add || c.conservative {
+	if hi != 0 || t < add || !c.plain {
 		for _, h := range hs {
 			c.addSlow(h, n)
 		}
@@ -248,9 +269,10 @@ func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 	}
 }
 
-// addSlow is AddHash for conservative sketches and for updates that may
-// saturate.
+// addSlow is AddHash for conservative sketches, for updates that may
+// saturate, and for the zero CountMin (which it reports).
 func (c *CountMin) addSlow(h, n uint64) {
+	c.checkBuilt()
 	c.total = cmSatAdd(c.total, n)
 	w, shift, counts := c.width, c.shift, c.counts
 	step := cmRowStep(h)
@@ -289,6 +311,9 @@ func (c *CountMin) EstimateHash(h uint64) uint64 {
 		est = min(est, row[cmRowIndex(g, shift)&(w-1)])
 		g += step
 	}
+	if est == math.MaxUint64 { // saturated counters, or no rows: a zero CountMin
+		c.checkBuilt()
+	}
 	return est
 }
 
@@ -300,7 +325,8 @@ func (c *CountMin) EstimateString(s string) uint64 { return c.EstimateHash(HashS
 
 // Merge adds other's counters into c, so that c summarises both streams.
 // Both sketches must have the same width, depth and variant, or Merge
-// returns an error wrapping ErrIncompatible and leaves c unchanged.
+// returns an error wrapping ErrIncompatible and leaves c unchanged (a zero
+// CountMin on either side is an ErrInvalidParameter).
 //
 // For the plain variant the result is exactly the sketch of the
 // concatenated streams, in either order. For conservative sketches the
@@ -311,6 +337,12 @@ func (c *CountMin) EstimateString(s string) uint64 { return c.EstimateHash(HashS
 func (c *CountMin) Merge(other *CountMin) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *CountMin")
+	}
+	if c.width == 0 {
+		return errZero("receiver", "CountMin", countMinBuilders)
+	}
+	if other.width == 0 {
+		return errZero("other", "CountMin", countMinBuilders)
 	}
 	if other.width != c.width || other.depth != c.depth || other.conservative != c.conservative {
 		return fmt.Errorf("%w: CountMin shapes differ: %dx%d conservative=%v vs %dx%d conservative=%v",
@@ -339,8 +371,12 @@ const countMinVersion = 1
 // of AddHash and Merge calls leaves.
 
 // AppendBinary appends the encoding of c to dst and returns the extended
-// buffer.
+// buffer. A zero CountMin has no encoding: it returns dst unchanged and an
+// error wrapping ErrInvalidParameter.
 func (c *CountMin) AppendBinary(dst []byte) ([]byte, error) {
+	if c.width == 0 {
+		return dst, errZero("receiver", "CountMin", countMinBuilders)
+	}
 	dst = appendHeader(dst, kindCountMin, countMinVersion)
 	var flags uint8
 	if c.conservative {
@@ -356,8 +392,11 @@ func (c *CountMin) AppendBinary(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// MarshalBinary returns the encoding of c.
+// MarshalBinary returns the encoding of c (see AppendBinary).
 func (c *CountMin) MarshalBinary() ([]byte, error) {
+	if c.width == 0 {
+		return nil, errZero("receiver", "CountMin", countMinBuilders)
+	}
 	return c.AppendBinary(make([]byte, 0, headerLen+11+len(c.counts)*2))
 }
 
@@ -420,6 +459,7 @@ func (c *CountMin) UnmarshalBinary(b []byte) error {
 		depth:        depth,
 		shift:        uint8(64 - int(logW)),
 		conservative: conservative,
+		plain:        !conservative,
 		total:        total,
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Binary encodings share one header:
@@ -30,6 +31,9 @@ const (
 	kindHyperLogLog   kind = 2
 	kindLossyCounting kind = 3
 	kindSpaceSaving   kind = 4
+	kindDDSketch      kind = 5
+	kindKLL           kind = 6
+	kindUltraLogLog   kind = 7
 )
 
 func (k kind) String() string {
@@ -42,6 +46,12 @@ func (k kind) String() string {
 		return "LossyCounting"
 	case kindSpaceSaving:
 		return "SpaceSaving"
+	case kindKLL:
+		return "KLL"
+	case kindDDSketch:
+		return "DDSketch"
+	case kindUltraLogLog:
+		return "UltraLogLog"
 	}
 	return "unknown"
 }
@@ -146,6 +156,9 @@ func (d *decoder) u64(what string) uint64 {
 
 func (d *decoder) f64(what string) float64 { return math.Float64frombits(d.u64(what)) }
 
+// uvarint reads a uvarint in its shortest form: encoders write nothing
+// else (binary.AppendUvarint), so an overlong one is corruption, and every
+// decoder stays canonical (a decoded sketch re-encodes to the same bytes).
 func (d *decoder) uvarint(what string) uint64 {
 	if d.err != nil {
 		return 0
@@ -153,6 +166,10 @@ func (d *decoder) uvarint(what string) uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail("bad uvarint for %s", what)
+		return 0
+	}
+	if n != (bits.Len64(v|1)+6)/7 {
+		d.fail("%s: uvarint %d not in its shortest form", what, v)
 		return 0
 	}
 	d.b = d.b[n:]

@@ -49,3 +49,37 @@ func TestDecoderSticksAndBounds(t *testing.T) {
 	require.Equal(t, 2.5, d.f64("b"))
 	require.NoError(t, d.finish())
 }
+
+// TestDecoderUvarintShortest pins that every decoder reads uvarints in
+// their shortest form only, so decoded sketches re-encode to their bytes.
+func TestDecoderUvarintShortest(t *testing.T) {
+	for _, v := range []uint64{0, 1, 127, 128, 1 << 35, 1<<64 - 1} {
+		d := &decoder{b: appendUvarint(nil, v)}
+		require.Equal(t, v, d.uvarint("v"))
+		require.NoError(t, d.finish())
+	}
+	for name, b := range map[string][]byte{
+		"0 in two bytes":    {0x80, 0x00},
+		"1 in two bytes":    {0x81, 0x00},
+		"127 in three":      {0xff, 0x80, 0x00},
+		"128 in three":      {0x80, 0x81, 0x00},
+		"truncated":         {0x80},
+		"past 64 bits":      {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},
+		"ten-byte overlong": {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := &decoder{b: b}
+			require.Equal(t, uint64(0), d.uvarint("v"))
+			require.ErrorIs(t, d.err, ErrCorrupt)
+		})
+	}
+	// Through a real decoder: a Count-Min whose first counter is written in
+	// two bytes is refused.
+	cm, err := NewCountMinSize(2, 1)
+	require.NoError(t, err)
+	good, err := cm.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, new(CountMin).UnmarshalBinary(good))
+	bad := append(append(append([]byte{}, good[:len(good)-2]...), 0x80, 0x00), good[len(good)-1])
+	require.ErrorIs(t, new(CountMin).UnmarshalBinary(bad), ErrCorrupt)
+}

@@ -30,3 +30,20 @@ func invalidParam(name string, value any, want string) error {
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }
+
+// panicZero reports a method called on the zero value of a sketch type that
+// only a constructor (or UnmarshalBinary) can build, as the standard library
+// reports misuse it cannot return as an error. ctors lists what builds one.
+// It is kept out of line so that the checks cost their callers a compare
+// and a branch, not the string building.
+//
+//go:noinline
+func panicZero(typ, ctors string) {
+	panic("sketch: " + typ + " used without " + ctors + " (its zero value is not usable)")
+}
+
+// errZero is what Merge, AppendBinary and MarshalBinary return for a zero
+// value: an ErrInvalidParameter naming the side (receiver or other).
+func errZero(side, typ, ctors string) error {
+	return invalidParam(side, "a zero "+typ, "a "+typ+" built by "+ctors)
+}

@@ -29,9 +29,13 @@ const (
 	lossyCountingVersion = 1
 )
 
-// AppendBinary appends the encoding of s to dst. It fails, with
-// ErrIncompatible, only for key types other than uint64 and string.
+// AppendBinary appends the encoding of s to dst. It fails, returning dst
+// unchanged, with ErrIncompatible for key types other than uint64 and
+// string and with ErrInvalidParameter for a zero SpaceSaving.
 func (s *SpaceSaving[K]) AppendBinary(dst []byte) ([]byte, error) {
+	if s.capacity == 0 {
+		return dst, errZero("receiver", "SpaceSaving", ssBuilders)
+	}
 	kt, err := freqKeyTypeOf[K]()
 	if err != nil {
 		return dst, err
@@ -117,9 +121,13 @@ func (s *SpaceSaving[K]) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// AppendBinary appends the encoding of l to dst. It fails, with
-// ErrIncompatible, only for key types other than uint64 and string.
+// AppendBinary appends the encoding of l to dst. It fails, returning dst
+// unchanged, with ErrIncompatible for key types other than uint64 and
+// string and with ErrInvalidParameter for a zero LossyCounting.
 func (l *LossyCounting[K]) AppendBinary(dst []byte) ([]byte, error) {
+	if l.width == 0 {
+		return dst, errZero("receiver", "LossyCounting", lossyBuilders)
+	}
 	kt, err := freqKeyTypeOf[K]()
 	if err != nil {
 		return dst, err
@@ -166,12 +174,7 @@ func (l *LossyCounting[K]) UnmarshalBinary(b []byte) error {
 	}
 	t := newLossyCounting[K](eps, count)
 	t.n = n
-	t.bucket = n / t.width
-	if t.bucket >= math.MaxUint64/t.width {
-		t.next = math.MaxUint64
-	} else {
-		t.next = (t.bucket + 1) * t.width
-	}
+	t.setBucket()
 	var sum uint64
 	for i := 0; i < count; i++ {
 		key := readFreqKey[K](d, kt)

@@ -159,12 +159,15 @@ func checkLossy[K comparable](t *testing.T, l *sketch.LossyCounting[K], truth *f
 	entries := 0
 	for _, k := range truth.order {
 		tc := truth.count[k]
-		lo, hi := l.Bounds(k)
-		if est := l.Estimate(k); est != lo || lo > tc || tc > hi || tc-lo > b || hi-lo > b {
-			require.FailNowf(t, "bounds", "key %v: true %d, Estimate %d, Bounds [%d, %d], ⌊N/w⌋ = %d", k, tc, est, lo, hi, b)
+		hi, e := l.Estimate(k)
+		lo := hi - e
+		if e > hi || lo > tc || tc > hi || e > b {
+			require.FailNowf(t, "bounds", "key %v: true %d, Estimate (%d, %d), ⌊N/w⌋ = %d", k, tc, hi, e, b)
 		}
 		if lo > 0 {
 			entries++
+		} else if hi != b || e != b {
+			require.FailNowf(t, "bounds", "key %v without an entry: Estimate (%d, %d), want (⌊N/w⌋, ⌊N/w⌋) = (%d, %d)", k, hi, e, b, b)
 		}
 	}
 	require.Equal(t, l.Len(), entries, "every entry belongs to a key that occurred")

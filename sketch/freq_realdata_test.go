@@ -1,6 +1,7 @@
 package sketch_test
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -11,14 +12,17 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// The real streams of ../shared/datasets, read with the datasets package's
+// The real streams of the repository's data/, read with the datasets package's
 // loaders and turned back into their original keys (words as strings, item
 // ids as integers) so the summaries also run on non-hash keys.
 
 // corpusNames loads a corpus and returns its keys' original texts in order.
 func corpusNames(t *testing.T, file string, load func(string) (*datasets.Corpus, error)) []string {
 	t.Helper()
-	p, err := datasets.SharedFile(file)
+	p, err := datasets.DataFile(file)
+	if errors.Is(err, datasets.ErrNotShipped) {
+		t.Skip(err)
+	}
 	require.NoError(t, err)
 	c, err := load(p)
 	require.NoError(t, err)

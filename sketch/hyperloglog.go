@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -27,7 +28,10 @@ const (
 // bias bump in the mid range and needs no empirical tables.
 //
 // A HyperLogLog is not safe for concurrent use. The zero value is not usable:
-// build one with NewHyperLogLog.
+// build one with NewHyperLogLog or decode one with UnmarshalBinary. On a zero
+// HyperLogLog, Precision reports 0, Merge, AppendBinary and MarshalBinary
+// return an error wrapping ErrInvalidParameter, and every other method
+// panics with a message naming the constructor.
 type HyperLogLog struct {
 	regs   []uint8    // dense registers, len 2^p; nil while sparse
 	pad    uint64     // 1<<(p-1): caps the rank at 65-p
@@ -51,6 +55,16 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 
 func (s *HyperLogLog) setPrecision(p uint8) { s.p, s.shift, s.pad = p, 64-p, 1<<(p-1) }
 
+// hllBuilders names what builds a usable HyperLogLog.
+const hllBuilders = "NewHyperLogLog or UnmarshalBinary"
+
+// checkBuilt panics if s is a zero HyperLogLog (precision 0).
+func (s *HyperLogLog) checkBuilt() {
+	if s.p == 0 {
+		panicZero("HyperLogLog", hllBuilders)
+	}
+}
+
 // Precision returns log2 of the number of registers.
 func (s *HyperLogLog) Precision() uint8 { return s.p }
 
@@ -59,6 +73,7 @@ func (s *HyperLogLog) Precision() uint8 { return s.p }
 // on when the pending entries were last merged; it reads the whole sparse
 // state, O(entries).
 func (s *HyperLogLog) Sparse() bool {
+	s.checkBuilt()
 	if s.regs != nil {
 		return false
 	}
@@ -130,6 +145,7 @@ func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
 
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
+	s.checkBuilt()
 	c := &HyperLogLog{p: s.p, shift: s.shift, pad: s.pad}
 	if s.regs != nil {
 		c.regs = slices.Clone(s.regs)
@@ -142,6 +158,7 @@ func (s *HyperLogLog) Clone() *HyperLogLog {
 // Reset empties the sketch, keeping its precision: afterwards it is what
 // NewHyperLogLog(s.Precision()) returns.
 func (s *HyperLogLog) Reset() {
+	s.checkBuilt()
 	s.regs = nil
 	s.sparse = sparseList{fp: sparseHi}
 }
@@ -150,28 +167,63 @@ func (s *HyperLogLog) Reset() {
 // cardinality of the union. Merging is exact: the result has the registers
 // the sketch of the concatenated streams would have, in any order.
 //
-// Sketches of different precisions merge too: the receiver takes the smaller
-// of the two precisions, folding its own registers down first if other's is
-// smaller, and the finer sketch is folded on the fly (the register at the
-// coarser precision is recomputed exactly from the finer one, as hash4j and
-// DataSketches do). other is not modified. A nil or zero-value sketch on
-// either side is an ErrInvalidParameter, and s is left unchanged.
+// Merge never lowers the receiver's precision. A finer other merges into s
+// at s's precision: it is folded on the fly (the register at the coarser
+// precision is recomputed exactly from the finer one, as hash4j and
+// DataSketches do). A coarser other would lower s's precision, and with it
+// the accuracy of every later estimate: Merge refuses it with an error
+// wrapping ErrIncompatible that names both precisions; MergeReduce accepts
+// it. other is not modified. A nil or zero-value sketch on either side is an
+// ErrInvalidParameter. On error s is unchanged.
 func (s *HyperLogLog) Merge(other *HyperLogLog) error {
-	if other == nil {
-		return invalidParam("other", "nil", "a *HyperLogLog")
+	if err := s.checkMerge(other); err != nil {
+		return err
 	}
-	if other.p == 0 || s.p == 0 {
-		return invalidParam("other", "a zero HyperLogLog", "sketches built by NewHyperLogLog or UnmarshalBinary")
+	if other.p < s.p {
+		return fmt.Errorf("%w: HyperLogLog.Merge of precision %d into precision %d would lower the receiver's precision (use MergeReduce to accept that)",
+			ErrIncompatible, other.p, s.p)
 	}
-	if other == s {
-		return nil
+	s.merge(other)
+	return nil
+}
+
+// MergeReduce is Merge that also accepts a coarser other: s first folds its
+// own registers down to other's precision, exactly (the result is the
+// sketch of the union at the smaller precision, with that precision's
+// larger error), then merges. With other at least as fine as s it is
+// Merge.
+func (s *HyperLogLog) MergeReduce(other *HyperLogLog) error {
+	if err := s.checkMerge(other); err != nil {
+		return err
 	}
 	if other.p < s.p {
 		s.foldTo(other.p)
 	}
+	s.merge(other)
+	return nil
+}
+
+// checkMerge reports a nil or zero-value other, or a zero-value s.
+func (s *HyperLogLog) checkMerge(other *HyperLogLog) error {
+	switch {
+	case other == nil:
+		return invalidParam("other", "nil", "a *HyperLogLog")
+	case s.p == 0:
+		return errZero("receiver", "HyperLogLog", hllBuilders)
+	case other.p == 0:
+		return errZero("other", "HyperLogLog", hllBuilders)
+	}
+	return nil
+}
+
+// merge merges other, of a precision at least s.p, into s.
+func (s *HyperLogLog) merge(other *HyperLogLog) {
+	if other == s {
+		return
+	}
 	if other.regs == nil {
 		s.mergeSparse(other)
-		return nil
+		return
 	}
 	if s.regs == nil {
 		s.toDense()
@@ -181,10 +233,9 @@ func (s *HyperLogLog) Merge(other *HyperLogLog) error {
 		for i, r := range other.regs {
 			regs[i] = max(regs[i], r)
 		}
-		return nil
+		return
 	}
 	foldInto(regs, other.regs, uint(other.p-s.p))
-	return nil
 }
 
 // mergeSparse merges the sparse other, of a precision at least s.p, into s.

@@ -351,13 +351,13 @@ func TestHyperLogLogLoListPathsDecode(t *testing.T) {
 						continue
 					}
 					empty := newHLL(t, q)
-					require.NoError(t, empty.Merge(tight))
+					require.NoError(t, empty.MergeReduce(tight))
 					check(empty, fmt.Sprintf("tight into empty q=%d", q))
 					small := hllWith(t, q, 5, 3)
-					require.NoError(t, small.Merge(tight))
+					require.NoError(t, small.MergeReduce(tight))
 					check(small, fmt.Sprintf("tight into small q=%d", q))
 					folded := tight.Clone()
-					require.NoError(t, folded.Merge(newHLL(t, q)))
+					require.NoError(t, folded.MergeReduce(newHLL(t, q)))
 					check(folded, fmt.Sprintf("tight folded by empty q=%d", q))
 				}
 				// Decoded, then growing and merged.
@@ -381,7 +381,7 @@ func TestHyperLogLogLoListPathsDecode(t *testing.T) {
 				odd := func(j int) uint32 { return uint32(2*j+1) << (sparseLo - p - 1) }
 				s := hllFed(t, p+1, hllFirstFedLo(t, p+1, 4, odd), 4, odd)
 				check(s, "odd ranks at p+1")
-				require.NoError(t, s.Merge(newHLL(t, p)))
+				require.NoError(t, s.MergeReduce(newHLL(t, p)))
 				require.Equal(t, p, s.Precision())
 				check(s, "odd ranks folded to p")
 			}

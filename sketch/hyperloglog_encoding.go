@@ -37,7 +37,12 @@ const (
 )
 
 // AppendBinary appends the binary encoding of s to dst (encoding.BinaryAppender).
+// A zero HyperLogLog has no encoding: it returns dst unchanged and an error
+// wrapping ErrInvalidParameter.
 func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
+	if s.p == 0 {
+		return dst, errZero("receiver", "HyperLogLog", hllBuilders)
+	}
 	dst = appendHeader(dst, kindHyperLogLog, hllVersion)
 	dst = appendU8(dst, s.p)
 	if s.regs != nil {
@@ -77,6 +82,9 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler).
 func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
+	if s.p == 0 {
+		return nil, errZero("receiver", "HyperLogLog", hllBuilders)
+	}
 	n := headerLen + 2 + 1<<s.p
 	if s.regs == nil {
 		n = headerLen + 2 + 5 + 4*(s.sparse.lw+s.sparse.k+1)

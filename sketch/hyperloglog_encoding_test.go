@@ -262,9 +262,9 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 // TestHyperLogLogDenseTooSmallRejected: a version 2 sketch turns dense only
 // once its entries no longer fit the sparse budget, so a dense body whose
 // non-zero registers could not hold that many entries (all-zero registers
-// above all) is no sketch's encoding (found in review: merging such a
-// decoded sketch turned a sparse receiver dense). Version 1 turned dense
-// earlier, so its bodies still decode.
+// above all) is no sketch's encoding, and merging one would turn a sparse
+// receiver dense. Version 1 turned dense earlier, so its bodies still
+// decode.
 func TestHyperLogLogDenseTooSmallRejected(t *testing.T) {
 	for _, p := range []uint8{4, 10, 14} {
 		for _, ones := range []int{0, 1, 3} {

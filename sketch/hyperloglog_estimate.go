@@ -16,6 +16,7 @@ import "math"
 // the pending buffer make the sketch dense in all but layout: it then
 // estimates from the registers they determine, as a dense sketch would.
 func (s *HyperLogLog) Estimate() uint64 {
+	s.checkBuilt()
 	var c [66]float64 // c[k]: registers holding rank k, k in 0..q+1 with q = 64-p
 	if s.regs == nil {
 		fp, z := s.sparseStats(&c)

@@ -1,6 +1,7 @@
 package sketch_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/skewerhq/skewer/sketch"
@@ -28,7 +29,7 @@ func ExampleHyperLogLog() {
 
 func ExampleHyperLogLog_Merge() {
 	monday, _ := sketch.NewHyperLogLog(14)
-	tuesday, _ := sketch.NewHyperLogLog(12) // coarser: the union takes precision 12
+	tuesday, _ := sketch.NewHyperLogLog(16) // finer: folded to monday's precision
 	for i := range 60_000 {
 		monday.AddHash(sketch.HashUint64(uint64(i))) // users 0..59999
 	}
@@ -39,6 +40,29 @@ func ExampleHyperLogLog_Merge() {
 		panic(err)
 	}
 	e := monday.Estimate() // 100000 distinct users over both days
+	fmt.Println("precision:", monday.Precision(), "within 5%:", e > 95_000 && e < 105_000)
+
+	coarse, _ := sketch.NewHyperLogLog(12)
+	err := monday.Merge(coarse) // would lower monday to 12: refused
+	fmt.Println("coarser refused:", errors.Is(err, sketch.ErrIncompatible))
+	// Output:
+	// precision: 14 within 5%: true
+	// coarser refused: true
+}
+
+func ExampleHyperLogLog_MergeReduce() {
+	monday, _ := sketch.NewHyperLogLog(14)
+	tuesday, _ := sketch.NewHyperLogLog(12) // coarser: the union takes precision 12
+	for i := range 60_000 {
+		monday.AddHash(sketch.HashUint64(uint64(i)))
+	}
+	for i := 40_000; i < 100_000; i++ {
+		tuesday.AddHash(sketch.HashUint64(uint64(i)))
+	}
+	if err := monday.MergeReduce(tuesday); err != nil {
+		panic(err)
+	}
+	e := monday.Estimate()
 	fmt.Println("precision:", monday.Precision(), "within 5%:", e > 95_000 && e < 105_000)
 	// Output:
 	// precision: 12 within 5%: true

@@ -373,7 +373,8 @@ func (s *HyperLogLog) addSlow(h uint64) {
 		return
 	}
 	sl := &s.sparse
-	if sl.mem == nil {
+	if sl.mem == nil { // the first add since NewHyperLogLog or Reset, or a zero HyperLogLog
+		s.checkBuilt()
 		sl.place(nil, s.p)
 	}
 	if sl.addPending(sparseToken(h)) {

@@ -230,7 +230,8 @@ func TestHyperLogLogCloneAndReset(t *testing.T) {
 
 // TestHyperLogLogMergeLaws: merging the sketches of two streams gives the
 // registers of the sketch of the concatenation, in either order, across
-// every combination of forms and precisions.
+// every combination of forms and precisions (MergeReduce, which takes the
+// smaller precision; mergeEither checks that Merge agrees or refuses).
 func TestHyperLogLogMergeLaws(t *testing.T) {
 	sizes := []int{0, 30, 600, 5000, 12000, 50000}
 	precs := [][2]uint8{{12, 12}, {10, 14}, {14, 10}, {4, 18}, {11, 12}}
@@ -258,9 +259,9 @@ func TestHyperLogLogMergeLaws(t *testing.T) {
 						return s
 					}
 					ab := build(pp[0], ha)
-					require.NoError(t, ab.Merge(build(pp[1], hb)))
+					mergeEither(t, ab, build(pp[1], hb))
 					ba := build(pp[1], hb)
-					require.NoError(t, ba.Merge(build(pp[0], ha)))
+					mergeEither(t, ba, build(pp[0], ha))
 					require.Equal(t, pmin, ab.Precision(), "the receiver takes the smaller precision")
 					require.Equal(t, pmin, ba.Precision())
 					require.Equal(t, want, hllRegisters(ab))
@@ -280,6 +281,58 @@ func TestHyperLogLogMergeLaws(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mergeEither merges other into s with MergeReduce, after checking that
+// Merge does the same when other is at least as fine as s, and otherwise
+// refuses with ErrIncompatible naming both precisions, leaving s unchanged.
+func mergeEither(t *testing.T, s, other *HyperLogLog) {
+	t.Helper()
+	if other.Precision() >= s.Precision() {
+		want := s.Clone()
+		require.NoError(t, want.MergeReduce(other))
+		require.NoError(t, s.Merge(other))
+		require.Equal(t, hllRegisters(want), hllRegisters(s))
+		require.Equal(t, want.Precision(), s.Precision())
+		return
+	}
+	before, err := s.MarshalBinary()
+	require.NoError(t, err)
+	err = s.Merge(other)
+	require.ErrorIs(t, err, ErrIncompatible)
+	require.ErrorContains(t, err, fmt.Sprintf("precision %d into precision %d", other.Precision(), s.Precision()))
+	after, err := s.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, before, after, "a refused Merge leaves the receiver unchanged")
+	require.NoError(t, s.MergeReduce(other))
+	require.Equal(t, other.Precision(), s.Precision())
+}
+
+// TestHyperLogLogMergeKeepsPrecision pins that Merge never lowers the
+// receiver's precision (a coarser sketch is refused, a finer one folded to
+// the receiver's), and that MergeReduce does lower it.
+func TestHyperLogLogMergeKeepsPrecision(t *testing.T) {
+	fine, coarse := newHLL(t, 14), newHLL(t, 8)
+	for _, h := range hashesFrom(3, 20000) {
+		fine.AddHash(h)
+	}
+	for _, h := range hashesFrom(4, 300) {
+		coarse.AddHash(h)
+	}
+	err := fine.Clone().Merge(coarse)
+	require.ErrorIs(t, err, ErrIncompatible)
+	require.ErrorContains(t, err, "precision 8 into precision 14")
+	require.ErrorContains(t, err, "MergeReduce")
+
+	into := coarse.Clone()
+	require.NoError(t, into.Merge(fine), "a finer sketch merges into a coarser one")
+	require.Equal(t, uint8(8), into.Precision())
+
+	lowered := fine.Clone()
+	require.NoError(t, lowered.MergeReduce(coarse))
+	require.Equal(t, uint8(8), lowered.Precision())
+	require.Equal(t, hllRegisters(into), hllRegisters(lowered), "the union at p = 8 either way")
+	require.Equal(t, uint8(14), fine.Precision(), "MergeReduce leaves other alone")
 }
 
 func TestHyperLogLogMergeEdgeCases(t *testing.T) {
@@ -328,7 +381,7 @@ func TestHyperLogLogMergedAccuracy(t *testing.T) {
 							b.AddHash(h)
 						}
 					}
-					require.NoError(t, a.Merge(b))
+					require.NoError(t, a.MergeReduce(b))
 					require.Equal(t, pmin, a.Precision())
 					st.add(float64(a.Estimate()), float64(n))
 				}

@@ -13,29 +13,39 @@ import (
 // its count f since it was last inserted and Δ, the number of buckets
 // completed before that insertion, which bounds what it missed. At every
 // bucket boundary b (N = b·w) the entries with f+Δ ≤ b are dropped.
-// Guarantees, for a stream of total weight N:
+// Guarantees, for a stream of total weight N (also after Merge):
 //
-//   - Estimate never overestimates and undercounts by at most Δ ≤ ⌊N/w⌋ ≤ εN;
+//   - Estimate returns an interval [count−err, count] that holds the true
+//     count, with err ≤ ⌊N/w⌋ ≤ εN;
 //   - a key without an entry has true count ≤ ⌊N/w⌋ ≤ εN;
 //   - Frequent(s) reports every key with true count ≥ sN, and only keys with
 //     true count ≥ (s−ε)N;
-//   - after the drop at boundary b at most w·(H_{b+1}−1) ≤ w·ln(b+1) entries
-//     remain (H the harmonic numbers; the paper rounds this to
-//     (1/ε)·log(εN)), plus at most one per unit of weight added since.
+//   - on a summary that was never merged, after the drop at boundary b at
+//     most w·(H_{b+1}−1) ≤ w·ln(b+1) entries remain (H the harmonic
+//     numbers; the paper rounds this to (1/ε)·log(εN)), plus at most one
+//     per unit of weight added since. A merge holds at most the entries of
+//     both sides.
 //
 // Add costs one index look-up (an open-addressing table for uint64 keys,
 // a Go map otherwise), plus a pass over the entries every w units of
-// weight (amortised O(log εN) per unit). The zero value is not ready to use:
-// create one with NewLossyCounting or UnmarshalBinary. A LossyCounting is
-// not safe for concurrent use.
+// weight (amortised O(log εN) per unit). The zero value is not usable:
+// create one with NewLossyCounting or UnmarshalBinary. On a zero
+// LossyCounting, N, Len and Epsilon report 0, Frequent, AppendBinary and
+// MarshalBinary return an error wrapping ErrInvalidParameter, and every
+// other method panics with a message naming the constructor. A
+// LossyCounting is not safe for concurrent use.
 type LossyCounting[K comparable] struct {
 	epsilon float64
 	width   uint64 // w = ⌈1/ε⌉
 	n       uint64
-	bucket  uint64       // ⌊n/w⌋: buckets completed
-	next    uint64       // the n of the next boundary, (bucket+1)·w, saturated
-	index   freqIndex[K] // key -> entry
-	ent     []lcEntry[K]
+	bucket  uint64 // ⌊n/w⌋: buckets completed
+	// next is the n of the next boundary, (bucket+1)·w, saturated: above n
+	// on a built summary until N saturates at 2^64−1, where both are
+	// 2^64−1; 0 on a zero LossyCounting. So n ≥ next is Add's one gate
+	// for both.
+	next  uint64
+	index freqIndex[K] // key -> entry
+	ent   []lcEntry[K]
 }
 
 type lcEntry[K comparable] struct {
@@ -68,9 +78,20 @@ func newLossyCounting[K comparable](epsilon float64, prealloc int) *LossyCountin
 	}
 }
 
+// lossyBuilders names what builds a usable LossyCounting.
+const lossyBuilders = "NewLossyCounting or UnmarshalBinary"
+
+// checkBuilt panics if l is a zero LossyCounting.
+func (l *LossyCounting[K]) checkBuilt() {
+	if l.width == 0 {
+		panicZero("LossyCounting", lossyBuilders)
+	}
+}
+
 // Add counts one occurrence of key.
 func (l *LossyCounting[K]) Add(key K) {
-	if l.n == math.MaxUint64 {
+	if l.n >= l.next { // N saturated at 2^64−1 (next is too), or a zero LossyCounting
+		l.checkBuilt()
 		return
 	}
 	l.n++
@@ -87,6 +108,10 @@ func (l *LossyCounting[K]) Add(key K) {
 // AddN counts w occurrences of key; w = 0 changes nothing. The total weight
 // N saturates at 2^64−1: weight beyond it is not counted.
 func (l *LossyCounting[K]) AddN(key K, w uint64) {
+	if l.n >= l.next { // as in Add
+		l.checkBuilt()
+		return
+	}
 	w = min(w, math.MaxUint64-l.n)
 	if w == 0 {
 		return
@@ -107,15 +132,23 @@ func (l *LossyCounting[K]) insert(key K, w uint64) {
 	l.ent = append(l.ent, lcEntry[K]{key: key, f: w, delta: l.bucket})
 }
 
-// prune drops, at a bucket boundary, every entry with f+Δ ≤ ⌊N/w⌋.
-func (l *LossyCounting[K]) prune() {
-	b := l.n / l.width
-	l.bucket = b
-	if b >= math.MaxUint64/l.width {
+// setBucket sets the buckets completed, ⌊N/w⌋, and the next boundary from
+// N.
+func (l *LossyCounting[K]) setBucket() {
+	l.bucket = l.n / l.width
+	if l.bucket >= math.MaxUint64/l.width {
 		l.next = math.MaxUint64
 	} else {
-		l.next = (b + 1) * l.width
+		l.next = (l.bucket + 1) * l.width
 	}
+}
+
+// prune drops, at a bucket boundary or after a merge, every entry with
+// f+Δ ≤ ⌊N/w⌋: its true count is at most ⌊N/w⌋, the bound for keys
+// without an entry.
+func (l *LossyCounting[K]) prune() {
+	l.setBucket()
+	b := l.bucket
 	j := 0
 	for i := range l.ent {
 		e := l.ent[i]
@@ -133,23 +166,18 @@ func (l *LossyCounting[K]) prune() {
 	l.ent = l.ent[:j]
 }
 
-// Estimate returns a lower bound on the count of key that is at most
-// ⌊N/w⌋ ≤ εN below the true count: the entry's f, or 0 without an entry.
-func (l *LossyCounting[K]) Estimate(key K) uint64 {
-	if i, ok := l.index.get(key); ok {
-		return l.ent[i].f
-	}
-	return 0
-}
-
-// Bounds returns the interval that holds the true count of key: [f, f+Δ]
-// for a key with an entry, [0, ⌊N/w⌋] for one without.
-func (l *LossyCounting[K]) Bounds(key K) (lower, upper uint64) {
+// Estimate returns the count of key and its maximum overestimate, as
+// SpaceSaving.Estimate and Frequent's Counters do: the true count lies in
+// [count−err, count], and err ≤ ⌊N/w⌋ ≤ εN. For a key with an entry count
+// is f+Δ and err is Δ (count−err = f, the weight counted since the entry
+// was made); for a key without one both are ⌊N/w⌋.
+func (l *LossyCounting[K]) Estimate(key K) (count, err uint64) {
+	l.checkBuilt()
 	if i, ok := l.index.get(key); ok {
 		e := &l.ent[i]
-		return e.f, e.f + e.delta
+		return e.f + e.delta, e.delta
 	}
-	return 0, l.bucket
+	return l.bucket, l.bucket
 }
 
 // Frequent returns the keys whose true count may reach support·N: every key
@@ -159,6 +187,9 @@ func (l *LossyCounting[K]) Bounds(key K) (lower, upper uint64) {
 // has true count ≥ (support−ε)·N. support must lie in (ε, 1]: below ε the
 // first guarantee cannot hold.
 func (l *LossyCounting[K]) Frequent(support float64) ([]Counter[K], error) {
+	if l.width == 0 {
+		return nil, errZero("receiver", "LossyCounting", lossyBuilders)
+	}
 	if !(support > l.epsilon && support <= 1) {
 		return nil, invalidParam("support", support, fmt.Sprintf("a value in (epsilon = %g, 1]", l.epsilon))
 	}
@@ -185,6 +216,7 @@ func (l *LossyCounting[K]) Epsilon() float64 { return l.epsilon }
 
 // Reset empties the summary, keeping epsilon and its memory.
 func (l *LossyCounting[K]) Reset() {
+	l.checkBuilt()
 	l.index.reset()
 	clear(l.ent)
 	l.ent = l.ent[:0]

@@ -21,9 +21,11 @@ import (
 // and no random numbers: about k(1 + ln(N/k)) entries in all, three draws
 // each.
 //
-// The zero Reservoir is not usable; build one with NewReservoir. A Reservoir
-// is not safe for concurrent use, and neither is the *rand.Rand it draws
-// from.
+// The zero Reservoir is not usable: build one with NewReservoir. On a zero
+// Reservoir, N and K report 0, Merge returns an error wrapping
+// ErrInvalidParameter, and every other method panics with a message naming
+// the constructor. A Reservoir is not safe for concurrent use, and neither
+// is the *rand.Rand it draws from.
 type Reservoir[T any] struct {
 	k     int
 	rng   *rand.Rand
@@ -45,6 +47,13 @@ func NewReservoir[T any](k int, rng *rand.Rand) (*Reservoir[T], error) {
 	return &Reservoir[T]{k: k, rng: rng, items: make([]T, 0, k), next: 1}, nil
 }
 
+// checkBuilt panics if r is a zero Reservoir.
+func (r *Reservoir[T]) checkBuilt() {
+	if r.k == 0 {
+		panicZero("Reservoir", "NewReservoir")
+	}
+}
+
 // resUniformOpen returns a uniform float64 in (0, 1], so that its log is finite.
 func resUniformOpen(rng *rand.Rand) float64 { return 1 - rng.Float64() }
 
@@ -62,8 +71,10 @@ func (r *Reservoir[T]) Add(v T) {
 	}
 }
 
-// enter stores item number n, v, and schedules the next entrant.
+// enter stores item number n, v, and schedules the next entrant. A zero
+// Reservoir (next entrant 0) comes here on its first Add, and panics.
 func (r *Reservoir[T]) enter(v T) {
+	r.checkBuilt()
 	if len(r.items) < r.k {
 		r.items = append(r.items, v)
 		if len(r.items) < r.k {
@@ -84,6 +95,7 @@ func (r *Reservoir[T]) enter(v T) {
 // entrant to the next. It gives exactly the sample that Add on each item
 // would, from the same random draws.
 func (r *Reservoir[T]) AddAll(vs []T) {
+	r.checkBuilt()
 	for len(vs) > 0 {
 		skip := r.next - r.n - 1 // items before the next entrant
 		if skip >= uint64(len(vs)) {
@@ -119,7 +131,10 @@ func (r *Reservoir[T]) schedule() {
 
 // Sample returns a copy of the current sample, in no particular order:
 // min(N, k) items.
-func (r *Reservoir[T]) Sample() []T { return slices.Clone(r.items) }
+func (r *Reservoir[T]) Sample() []T {
+	r.checkBuilt()
+	return slices.Clone(r.items)
+}
 
 // N returns the number of items offered so far.
 func (r *Reservoir[T]) N() uint64 { return r.n }
@@ -144,6 +159,12 @@ func (r *Reservoir[T]) K() int { return r.k }
 func (r *Reservoir[T]) Merge(other *Reservoir[T]) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *Reservoir")
+	}
+	if r.k == 0 {
+		return errZero("receiver", "Reservoir", "NewReservoir")
+	}
+	if other.k == 0 {
+		return errZero("other", "Reservoir", "NewReservoir")
 	}
 	n, err := checkReservoirMerge(other == r, "reservoir", r.k, other.k, r.n, other.n)
 	if err != nil || other.n == 0 {

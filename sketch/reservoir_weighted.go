@@ -22,8 +22,11 @@ import (
 //
 // Keys are comparable across reservoirs, which is what makes Merge exact.
 //
-// The zero WeightedReservoir is not usable; build one with
-// NewWeightedReservoir. It is not safe for concurrent use.
+// The zero WeightedReservoir is not usable: build one with
+// NewWeightedReservoir. On a zero WeightedReservoir, N, K and TotalWeight
+// report 0, AddWeighted and Merge return an error wrapping
+// ErrInvalidParameter, and Sample panics with a message naming the
+// constructor. It is not safe for concurrent use.
 type WeightedReservoir[T any] struct {
 	k      int
 	rng    *rand.Rand
@@ -54,7 +57,10 @@ func NewWeightedReservoir[T any](k int, rng *rand.Rand) (*WeightedReservoir[T], 
 // otherwise it returns an error naming "weight" and changes nothing. It does
 // not allocate.
 func (r *WeightedReservoir[T]) AddWeighted(v T, w float64) error {
-	if !(w > 0) || math.IsInf(w, 1) {
+	if !(w > 0) || math.IsInf(w, 1) || r.k == 0 {
+		if r.k == 0 {
+			return errZero("receiver", "WeightedReservoir", "NewWeightedReservoir")
+		}
 		return invalidParam("weight", w, "a positive finite number")
 	}
 	r.n++
@@ -126,6 +132,9 @@ func (r *WeightedReservoir[T]) down(i int) {
 // Sample returns a copy of the current sample, in no particular order:
 // min(N, k) items.
 func (r *WeightedReservoir[T]) Sample() []T {
+	if r.k == 0 {
+		panicZero("WeightedReservoir", "NewWeightedReservoir")
+	}
 	out := make([]T, len(r.heap))
 	for i, e := range r.heap {
 		out[i] = e.v
@@ -153,6 +162,12 @@ func (r *WeightedReservoir[T]) TotalWeight() float64 { return r.weight }
 func (r *WeightedReservoir[T]) Merge(other *WeightedReservoir[T]) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *WeightedReservoir")
+	}
+	if r.k == 0 {
+		return errZero("receiver", "WeightedReservoir", "NewWeightedReservoir")
+	}
+	if other.k == 0 {
+		return errZero("other", "WeightedReservoir", "NewWeightedReservoir")
 	}
 	n, err := checkReservoirMerge(other == r, "weighted reservoir", r.k, other.k, r.n, other.n)
 	if err != nil || other.n == 0 {

@@ -29,10 +29,12 @@ import (
 // Memory: per counter sizeof(K)+24 bytes, a 24-byte bucket for each
 // distinct count, and an index from key to counter (for uint64 keys an
 // open-addressing table of 2 to 4 16-byte slots per counter, else a Go
-// map): 72,480 bytes in all at capacity 1000 with uint64 keys (measured).
-// The zero value is not ready to use: create a SpaceSaving with
-// NewSpaceSaving or UnmarshalBinary. A SpaceSaving is not safe for
-// concurrent use.
+// map); docs/results.md, "Space-Saving", has the heap at capacity 1000.
+// The zero value is not usable: create a SpaceSaving with NewSpaceSaving
+// or UnmarshalBinary. On a zero SpaceSaving, N, Len and Capacity report 0,
+// Merge, AppendBinary and MarshalBinary return an error wrapping
+// ErrInvalidParameter, and every other method panics with a message naming
+// the constructor. A SpaceSaving is not safe for concurrent use.
 type SpaceSaving[K comparable] struct {
 	capacity int
 	n        uint64
@@ -90,8 +92,19 @@ func newSpaceSaving[K comparable](capacity, prealloc int) *SpaceSaving[K] {
 	}
 }
 
+// ssBuilders names what builds a usable SpaceSaving.
+const ssBuilders = "NewSpaceSaving or UnmarshalBinary"
+
+// checkBuilt panics if s is a zero SpaceSaving.
+func (s *SpaceSaving[K]) checkBuilt() {
+	if s.capacity == 0 {
+		panicZero("SpaceSaving", ssBuilders)
+	}
+}
+
 // Add counts one occurrence of key.
 func (s *SpaceSaving[K]) Add(key K) {
+	s.checkBuilt()
 	if s.n == math.MaxUint64 {
 		return
 	}
@@ -108,6 +121,7 @@ func (s *SpaceSaving[K]) Add(key K) {
 // index look-up Add makes, for callers such as hot-key detectors that test
 // every key they count.
 func (s *SpaceSaving[K]) AddCount(key K) uint64 {
+	s.checkBuilt()
 	if s.n == math.MaxUint64 {
 		c, _ := s.Estimate(key)
 		return c
@@ -125,6 +139,7 @@ func (s *SpaceSaving[K]) AddCount(key K) uint64 {
 // AddN counts w occurrences of key; w = 0 changes nothing. The total weight
 // N saturates at 2^64−1: weight beyond it is not counted.
 func (s *SpaceSaving[K]) AddN(key K, w uint64) {
+	s.checkBuilt()
 	w = min(w, math.MaxUint64-s.n)
 	if w == 0 {
 		return
@@ -142,6 +157,7 @@ func (s *SpaceSaving[K]) AddN(key K, w uint64) {
 // returns (m, m) where m is the smallest count when the summary is full,
 // and (0, 0) otherwise.
 func (s *SpaceSaving[K]) Estimate(key K) (count, err uint64) {
+	s.checkBuilt()
 	if i, ok := s.index.get(key); ok {
 		c := &s.ctr[i]
 		return s.bkt[c.bucket].count, c.err
@@ -163,6 +179,7 @@ func (s *SpaceSaving[K]) floor() uint64 {
 // Count descending and then by Err ascending; fewer when fewer are
 // monitored, nil when k ≤ 0.
 func (s *SpaceSaving[K]) Top(k int) []Counter[K] {
+	s.checkBuilt()
 	if k <= 0 || len(s.ctr) == 0 {
 		return nil
 	}
@@ -174,6 +191,7 @@ func (s *SpaceSaving[K]) Top(k int) []Counter[K] {
 // (ties at the k-th count are gathered before the cut), for callers such as
 // hot-key detectors that read the top keys often.
 func (s *SpaceSaving[K]) AppendTop(dst []Counter[K], k int) []Counter[K] {
+	s.checkBuilt()
 	if k <= 0 {
 		return dst
 	}
@@ -199,6 +217,7 @@ func (s *SpaceSaving[K]) Capacity() int { return s.capacity }
 
 // Reset empties the summary, keeping its capacity and its memory.
 func (s *SpaceSaving[K]) Reset() {
+	s.checkBuilt()
 	s.index.reset()
 	clear(s.ctr) // drop references held by keys
 	s.ctr = s.ctr[:0]

@@ -22,12 +22,18 @@ import (
 // isomorphism: the kept counts sum to at most N, so the smallest kept count
 // (the new bound for keys not monitored) is at most N/Capacity().
 //
-// Merge needs equal capacities (ErrIncompatible otherwise) and a combined
-// weight below 2^64 (ErrInvalidParameter otherwise); on error s is
-// unchanged.
+// Merge needs equal capacities (ErrIncompatible otherwise), a combined
+// weight below 2^64 and no zero SpaceSaving on either side
+// (ErrInvalidParameter otherwise); on error s is unchanged.
 func (s *SpaceSaving[K]) Merge(other *SpaceSaving[K]) error {
 	if other == nil {
 		return invalidParam("other", "nil", "a *SpaceSaving")
+	}
+	if s.capacity == 0 {
+		return errZero("receiver", "SpaceSaving", ssBuilders)
+	}
+	if other.capacity == 0 {
+		return errZero("other", "SpaceSaving", ssBuilders)
 	}
 	if other.capacity != s.capacity {
 		return fmt.Errorf("%w: SpaceSaving capacity %d and %d differ", ErrIncompatible, s.capacity, other.capacity)

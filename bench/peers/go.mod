@@ -3,7 +3,9 @@ module github.com/skewerhq/skewer/bench/peers
 go 1.26.0
 
 require (
+	github.com/DataDog/sketches-go v1.4.8
 	github.com/axiomhq/hyperloglog v0.3.0
+	github.com/influxdata/tdigest v0.0.1
 	github.com/skewerhq/skewer v0.0.0
 	github.com/tylertreat/BoomFilters v0.0.0-20251001182300-5b3723cc64ae
 )
@@ -17,6 +19,7 @@ require (
 	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )
 
 replace github.com/skewerhq/skewer => ../..

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/skewerhq/skewer/bench"
@@ -10,49 +11,51 @@ func init() {
 	register(&command{name: "partition", summary: "fast sweeps of the partition simulator over skew, workers and sources", run: partitionCmd})
 }
 
-func partitionCmd(e *env, args []string) int {
+func partitionCmd(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "partition", `Routes a stream through partition's deterministic single-threaded
 simulator (each source with its own partitioner instance, sources dealt
 round-robin) for every combination of skew, workers, sources and
 partitioner, and reports imbalance λ = (max-avg)/avg, max/avg, I(t)/m,
 replication, cardinality imbalance and aggregation cost (partials per
-period). No runtime, no timing: the figures are exact for the stream.`)
+period). No runtime, no timing: the figures are exact for the stream. An
+interrupt (SIGINT, SIGTERM) stops within a batch of records and prints the
+rows simulated so far, the last one marked interrupted.`)
 	var (
 		o       output
 		wl      workloadFlags
-		skews   string
 		workers string
 		sources string
 		parts   string
-		tuples  int64
 		period  int
 	)
 	o.register(fs, true)
-	wl.register(fs)
-	fs.StringVar(&skews, "zipf-s", "0.8,1.2,1.6,2.0", "Zipf exponents: a `LIST` or a range from:to:step (0.1:2.0:0.1)")
+	wl.register(fs, workloadDefaults{
+		zipfS: "0.8,1.2,1.6,2.0", zipfHelp: "Zipf exponents s >= 0 to sweep: a `LIST` or a range from:to:step (0.1:2.0:0.1); a sweep by nature, so the default is four exponents from uniform-like to one key carrying most of the stream",
+		tuples: 1_000_000, tuplesHelp: fmt.Sprintf("records per simulation, at most %d (the simulator holds the stream: 16 bytes a record)", bench.MaxHeldTuples),
+		seedHelp: " and of the partitioners",
+	})
 	fs.StringVar(&workers, "workers", "5,10,50,100", "worker counts, a comma `LIST`")
-	fs.StringVar(&sources, "sources", "1", "source counts, a comma `LIST`")
-	fs.StringVar(&parts, "partitioner", "hash,shuffle,pkg,dchoices,wchoices,auto", "partitioners, a comma `LIST` of: "+fmt.Sprint(bench.PartitionerKinds()))
-	fs.Int64Var(&tuples, "tuples", 1_000_000, "records per simulation")
-	fs.IntVar(&period, "period", 0, "aggregation period in records for the partials count (0: a tenth of -tuples)")
+	fs.StringVar(&sources, "sources", "1", "source counts, a comma `LIST`; each source has its own partitioner instance")
+	fs.StringVar(&parts, "partitioner", defaultPartitioners, "partitioners, a comma `LIST` of: "+fmt.Sprint(bench.PartitionerKinds()))
+	fs.IntVar(&period, "period", 0, "aggregation period in records for the partials count (0: a tenth of the stream)")
 	if st, stop := parse(fs, args); stop {
 		return st
 	}
-	cfg := bench.PartitionConfig{Tuples: tuples, Period: period}
+	if err := wl.check(fs, true); err != nil {
+		return fail(e, "partition", err)
+	}
+	cfg := bench.PartitionConfig{Tuples: wl.tuples, Period: period, Spec: wl.spec(0)}
 	var err error
-	s, err := bench.ParseFloats("zipf-s", skews)
-	if err != nil {
+	if cfg.ZipfS, err = wl.exponents(true); err != nil {
 		return fail(e, "partition", err)
 	}
-	cfg.ZipfS = s
-	cfg.Spec = wl.spec(s[0], o.seed)
-	if cfg.Workers, err = bench.ParseInts("workers", workers, 1); err != nil {
+	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "partition", err)
 	}
-	if cfg.Sources, err = bench.ParseInts("sources", sources, 1); err != nil {
+	if cfg.Sources, err = bench.ParseInts("-sources", sources, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "partition", err)
 	}
-	if cfg.Partitioners, err = bench.ParseChoices("partitioner", parts, bench.PartitionerKinds()); err != nil {
+	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, bench.PartitionerKinds()); err != nil {
 		return fail(e, "partition", err)
 	}
 	if err := o.checkPlot(); err != nil {
@@ -60,21 +63,21 @@ period). No runtime, no timing: the figures are exact for the stream.`)
 	}
 	report, clear := o.progress(e)
 	cfg.Progress = report
-	rows, err := bench.RunPartition(cfg)
+	rows, err := bench.RunPartition(ctx, cfg)
 	clear()
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return fail(e, "partition", err)
 	}
-	meta := bench.Meta{Command: "partition", Settings: [][2]string{
-		{"workload", wl.name()}, {"keys", fmt.Sprint(wl.keys)}, {"tuples", fmt.Sprint(tuples)}, {"seed", fmt.Sprint(o.seed)},
-	}}
-	if err := bench.Write(e.stdout, o.format.value, meta, bench.PartitionRows(rows)); err != nil {
+	settings := wl.settings()
+	if len(rows) > 0 {
+		settings = append(settings, [2]string{"tuples", fmt.Sprint(rows[0].Tuples)})
+	}
+	meta := bench.Meta{Command: "partition", Settings: append(settings, wl.seedSetting(true)...)}
+	if err := o.write(ctx, e, meta, bench.PartitionRows(rows), func() []bench.Panel { return bench.PartitionPanels(rows) }); err != nil {
 		return fail(e, "partition", err)
 	}
-	if o.plot != "" {
-		if err := bench.SavePlot(o.plot, bench.PartitionPanels(rows)); err != nil {
-			return fail(e, "partition", err)
-		}
+	if ctx.Err() != nil {
+		return interrupted(ctx, e, "partition", len(rows))
 	}
 	return exitOK
 }

@@ -2,123 +2,167 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
 	"github.com/skewerhq/skewer/bench"
-	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
 // The kafka subcommand is flags and output over kafkabench.RunBench; the logic
 // lives in package kafka/kafkabench.
 func init() {
-	register(&command{name: "kafka", summary: "a windowed count through Kafka (in-process kfake, or -brokers), per partitioner", run: kafkaCmd})
+	register(&command{name: "kafka", summary: "a windowed count through Kafka (in-process kfake, or -brokers), per partitioner and worker count", run: kafkaCmd})
 }
 
-func kafkaCmd(e *env, args []string) int {
-	fs := newFlagSet(e, "kafka", `Produces a Zipf stream to a Kafka topic through each partitioner (a
-franz-go partitioner backed by skewer's), runs a tumbling-window count with
+func kafkaCmd(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "kafka", `Produces the stream to a Kafka topic through each partitioner (a franz-go
+partitioner backed by skewer's), runs a tumbling-window count with -workers
 worker processes in one consumer group (partial aggregates to an
 intermediate topic hash-partitioned by key) and a merge stage writing final
 results to an output topic, and reports the records per input partition
 (imbalance λ = (max-avg)/avg), end-to-end throughput, the latency from a
 window's end to its result, and whether every count is exact. Without
 -brokers an in-process kfake cluster runs, so it works on a fresh machine.
-With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created.`)
+With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created. An
+interrupt (SIGINT, SIGTERM) tears the running pipeline down and prints the
+rows finished so far.`)
 	var (
 		o          output
+		wl         workloadFlags
 		brokers    string
 		prefix     string
 		parts      string
 		partitions int
 		partials   int
-		workers    int
-		records    int64
-		keys       uint64
-		zipfS      float64
+		workers    string
 		window     time.Duration
 		timeout    time.Duration
 	)
 	o.register(fs, false)
+	wl.register(fs, workloadDefaults{
+		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
+		tuples:     200_000,
+		tuplesHelp: fmt.Sprintf("records sent through each pipeline, at most %d; a smaller default than run's, as every record crosses the cluster three times (input, partials, results)", bench.MaxHeldTuples),
+	})
 	fs.StringVar(&brokers, "brokers", "", "seed brokers of a real cluster, `host:port,...` (empty: in-process kfake)")
-	fs.StringVar(&prefix, "topic-prefix", "skewer-bench", "prefix of the topics created on a real cluster")
-	fs.StringVar(&parts, "partitioner", "hash,pkg,dchoices,wchoices", "partitioners, a comma `LIST`")
-	fs.IntVar(&partitions, "partitions", 12, "partitions of the input topic")
-	fs.IntVar(&partials, "partials-partitions", 4, "partitions of the partials and output topics")
-	fs.IntVar(&workers, "workers", 3, "workers in the consumer group")
-	fs.Int64Var(&records, "records", 200_000, "records of the Zipf stream")
-	fs.Uint64Var(&keys, "keys", 10_000, "distinct keys of the Zipf stream")
-	fs.Float64Var(&zipfS, "zipf-s", 1.2, "Zipf exponent s > 0")
-	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count (event time = wall clock at send)")
-	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long (unreachable brokers fail sooner)")
+	fs.StringVar(&prefix, "topic-prefix", "skewer-bench", "prefix of the topics created on a real cluster (with -brokers only)")
+	fs.StringVar(&parts, "partitioner", "hash,pkg,dchoices,wchoices", "partitioners, a comma `LIST`; by default the four kinds docs/kafka.md compares (each runs a whole pipeline)")
+	fs.IntVar(&partitions, "partitions", 12, fmt.Sprintf("partitions of the input topic, in [1, %d]", kafkabench.MaxPartitions))
+	fs.IntVar(&partials, "partials-partitions", 4, fmt.Sprintf("partitions of the partials and output topics, in [1, %d]", kafkabench.MaxPartitions))
+	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
+	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count, > 0 (event time = wall clock at send)")
+	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
 		return st
 	}
-	cfg := kafkabench.BenchConfig{TopicPrefix: prefix, Partitions: partitions, PartialsPartitions: partials, Workers: workers,
-		Records: records, Keys: keys, ZipfS: zipfS, Seed: o.seed, Window: window}
-	if brokers != "" {
-		cfg.Brokers = strings.Split(brokers, ",")
+	if err := wl.check(fs, false); err != nil {
+		return fail(e, "kafka", err)
 	}
-	cfg.Partitioners = strings.Split(parts, ",")
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, timeout)
-	defer cancelT()
-	report, clear := o.progress(e)
-	rows, err := kafkabench.RunBench(ctx, cfg, report)
-	clear()
-	if err != nil {
-		fmt.Fprintf(e.stderr, "streambench kafka: %v\n", err)
-		if errors.Is(err, kafka.ErrInvalidParameter) {
-			return exitUsage
-		}
-		return exitError
+	if timeout <= 0 {
+		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
 	}
+	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window}
 	cluster := "kfake (in-process)"
 	if brokers != "" {
 		cluster = brokers
+		cfg.Brokers, cfg.TopicPrefix = strings.Split(brokers, ","), prefix
+	} else if wl.set["topic-prefix"] {
+		return fail(e, "kafka", unused("-topic-prefix", "without -brokers (the in-process cluster names its topics)"))
 	}
-	meta := bench.Meta{Command: "kafka", Settings: [][2]string{
-		{"cluster", cluster}, {"records", fmt.Sprint(records)}, {"keys", fmt.Sprint(keys)}, {"zipf-s", fmt.Sprint(zipfS)},
-		{"partitions", fmt.Sprint(partitions)}, {"workers", fmt.Sprint(workers)}, {"window", window.String()}, {"seed", fmt.Sprint(o.seed)},
-	}}
+	var err error
+	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, bench.PartitionerKinds()); err != nil {
+		return fail(e, "kafka", err)
+	}
+	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
+		return fail(e, "kafka", err)
+	}
+	if wl.tuples <= 0 || wl.tuples > bench.MaxHeldTuples {
+		return fail(e, "kafka", fmt.Errorf("%w: -tuples = %d, want in [1, %d] (the stream is held to check every count)", bench.ErrInvalidParameter, wl.tuples, bench.MaxHeldTuples))
+	}
+	w, err := wl.build()
+	if err != nil {
+		return fail(e, "kafka", err)
+	}
+	if cfg.Input, err = w.Read(ctx, wl.tuples); err != nil && ctx.Err() == nil {
+		return fail(e, "kafka", err)
+	}
+	var rows []kafkabench.BenchRow
+	if ctx.Err() == nil {
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		report, clear := o.progress(e)
+		rows, err = kafkabench.RunBench(tctx, cfg, report)
+		clear()
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			return fail(e, "kafka", err)
+		}
+	}
+	settings := append([][2]string{{"cluster", cluster}}, wl.settings()...)
+	settings = append(settings, [][2]string{{"tuples", fmt.Sprint(len(cfg.Input))},
+		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()}}...)
+	meta := bench.Meta{Command: "kafka", Settings: append(settings, wl.seedSetting(false)...)}
 	out := make([]bench.Row, len(rows))
 	for i, r := range rows {
-		out[i] = kafkaRow(r)
+		out[i] = kafkaRow{Workload: w.Name, ZipfS: w.Exponent(), Keys: w.Keys, Seed: wl.seed, BenchRow: r}
 	}
-	if err := bench.Write(e.stdout, o.format.value, meta, out); err != nil {
+	if err := o.write(ctx, e, meta, out, nil); err != nil {
 		return fail(e, "kafka", err)
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, e, "kafka", len(rows))
 	}
 	return exitOK
 }
 
-// kafkaRow shows a kafkabench.BenchRow as a bench.Row.
-type kafkaRow kafkabench.BenchRow
+// kafkaRow is one configuration of `streambench kafka`: what kafkabench
+// measured, with the workload that ran. Its JSON is the subcommand's schema.
+type kafkaRow struct {
+	Workload string   `json:"workload"`
+	ZipfS    *float64 `json:"zipf_s,omitempty"`
+	Keys     uint64   `json:"keys,omitempty"`
+	Seed     uint64   `json:"seed"`
+	kafkabench.BenchRow
+}
 
 func (r kafkaRow) Cells() []bench.Cell {
-	per := make([]string, len(r.PerPartition))
-	for i, c := range r.PerPartition {
+	var zipfS, keys any
+	if r.ZipfS != nil {
+		zipfS = *r.ZipfS
+	}
+	if r.Keys != 0 {
+		keys = r.Keys
+	}
+	per := make([]string, len(r.RecordsPerPartition))
+	for i, c := range r.RecordsPerPartition {
 		per[i] = fmt.Sprint(c)
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
-		{Name: "imbalance", Head: "λ", Value: r.Imbalance, Prec: 3, Unit: "lambda"},
+		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
+		{Name: "zipf_s", Head: "S", Value: zipfS, Key: true, NoTable: true},
+		{Name: "keys", Head: "KEYS", Value: keys, Key: true, NoTable: true},
+		{Name: "workers", Head: "WORKERS", Value: r.Workers, Key: true},
+		{Name: "partitions", Head: "PARTITIONS", Value: r.Partitions, Key: true, NoTable: true},
+		{Name: "partials_partitions", Head: "PARTIALS-PARTITIONS", Value: r.PartialsPartitions, Key: true, NoTable: true},
+		{Name: "window", Head: "WINDOW", Value: r.Window, Key: true, NoTable: true},
+		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
+		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Unit: "tuples", NoTable: true},
+		{Name: "imbalance", Head: "λ", Value: r.Imbalance, Prec: bench.PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 2, Unit: "max/avg"},
 		{Name: "records_per_partition", Head: "RECORDS PER PARTITION", Value: strings.Join(per, " ")},
-		{Name: "throughput", Head: "REC/S", Value: r.Throughput, Prec: 0, Unit: "records/s"},
-		{Name: "seconds", Head: "SECONDS", Value: r.Seconds, Prec: 2, Unit: "s", NoTable: true},
-		{Name: "latency_p50_ms", Head: "P50 MS", Value: ms(r.LatencyP50), Prec: 1, Unit: "p50-ms"},
-		{Name: "latency_p99_ms", Head: "P99 MS", Value: ms(r.LatencyP99), Prec: 1, Unit: "p99-ms"},
-		{Name: "latency_max_ms", Head: "MAX MS", Value: ms(r.LatencyMax), Prec: 1, Unit: "max-ms", NoTable: true},
+		{Name: "throughput_tps", Head: "TUPLES/s", Value: r.ThroughputTPS, Prec: 0, Unit: "tuples/s"},
+		{Name: "elapsed_s", Head: "SECONDS", Value: r.ElapsedS, Prec: 2, Unit: "sec/op", NoTable: true},
+		{Name: "latency_ms_p50", Head: "P50ms", Value: r.LatencyMs.P50, Prec: 1, Unit: "p50-ms"},
+		{Name: "latency_ms_p95", Head: "P95ms", Value: r.LatencyMs.P95, Prec: 1, Unit: "p95-ms", NoTable: true},
+		{Name: "latency_ms_p99", Head: "P99ms", Value: r.LatencyMs.P99, Prec: 1, Unit: "p99-ms"},
+		{Name: "latency_ms_p999", Head: "P99.9ms", Value: r.LatencyMs.P999, Prec: 1, Unit: "p99.9-ms", NoTable: true},
+		{Name: "latency_ms_max", Head: "MAXms", Value: r.LatencyMs.Max, Prec: 1, Unit: "max-ms", NoTable: true},
+		{Name: "latency_ms_count", Head: "LATENCIES", Value: r.LatencyMs.Count, NoTable: true},
 		{Name: "windows", Head: "WINDOWS", Value: r.Windows},
 		{Name: "partials", Head: "PARTIALS", Value: r.Partials, Unit: "partials"},
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
-		{Name: "exact", Head: "EXACT", Value: fmt.Sprint(r.Exact)},
+		{Name: "exact", Head: "EXACT", Value: r.Exact},
 	}
 }

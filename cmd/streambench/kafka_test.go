@@ -10,29 +10,43 @@ import (
 
 func TestKafkaCommand(t *testing.T) {
 	t.Run("kfake", func(t *testing.T) {
-		code, out, errs := cli(t, "kafka", "-records", "2000", "-keys", "500", "-partitioner", "hash,dchoices", "-output", "csv", "-quiet")
+		// Two worker counts of one partitioner, each a whole pipeline; the
+		// stream is uniform (s = 0) over 100 keys, which the rows echo and
+		// key grouping spreads within a factor of two of the mean.
+		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "100", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
-		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 2)
+		for i, r := range rows {
+			require.Equal(t, "hash", r.Partitioner)
+			require.Equal(t, i+1, r.Workers)
+			require.True(t, r.Exact, "exact counts")
+			require.Len(t, r.RecordsPerPartition, 12)
+			require.EqualValues(t, 2000, r.Tuples)
+			require.Equal(t, 0.0, *r.ZipfS)
+			require.EqualValues(t, 100, r.Keys)
+			require.Less(t, r.MaxOverAvg, 2.0, "s = 0 ran: no hot key")
+		}
+		require.Equal(t, rows[0].RecordsPerPartition, rows[1].RecordsPerPartition, "routing does not depend on the workers")
+	})
+	t.Run("csv and file", func(t *testing.T) {
+		words := writeFile(t, "w.txt", strings.Repeat("a b a c a ", 40))
+		code, out, errs := cli(t, "kafka", "-file", words, "-partitioner", "dchoices", "-output", "csv", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 		require.NoError(t, err)
-		require.Len(t, rows, 3)
+		require.Len(t, recs, 2)
 		col := map[string]int{}
-		for i, h := range rows[0] {
+		for i, h := range recs[0] {
 			col[h] = i
 		}
-		for _, r := range rows[1:] {
-			require.Equal(t, "true", r[col["exact"]], "%s: exact counts", r[col["partitioner"]])
-			require.Len(t, strings.Fields(r[col["records_per_partition"]]), 12)
-		}
-		require.Equal(t, "hash", rows[1][col["partitioner"]])
-		require.Equal(t, "dchoices", rows[2][col["partitioner"]])
-	})
-	t.Run("bad partitioner", func(t *testing.T) {
-		code, _, errs := cli(t, "kafka", "-partitioner", "nope", "-quiet")
-		require.Equal(t, exitUsage, code)
-		require.Contains(t, errs, "Partitioners")
+		require.Equal(t, "true", recs[1][col["exact"]])
+		require.Equal(t, "200", recs[1][col["tuples"]], "the file's 200 words, not the default -tuples")
+		require.Equal(t, "", recs[1][col["zipf_s"]], "a file has no exponent")
+		require.Equal(t, "w.txt", recs[1][col["workload"]])
 	})
 	t.Run("unreachable brokers", func(t *testing.T) {
-		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-quiet")
+		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-tuples", "100", "-quiet")
 		require.Equal(t, exitError, code)
 		require.Contains(t, errs, "brokers unreachable")
 	})

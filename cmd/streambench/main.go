@@ -5,20 +5,27 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/kafka"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // Exit statuses.
@@ -26,14 +33,58 @@ const (
 	exitOK    = 0
 	exitError = 1 // the run failed (an unreadable file, a runtime error)
 	exitUsage = 2 // a bad flag or value
+	// An interrupted run exits with 128 + the signal's number, as a shell
+	// reports a process the signal ended: 130 after SIGINT, 143 after
+	// SIGTERM.
+	exitInterrupt = 128 + int(syscall.SIGINT)
 )
 
-// command is one subcommand. Subcommands register themselves in init (the
-// kafka subcommand lives in its own file).
+// interrupt is the cause of a context cancelled by a signal.
+type interrupt struct{ sig os.Signal }
+
+func (i interrupt) Error() string { return "interrupted by " + i.sig.String() }
+
+// signalContext returns a context cancelled at the first SIGINT or SIGTERM,
+// with an interrupt naming the signal as its cause. The first signal also
+// restores the default handling, so that a second one ends the process at
+// once should the first not be enough.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			cancel(interrupt{s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// interruptStatus is the exit status of a run whose context ended: 128 +
+// the signal's number when a signal ended it, 130 otherwise.
+func interruptStatus(ctx context.Context) int {
+	var i interrupt
+	if errors.As(context.Cause(ctx), &i) {
+		if s, ok := i.sig.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	}
+	return exitInterrupt
+}
+
+// command is one subcommand. Subcommands register themselves in init.
 type command struct {
 	name    string
 	summary string
-	run     func(e *env, args []string) int
+	run     func(ctx context.Context, e *env, args []string) int
 }
 
 var commands = map[string]*command{}
@@ -44,13 +95,22 @@ func register(c *command) { commands[c.name] = c }
 // stderr.
 type env struct {
 	stdout, stderr io.Writer
+	// progress, when set, hears the progress lines whatever stderr is
+	// (tests use it to act while a run is under way).
+	progress func(string)
 }
 
-// run is the whole program: it returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+// run is the whole program: it returns the exit status. Cancelling ctx
+// interrupts a running subcommand: it prints what it measured so far and
+// returns interruptStatus.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return (&env{stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+func (e *env) run(ctx context.Context, args []string) int {
+	stderr := e.stderr
 	if len(args) == 0 {
-		return commands["run"].run(e, nil)
+		return commands["run"].run(ctx, e, nil)
 	}
 	switch a := args[0]; {
 	case a == "-h" || a == "-help" || a == "--help" || a == "help":
@@ -58,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case strings.HasPrefix(a, "-"):
 		// Flags without a subcommand tune the default run.
-		return commands["run"].run(e, args)
+		return commands["run"].run(ctx, e, args)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -66,7 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	return c.run(e, args[1:])
+	return c.run(ctx, e, args[1:])
 }
 
 func names() []string {
@@ -90,7 +150,12 @@ subcommands:
 	for _, n := range names() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprint(w, "\nRun 'streambench SUBCOMMAND -h' for its flags. Results go to stdout; errors\nand the progress line to stderr.\n")
+	fmt.Fprint(w, `
+Run 'streambench SUBCOMMAND -h' for its flags. Results go to stdout; errors
+and the progress line to stderr. Exit status: 0 done, 1 the run failed, 2 a
+bad flag or value, 130 interrupted (SIGINT; 143 after SIGTERM) after
+printing the rows measured so far.
+`)
 }
 
 // newFlagSet returns a flag set whose errors and -h go to stderr.
@@ -119,13 +184,45 @@ func parse(fs *flag.FlagSet, args []string) (int, bool) {
 	return 0, false
 }
 
+// errUsage reports a flag given where it has no effect: it is refused, not
+// ignored.
+var errUsage = errors.New("usage")
+
+// unused returns an error refusing the flag named (as -h shows it).
+func unused(flag, why string) error {
+	return fmt.Errorf("%w: %s is not used %s", errUsage, flag, why)
+}
+
 // fail reports err and returns its exit status: usage for a bad value.
 func fail(e *env, cmd string, err error) int {
-	fmt.Fprintf(e.stderr, "streambench %s: %v\n", cmd, err)
-	if errors.Is(err, bench.ErrInvalidParameter) {
+	fmt.Fprintf(e.stderr, "streambench %s: %v\n", cmd, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+	if errors.Is(err, bench.ErrInvalidParameter) || errors.Is(err, kafka.ErrInvalidParameter) || errors.Is(err, errUsage) {
 		return exitUsage
 	}
 	return exitError
+}
+
+// interrupted reports an interrupted run, whose rows so far are printed,
+// and returns its exit status.
+func interrupted(ctx context.Context, e *env, cmd string, rows int) int {
+	fmt.Fprintf(e.stderr, "streambench %s: %v: printed the %d rows measured so far\n", cmd, context.Cause(ctx), rows)
+	return interruptStatus(ctx)
+}
+
+// explicit is the set of flags given on the command line.
+func explicit(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// intList writes counts as the flags take them: "1,2,4".
+func intList(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
 }
 
 // choice is a flag value restricted to a set of names.
@@ -144,35 +241,53 @@ func (c *choice) Set(s string) error {
 	return nil
 }
 
-// output holds the flags every subcommand shares.
+// output holds the output flags every subcommand shares.
 type output struct {
 	format choice
 	plot   string
 	quiet  bool
-	seed   uint64
 }
 
 func (o *output) register(fs *flag.FlagSet, plot bool) {
 	o.format = choice{value: "table", choices: bench.Formats}
 	fs.Var(&o.format, "output", "output `FORMAT`: "+strings.Join(bench.Formats, ", ")+" (benchfmt: Go benchmark lines for benchstat)")
 	if plot {
-		fs.StringVar(&o.plot, "plot", "", "also draw the results to `FILE` (.svg or .png)")
+		fs.StringVar(&o.plot, "plot", "", "also draw the results to `FILE` (.svg or .png; checked writable before the run)")
 	}
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (it is shown only when stderr is a terminal)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workload and the partitioners (echoed in the output)")
 }
 
 // progress returns the progress reporter (nil when off) and its cleanup.
 func (o *output) progress(e *env) (func(string), func()) {
+	if e.progress != nil {
+		return e.progress, func() {}
+	}
 	if o.quiet || !bench.IsTerminal(e.stderr) {
 		return nil, func() {}
 	}
 	return bench.ProgressLine(e.stderr, 900*time.Millisecond)
 }
 
+// checkPlot checks the -plot file before the run: a bad name or an
+// unwritable path fails at once, not after the sweep.
 func (o *output) checkPlot() error {
 	if o.plot == "" {
 		return nil
 	}
 	return bench.CheckPlotFile(o.plot)
+}
+
+// write writes the rows (and, with -plot, their panels when there are any);
+// an interrupted run is marked in the settings.
+func (o *output) write(ctx context.Context, e *env, meta bench.Meta, rows []bench.Row, panels func() []bench.Panel) error {
+	if ctx.Err() != nil {
+		meta.Settings = append(meta.Settings, [2]string{"interrupted", "true"})
+	}
+	if err := bench.Write(e.stdout, o.format.value, meta, rows); err != nil {
+		return err
+	}
+	if o.plot != "" && len(rows) > 0 {
+		return bench.SavePlot(o.plot, panels())
+	}
+	return nil
 }

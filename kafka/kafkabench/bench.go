@@ -1,6 +1,6 @@
 // Package kafkabench is the logic of `streambench kafka`: a windowed count
-// of a Zipf stream through package kafka, once per partitioner, on an
-// in-process kfake cluster or a real one. It is a package of its own so
+// of a stream through package kafka, once per partitioner and worker count,
+// on an in-process kfake cluster or a real one. It is a package of its own so
 // that users of package kafka do not compile the fake cluster.
 package kafkabench
 
@@ -8,148 +8,150 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/skewerhq/skewer/bench"
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 )
 
-// BenchConfig configures RunBench, the logic of `streambench kafka`.
+// BenchConfig configures RunBench, the logic of `streambench kafka`. Every
+// field is explicit: a zero or empty list is refused, never replaced by a
+// default. Errors name the parameter as the command line spells it.
 type BenchConfig struct {
 	// Brokers of a real cluster; empty starts an in-process kfake cluster
-	// per partitioner.
+	// per configuration.
 	Brokers []string
 	// TopicPrefix names the topics created on a real cluster:
-	// PREFIX-KIND-ID-{in,partials,out}. Default "skewer-bench".
+	// PREFIX-KIND-ID-{in,partials,out}. Required with Brokers, refused
+	// without (the in-process cluster names its own topics).
 	TopicPrefix string
-	// Partitioners to compare (partition.Kinds). Default hash, pkg,
-	// dchoices, wchoices.
+	// Partitioners to compare (partition.Kinds).
 	Partitioners []string
-	// Partitions of the input topic (default 12), of the partials topic
-	// (default 4); Workers in the group (default 3).
-	Partitions, PartialsPartitions, Workers int
-	// Records of a Zipf stream over Keys keys with exponent ZipfS (defaults
-	// 200000, 10000, 1.2), drawn with Seed.
-	Records int64
-	Keys    uint64
-	ZipfS   float64
-	Seed    uint64
-	// Window is the tumbling window of the count, in event time; records
-	// are stamped with the wall clock when sent. Default 100ms.
+	// Partitions of the input topic and of the partials and output topics,
+	// each in [1, MaxPartitions].
+	Partitions, PartialsPartitions int
+	// Workers are the consumer-group sizes to run, each in [1, MaxWorkers].
+	Workers []int
+	// Input is the stream, sent once per configuration; each record's Time
+	// is replaced by the wall clock when it is sent.
+	Input []datasets.Record
+	// Window is the tumbling window of the count, in event time (> 0).
 	Window time.Duration
 	// ClientOpts are added to every client (TLS, SASL, ...).
 	ClientOpts []kgo.Opt
 }
 
-// BenchRow is the result of one partitioner.
+// Bounds of BenchConfig's counts.
+const (
+	MaxPartitions = 4096
+	MaxWorkers    = 4096
+)
+
+// BenchRow is the result of one configuration (partitioner and worker
+// count): part of the JSON schema of `streambench kafka`.
 type BenchRow struct {
-	Partitioner string
-	// PerPartition is the records each input partition acknowledged;
-	// Imbalance is lambda = (max - avg) / avg over them.
-	PerPartition          []int64
-	Imbalance, MaxOverAvg float64
-	// Records, Seconds and Throughput: the whole pipeline, from the first
-	// record sent to the last result read.
-	Records    int64
-	Seconds    float64
-	Throughput float64
-	// Latency of a window's result: from the end of the window (event time
-	// is the wall clock at send) to the merge stage producing the result.
-	LatencyP50, LatencyP99, LatencyMax time.Duration
+	Partitioner        string `json:"partitioner"`
+	Workers            int    `json:"workers"`
+	Partitions         int    `json:"partitions"`
+	PartialsPartitions int    `json:"partials_partitions"`
+	Window             string `json:"window"`
+	// Tuples, ElapsedS and ThroughputTPS: the whole pipeline, from the
+	// first record sent to the last result read.
+	Tuples        int64   `json:"tuples"`
+	ElapsedS      float64 `json:"elapsed_s"`
+	ThroughputTPS float64 `json:"throughput_tps"`
+	// LatencyMs is the latency of a window's result, in milliseconds: from
+	// the end of the window (event time is the wall clock at send) to the
+	// merge stage producing the result. Count is the results measured.
+	LatencyMs bench.LatencySummary `json:"latency_ms"`
+	// Imbalance is λ = (max - avg) / avg over RecordsPerPartition, the
+	// records each input partition acknowledged; MaxOverAvg = 1 + λ.
+	Imbalance           float64 `json:"imbalance"`
+	MaxOverAvg          float64 `json:"max_over_avg"`
+	RecordsPerPartition []int64 `json:"records_per_partition"`
 	// Windows is the (key, window) results; Partials the partial
 	// aggregates merged, Duplicates those dropped.
-	Windows              int
-	Partials, Duplicates int64
+	Windows    int   `json:"windows"`
+	Partials   int64 `json:"partials"`
+	Duplicates int64 `json:"duplicates"`
 	// Exact reports that every final count equals the exact count.
-	Exact bool
+	Exact bool `json:"exact"`
 }
 
-func (c *BenchConfig) defaults() error {
-	if c.TopicPrefix == "" {
-		c.TopicPrefix = "skewer-bench"
+func (c *BenchConfig) validate() error {
+	switch {
+	case len(c.Partitioners) == 0:
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+	case c.Partitions < 1 || c.Partitions > MaxPartitions:
+		return invalidParam("-partitions", c.Partitions, fmt.Sprintf("in [1, %d]", MaxPartitions))
+	case c.PartialsPartitions < 1 || c.PartialsPartitions > MaxPartitions:
+		return invalidParam("-partials-partitions", c.PartialsPartitions, fmt.Sprintf("in [1, %d]", MaxPartitions))
+	case len(c.Workers) == 0:
+		return invalidParam("-workers", "none", "at least one count")
+	case len(c.Input) == 0:
+		return invalidParam("-tuples", 0, "> 0 records of input")
+	case c.Window <= 0:
+		return invalidParam("-window", c.Window, "> 0")
+	case len(c.Brokers) > 0 && c.TopicPrefix == "":
+		return invalidParam("-topic-prefix", `""`, "a prefix for the topics created on the brokers")
+	case len(c.Brokers) == 0 && c.TopicPrefix != "":
+		return invalidParam("-topic-prefix", c.TopicPrefix, "none without -brokers (the in-process cluster names its topics)")
 	}
-	if len(c.Partitioners) == 0 {
-		c.Partitioners = []string{"hash", "pkg", "dchoices", "wchoices"}
-	}
-	set := func(v *int, d int, name string) error {
-		if *v == 0 {
-			*v = d
+	for _, b := range c.Brokers {
+		if b == "" {
+			return invalidParam("-brokers", fmt.Sprintf("%q", strings.Join(c.Brokers, ",")), "host:port,... with no empty address")
 		}
-		if *v < 0 {
-			return invalidParam(name, *v, "> 0")
+	}
+	for _, w := range c.Workers {
+		if w < 1 || w > MaxWorkers {
+			return invalidParam("-workers", w, fmt.Sprintf("in [1, %d]", MaxWorkers))
 		}
-		return nil
-	}
-	for _, s := range []struct {
-		v    *int
-		d    int
-		name string
-	}{{&c.Partitions, 12, "Partitions"}, {&c.PartialsPartitions, 4, "PartialsPartitions"}, {&c.Workers, 3, "Workers"}} {
-		if err := set(s.v, s.d, s.name); err != nil {
-			return err
-		}
-	}
-	if c.Records == 0 {
-		c.Records = 200_000
-	}
-	if c.Keys == 0 {
-		c.Keys = 10_000
-	}
-	if c.ZipfS == 0 {
-		c.ZipfS = 1.2
-	}
-	if c.Window == 0 {
-		c.Window = 100 * time.Millisecond
-	}
-	if c.Records < 0 {
-		return invalidParam("Records", c.Records, "> 0")
-	}
-	if c.Window < 0 {
-		return invalidParam("Window", c.Window, "> 0")
 	}
 	for _, k := range c.Partitioners {
 		if !slices.Contains(partition.Kinds(), k) {
-			return invalidParam("Partitioners", k, fmt.Sprintf("one of %v", partition.Kinds()))
+			return invalidParam("-partitioner", fmt.Sprintf("%q", k), "one of "+strings.Join(partition.Kinds(), ", "))
 		}
 	}
 	return nil
 }
 
-// RunBench runs a windowed count of a Zipf stream through Kafka once per
-// partitioner: a Producer with that partitioner, Workers in one group, a
-// Merge stage, and a reader of the results. progress, when not nil, hears
-// what is running.
+// RunBench runs a windowed count of the input through Kafka once per
+// partitioner and worker count (partitioners outermost): a Producer with
+// that partitioner, the Workers in one group, a Merge stage, and a reader
+// of the results. progress, when not nil, hears what is running. When ctx
+// ends, RunBench tears the running pipeline down and returns the rows
+// finished so far with the error.
 func RunBench(ctx context.Context, cfg BenchConfig, progress func(string)) ([]BenchRow, error) {
-	if err := cfg.defaults(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if progress == nil {
 		progress = func(string) {}
 	}
-	z, err := datasets.NewZipf(cfg.Keys, cfg.ZipfS, cfg.Records, cfg.Seed)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]datasets.Record, cfg.Records)
-	z.Fill(keys)
 	var rows []BenchRow
-	for i, kind := range cfg.Partitioners {
-		progress(fmt.Sprintf("kafka: %s (%d of %d)", kind, i+1, len(cfg.Partitioners)))
-		row, err := benchOne(ctx, cfg, kind, keys)
-		if err != nil {
-			return rows, fmt.Errorf("partitioner %s: %w", kind, err)
+	n, total := 0, len(cfg.Partitioners)*len(cfg.Workers)
+	for _, kind := range cfg.Partitioners {
+		for _, w := range cfg.Workers {
+			n++
+			progress(fmt.Sprintf("kafka: %s, %d workers (%d of %d)", kind, w, n, total))
+			row, err := benchOne(ctx, cfg, kind, w)
+			if err != nil {
+				return rows, fmt.Errorf("partitioner %s, %d workers: %w", kind, w, err)
+			}
+			rows = append(rows, row)
 		}
-		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
-func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.Record) (BenchRow, error) {
+func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (BenchRow, error) {
 	win, err := operators.Tumbling(bc.Window)
 	if err != nil {
 		return BenchRow{}, err
@@ -186,10 +188,10 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 	if err != nil {
 		return BenchRow{}, err
 	}
-	errs := make(chan error, bc.Workers+1)
+	errs := make(chan error, workers+1)
 	go func() { errs <- merge.Run(jctx) }()
 	running := 1
-	for range bc.Workers {
+	for range workers {
 		w, err := kafka.NewWorker(jctx, cfg, agg, kafka.RecordCodec{}, kafka.Uint64Codec{})
 		if err != nil {
 			cancel()
@@ -211,10 +213,11 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 		}
 		return first
 	}
-	row, err := benchStream(ctx, cfg, kind, keys)
+	row, err := benchStream(ctx, cfg, kind, bc.Input)
 	if serr := stop(); err == nil {
 		err = serr
 	}
+	row.Workers, row.Partitions, row.PartialsPartitions, row.Window = workers, bc.Partitions, bc.PartialsPartitions, bc.Window.String()
 	st := merge.Stats()
 	row.Partials, row.Duplicates = st.Partials, st.Duplicates
 	return row, err
@@ -222,7 +225,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, keys []datasets.
 
 // benchStream sends the stream, reads the results and measures.
 func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []datasets.Record) (BenchRow, error) {
-	row := BenchRow{Partitioner: kind, Records: int64(len(keys))}
+	row := BenchRow{Partitioner: kind, Tuples: int64(len(keys))}
 	reader, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
 	if err != nil {
 		return row, err
@@ -268,11 +271,11 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []data
 	if rerr != nil {
 		return row, rerr
 	}
-	row.Seconds = time.Since(start).Seconds()
-	row.Throughput = float64(len(keys)) / row.Seconds
-	row.PerPartition = p.PartitionCounts()
-	load := make([]uint64, len(row.PerPartition))
-	for i, c := range row.PerPartition {
+	row.ElapsedS = time.Since(start).Seconds()
+	row.ThroughputTPS = float64(len(keys)) / row.ElapsedS
+	row.RecordsPerPartition = p.PartitionCounts()
+	load := make([]uint64, len(row.RecordsPerPartition))
+	for i, c := range row.RecordsPerPartition {
 		load[i] = uint64(c)
 	}
 	s := partition.LoadStats(load)
@@ -287,7 +290,9 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []data
 	}
 	slices.Sort(lat)
 	if n := len(lat); n > 0 {
-		row.LatencyP50, row.LatencyP99, row.LatencyMax = lat[n/2], lat[min(n-1, n*99/100)], lat[n-1]
+		q := func(num, den int) float64 { return float64(lat[min(n-1, n*num/den)]) / 1e6 }
+		row.LatencyMs = bench.LatencySummary{P50: q(1, 2), P95: q(95, 100), P99: q(99, 100), P999: q(999, 1000),
+			Max: float64(lat[n-1]) / 1e6, Count: int64(n)}
 	}
 	return row, nil
 }

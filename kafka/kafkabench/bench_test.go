@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
 )
 
@@ -25,27 +26,71 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// zipfInput is n records of a Zipf(s) stream over k keys.
+func zipfInput(t testing.TB, k uint64, s float64, n int64, seed uint64) []datasets.Record {
+	t.Helper()
+	z, err := datasets.NewZipf(k, s, n, seed)
+	require.NoError(t, err)
+	recs := make([]datasets.Record, n)
+	require.EqualValues(t, n, z.Fill(recs))
+	return recs
+}
+
+// config is a BenchConfig for the in-process cluster with every field set.
+func config(input []datasets.Record, partitioners ...string) BenchConfig {
+	return BenchConfig{Partitioners: partitioners, Partitions: 12, PartialsPartitions: 4, Workers: []int{3},
+		Input: input, Window: 100 * time.Millisecond}
+}
+
 func TestRunBench(t *testing.T) {
 	ctx := testContext(t)
 	var seen []string
-	rows, err := RunBench(ctx, BenchConfig{Records: 4000, Keys: 1000, Seed: 1, Partitioners: []string{"hash", "dchoices"}},
-		func(s string) { seen = append(seen, s) })
+	rows, err := RunBench(ctx, config(zipfInput(t, 1000, 1.2, 4000, 1), "hash", "dchoices"), func(s string) { seen = append(seen, s) })
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	require.Len(t, seen, 2)
-	for _, r := range rows {
+	for i, r := range rows {
+		require.Equal(t, []string{"hash", "dchoices"}[i], r.Partitioner)
+		require.Equal(t, 3, r.Workers)
 		require.True(t, r.Exact, "%s: final counts exact", r.Partitioner)
-		require.Len(t, r.PerPartition, 12)
-		require.Positive(t, r.Throughput)
+		require.Len(t, r.RecordsPerPartition, 12)
+		require.EqualValues(t, 4000, r.Tuples)
+		require.Positive(t, r.ThroughputTPS)
 		require.Positive(t, r.Windows)
-		require.LessOrEqual(t, r.LatencyP50, r.LatencyMax)
-		t.Logf("%+v", r)
+		require.EqualValues(t, r.Windows, r.LatencyMs.Count)
+		require.LessOrEqual(t, r.LatencyMs.P50, r.LatencyMs.Max)
 	}
 	require.Less(t, rows[1].Imbalance, rows[0].Imbalance, "D-Choices balances better than hash")
-	_, err = RunBench(ctx, BenchConfig{Partitioners: []string{"nope"}}, nil)
-	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
-	_, err = RunBench(ctx, BenchConfig{Workers: -1}, nil)
-	require.ErrorIs(t, err, kafka.ErrInvalidParameter)
+}
+
+func TestBenchConfigErrors(t *testing.T) {
+	// Every field is refused outside its domain, zero included: none has a
+	// default. The error names the flag.
+	input := zipfInput(t, 10, 1, 10, 1)
+	for _, tc := range []struct {
+		name string
+		edit func(*BenchConfig)
+	}{
+		{"-partitioner", func(c *BenchConfig) { c.Partitioners = []string{"nope"} }},
+		{"-partitioner", func(c *BenchConfig) { c.Partitioners = nil }},
+		{"-partitions", func(c *BenchConfig) { c.Partitions = 0 }},
+		{"-partitions", func(c *BenchConfig) { c.Partitions = MaxPartitions + 1 }},
+		{"-partials-partitions", func(c *BenchConfig) { c.PartialsPartitions = 0 }},
+		{"-workers", func(c *BenchConfig) { c.Workers = []int{0} }},
+		{"-workers", func(c *BenchConfig) { c.Workers = nil }},
+		{"-tuples", func(c *BenchConfig) { c.Input = nil }},
+		{"-window", func(c *BenchConfig) { c.Window = 0 }},
+		{"-topic-prefix", func(c *BenchConfig) { c.TopicPrefix = "x" }},
+		{"-topic-prefix", func(c *BenchConfig) { c.Brokers = []string{"127.0.0.1:1"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(input, "hash")
+			tc.edit(&cfg)
+			_, err := RunBench(context.Background(), cfg, nil)
+			require.ErrorIs(t, err, kafka.ErrInvalidParameter)
+			require.ErrorContains(t, err, tc.name+" = ")
+		})
+	}
 }
 
 // TestRunBenchBrokers takes the -brokers path against a kfake cluster
@@ -55,12 +100,13 @@ func TestRunBenchBrokers(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	require.NoError(t, err)
 	defer c.Close()
-	rows, err := RunBench(ctx, BenchConfig{Brokers: c.ListenAddrs(), TopicPrefix: "t", Records: 2000, Keys: 500, Seed: 2,
-		Partitioners: []string{"pkg"}, Partitions: 6, PartialsPartitions: 2, Workers: 2}, nil)
+	cfg := config(zipfInput(t, 500, 1.2, 2000, 2), "pkg")
+	cfg.Brokers, cfg.TopicPrefix, cfg.Partitions, cfg.PartialsPartitions, cfg.Workers = c.ListenAddrs(), "t", 6, 2, []int{2}
+	rows, err := RunBench(ctx, cfg, nil)
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.True(t, rows[0].Exact)
-	require.Len(t, rows[0].PerPartition, 6)
+	require.Len(t, rows[0].RecordsPerPartition, 6)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -84,19 +130,20 @@ func BenchmarkPipeline(b *testing.B) {
 	if testing.Short() {
 		records = 5_000
 	}
+	input := zipfInput(b, 10_000, 1.2, records, 1)
 	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
 		b.Run("partitioner="+kind, func(b *testing.B) {
 			b.ReportAllocs()
 			var row BenchRow
 			for range b.N {
-				rows, err := RunBench(context.Background(), BenchConfig{Records: records, Seed: 1, Partitioners: []string{kind}}, nil)
+				rows, err := RunBench(context.Background(), config(input, kind), nil)
 				require.NoError(b, err)
 				row = rows[0]
 			}
 			benchSink = row
-			b.ReportMetric(row.Throughput, "records/s")
+			b.ReportMetric(row.ThroughputTPS, "records/s")
 			b.ReportMetric(row.Imbalance, "lambda")
-			b.ReportMetric(float64(row.LatencyP99.Microseconds()), "p99-µs")
+			b.ReportMetric(row.LatencyMs.P99*1000, "p99-µs")
 		})
 	}
 }

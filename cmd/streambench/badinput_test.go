@@ -1,0 +1,162 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// badInput is one refused command line: its exit status and what the
+// message must say (the flag as -h shows it, and why).
+type badInput struct {
+	args string // space-separated; FILE stands for a small words file
+	code int
+	want string
+}
+
+// badInputs is every refused command line the tests pin; docs/streambench.md
+// lists the same ones in its "Bad input" table (TestBadInputDocumented).
+var badInputs = []badInput{
+	{"run -sources 0", 2, "-sources = 0, want a comma list of integers in [1, 4096]"},
+	{"run -sources 1,1", 2, "-sources = 1, want each value at most once"},
+	{"run -batch 0", 2, "-batch = 0, want in [1, 1048576]"},
+	{"run -count 0", 2, "-count = 0, want >= 1"},
+	{"run -tuples 0", 2, "-tuples = 0, want > 0 unless -duration is set"},
+	{"run -tuples -5", 2, "-tuples = -5, want >= 0"},
+	{"run -duration -1s", 2, "-duration = -1s, want >= 0"},
+	{"run -workers 0", 2, "-workers = 0, want a comma list of integers in [1, 4096]"},
+	{"run -workers 5000", 2, "-workers = 5000, want a comma list of integers in [1, 4096]"},
+	{"run -workers 2,,3", 2, "-workers = 2,,3, want a comma list of integers"},
+	{"run -rate -1", 2, "-rate = -1, want 0 (as fast as possible) or in [1e-09, 1e+09] records/s"},
+	{"run -rate NaN", 2, "-rate = NaN, want 0 (as fast as possible) or in [1e-09, 1e+09] records/s"},
+	{"run -rate 2e9", 2, "-rate = 2e+09, want 0 (as fast as possible) or in [1e-09, 1e+09] records/s"},
+	{"run -rate 1e-300", 2, "-rate = 1e-300, want 0 (as fast as possible) or in [1e-09, 1e+09] records/s"},
+	{"run -window -1s", 2, "-window = -1s, want >= 0"},
+	{"run -work sleep:1us", 2, `-work = "sleep", want one of none, model, spin`},
+	{"run -work model:0s", 2, "-work = model:0s, want model:DURATION with DURATION in (0, 1h0m0s]"},
+	{"run -work spin:1s", 2, "-work = spin:1s, want spin:DURATION with DURATION in (0, 1ms]"},
+	{"run -zipf-s NaN", 2, "-zipf-s = NaN, want a number"},
+	{"run -zipf-s -1", 2, "-zipf-s = -1, want exponents >= 0"},
+	{"run -zipf-s 1,2", 2, "-zipf-s = 1,2, want one exponent (only partition sweeps a list)"},
+	{"run -keys 0", 2, "-keys = 0, want in [1, 9007199254740992] for zipf"},
+	{"run -workload exact-zipf -keys 4294967296", 2, "-keys = 4294967296, want in [1, 4294967295] for exact-zipf"},
+	{"run -workload drift -drift-every -1", 2, "-drift-every = -1, want >= 0"},
+	{"run -partitioner hash,random", 2, `-partitioner = "random", want one of`},
+	{"run -partitioner hash,hash", 2, "-partitioner = hash, want each value at most once"},
+	{"run -plot x.gif", 2, "-plot = x.gif, want a file name ending in .svg or .png"},
+	{"run -plot /nonexistent/x.svg", 1, "-plot: open /nonexistent/x.svg: no such file or directory"},
+	{"run -output xml", 2, `invalid value "xml" for flag -output: want one of table, csv, json, benchfmt`},
+	{"run -format items", 2, "-format is not used without -file"},
+	{"run -drift-every 10", 2, "-drift-every is not used with -workload zipf"},
+	{"run -workload uniform -zipf-s 1", 2, "-zipf-s is not used with -workload uniform"},
+	{"run -file FILE -keys 10", 2, "-keys is not used with -file"},
+	{"run -file FILE -workload uniform", 2, "-workload is not used with -file"},
+	{"run -file /nonexistent/words.txt", 1, "-file /nonexistent/words.txt: "},
+	{"run -bogus", 2, "flag provided but not defined: -bogus"},
+	{"run extra", 2, `unexpected argument "extra"`},
+	{"partition -tuples 0", 2, "-tuples = 0, want in [1, 268435456]"},
+	{"partition -tuples 300000000", 2, "-tuples = 300000000, want in [1, 268435456]"},
+	{"partition -zipf-s 2:1:0.1", 2, "-zipf-s = 2:1:0.1, want from:to:step with step > 0 and to >= from"},
+	{"partition -zipf-s 1,1", 2, "-zipf-s = 1, want each value at most once"},
+	{"partition -sources 0", 2, "-sources = 0, want a comma list of integers in [1, 4096]"},
+	{"partition -workers 5,0", 2, "-workers = 5,0, want a comma list of integers in [1, 4096]"},
+	{"partition -period -1", 2, "-period = -1, want >= 0"},
+	{"partition -file FILE -zipf-s 1", 2, "-zipf-s is not used with -file"},
+	{"partition -plot /nonexistent/x.svg", 1, "-plot: open /nonexistent/x.svg: no such file or directory"},
+	{"sketch -precision 3", 2, "-precision = 3, want in [4, 18]"},
+	{"sketch -precision 270", 2, "-precision = 270, want in [4, 18]"},
+	{"sketch -epsilon 0.5 -support 0.1", 2, "-epsilon = 0.5, want in [1e-06, -support = 0.1)"},
+	{"sketch -epsilon 0 -sketches countmin", 2, "-epsilon = 0, want in [1e-06, 1)"},
+	{"sketch -delta 1", 2, "-delta = 1, want in (0, 1)"},
+	{"sketch -support 0", 2, "-support = 0, want in (0, 1]"},
+	{"sketch -sketches bloom", 2, `-sketches = "bloom", want one of hyperloglog, countmin, countmin-cu, lossy, spacesaving`},
+	{"sketch -sketches countmin -support 0.1", 2, "-support is not used by -sketches countmin (only by lossy, spacesaving)"},
+	{"sketch -sketches lossy -precision 12", 2, "-precision is not used by -sketches lossy (only by hyperloglog)"},
+	{"sketch -file FILE -seed 2", 2, "-seed is not used here with a words file (nothing is sampled)"},
+	{"sketch -workload pareto", 2, `invalid value "pareto" for flag -workload: want one of zipf, exact-zipf, uniform, drift`},
+	{"kafka -zipf-s -1", 2, "-zipf-s = -1, want exponents >= 0"},
+	{"kafka -keys 0", 2, "-keys = 0, want in [1, 9007199254740992] for zipf"},
+	{"kafka -workers 0", 2, "-workers = 0, want a comma list of integers in [1, 4096]"},
+	{"kafka -tuples 0", 2, "-tuples = 0, want in [1, 268435456]"},
+	{"kafka -records 1000", 2, "flag provided but not defined: -records"},
+	{"kafka -partitions 0", 2, "-partitions = 0, want in [1, 4096]"},
+	{"kafka -partitions 5000", 2, "-partitions = 5000, want in [1, 4096]"},
+	{"kafka -partials-partitions 0", 2, "-partials-partitions = 0, want in [1, 4096]"},
+	{"kafka -window 0s", 2, "-window = 0s, want > 0"},
+	{"kafka -timeout 0s", 2, "-timeout = 0s, want > 0"},
+	{"kafka -topic-prefix x", 2, "-topic-prefix is not used without -brokers"},
+	{"kafka -brokers a:1,,b:2", 2, `-brokers = "a:1,,b:2", want host:port,... with no empty address`},
+	{"kafka -partitioner nope", 2, `-partitioner = "nope", want one of`},
+	{"kafka -file FILE -seed 3", 2, "-seed is not used here with a words file (nothing is sampled)"},
+	{"frobnicate", 2, `unknown subcommand "frobnicate", want one of kafka, partition, run, sketch`},
+}
+
+// wordsFile is a small words file the FILE of badInputs stands for.
+func wordsFile(t *testing.T) string {
+	t.Helper()
+	return writeFile(t, "words.txt", "the cat and the hat\n")
+}
+
+func TestBadInput(t *testing.T) {
+	file := wordsFile(t)
+	for _, tc := range badInputs {
+		t.Run(tc.args, func(t *testing.T) {
+			args := strings.Fields(strings.ReplaceAll(tc.args, "FILE", file))
+			code, out, errs := cli(t, args...)
+			require.Equal(t, tc.code, code, errs)
+			require.Empty(t, out, "errors never go to stdout")
+			require.Contains(t, errs, tc.want)
+			require.NotContains(t, errs, "--", "flags are named as -h shows them")
+			if first, _, _ := strings.Cut(errs, "\n"); !strings.HasPrefix(tc.args, "frobnicate") && !strings.Contains(tc.want, "flag") {
+				require.Equal(t, 1, strings.Count(errs, tc.want), "the error is printed once")
+				require.True(t, strings.HasPrefix(first, "streambench "+args[0]+": "), first)
+			}
+		})
+	}
+}
+
+func TestBadFileContents(t *testing.T) {
+	// A freq file of binary garbage fails with the flag and the path in
+	// front, the datasets error once (with a short excerpt), and exit
+	// status 1.
+	garbage := make([]byte, 20000)
+	for i := range garbage {
+		garbage[i] = byte(i*131 + 7)
+	}
+	p := filepath.Join(t.TempDir(), "garbage.bin")
+	require.NoError(t, os.WriteFile(p, garbage, 0o644))
+	code, out, errs := cli(t, "sketch", "-file", p, "-format", "freq")
+	require.Equal(t, exitError, code)
+	require.Empty(t, out)
+	require.True(t, strings.HasPrefix(errs, "streambench sketch: bench: -file "+p+": "), errs[:min(len(errs), 200)])
+	require.Equal(t, 1, strings.Count(errs, "\n"), "one line")
+	require.Equal(t, 1, strings.Count(errs, "malformed"), "the error once")
+	require.Less(t, len(errs), 600, "a short excerpt of the bad line, not the line")
+	require.NotContains(t, errs, "--file")
+}
+
+// docRow is one row of the "Bad input" table: | `command` | status | `message` |.
+var docRow = regexp.MustCompile("^\\| `streambench ([^`]*)` \\| (\\d+) \\| `(.*)` \\|$")
+
+func TestBadInputDocumented(t *testing.T) {
+	// docs/streambench.md's "Bad input" table is this test's table: same
+	// command lines, statuses and messages, in the same order.
+	b, err := os.ReadFile("../../docs/streambench.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(b), "\n## Bad input\n")
+	require.True(t, ok, `docs/streambench.md has a "## Bad input" section`)
+	table, _, _ = strings.Cut(table, "\n## ")
+	var got []badInput
+	for _, line := range strings.Split(table, "\n") {
+		if m := docRow.FindStringSubmatch(line); m != nil {
+			code, _ := strconv.Atoi(m[2])
+			got = append(got, badInput{args: m[1], code: code, want: strings.ReplaceAll(m[3], `\|`, "|")})
+		}
+	}
+	require.Equal(t, badInputs, got)
+}
