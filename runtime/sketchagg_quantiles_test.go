@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
 	"github.com/stretchr/testify/require"
@@ -63,7 +64,7 @@ func runQuantiles[Acc any](t *testing.T, recs []datasets.Record, tw operators.Wi
 // the exact quantile.
 func TestQuantilesPerWindow(t *testing.T) {
 	const alpha = 0.01
-	recs := zipfRecords(15, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
+	recs := testkit.ZipfRecords(15, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
 	agg, err := operators.Quantiles(alpha, 2048, quantileRanks, latencyOf)
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
@@ -96,7 +97,7 @@ func TestQuantilesPerWindow(t *testing.T) {
 func TestKLLQuantilesPerWindow(t *testing.T) {
 	const k = 64
 	eps := sketch.KLLRankError(k, false)
-	recs := zipfRecords(16, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
+	recs := testkit.ZipfRecords(16, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
 	agg, err := operators.KLLQuantiles(k, 16, quantileRanks, latencyOf)
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
@@ -129,7 +130,7 @@ func TestKLLQuantilesPerWindow(t *testing.T) {
 // stage, the worker and the value, with sketch.ErrInvalidParameter in its
 // chain.
 func TestQuantilesInvalidValueStopsJob(t *testing.T) {
-	recs := zipfRecords(17, 1000, 1.1, 100, time.Millisecond, 0)
+	recs := testkit.ZipfRecords(17, 1000, 1.1, 100, time.Millisecond, 0)
 	agg, err := operators.Quantiles(0.01, 2048, quantileRanks, func(r datasets.Record) float64 {
 		if r.Time == recs[500].Time {
 			return math.NaN()
