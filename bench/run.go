@@ -256,7 +256,7 @@ type RunRow struct {
 	// LatencyDDMs is LatencyMs computed by a DDSketch of relative
 	// accuracy -latency-ddsketch (absent without it): each percentile the
 	// estimate of the order statistic LatencyMs reports, so the two agree
-	// within α + 2^-10.
+	// within α + 2^-10 (α plus 1 µs below 1 ms).
 	LatencyDDMs *LatencySummary `json:"latency_ddsketch_ms,omitempty"`
 	// LatencySlope is the fitted latency growth over the run, s per s.
 	LatencySlope float64 `json:"latency_slope"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/skewerhq/skewer/internal/clock"
 )
 
 // Cost is a per-record processing cost charged by a stage, for experiments
@@ -58,14 +60,9 @@ func SpinPerNanosecond(d time.Duration) float64 {
 	return float64(n) / float64(time.Since(start).Nanoseconds())
 }
 
-// timerSlack is how late a Go timer may fire while the process is
-// otherwise idle: on Linux the runtime's poller sleeps in whole
-// milliseconds (golang/go#53824).
-const timerSlack = time.Millisecond
-
-// server is one worker's modelled queue. sleep waits at most timerSlack
-// (sleepPrecise, or time.Sleep in tests whose clock is a synctest
-// bubble's).
+// server is one worker's modelled queue. sleep waits at most
+// clock.TimerSlack (clock.Sleep, or time.Sleep in tests whose clock is a
+// synctest bubble's).
 type server struct {
 	cost     Cost
 	deadline time.Time
@@ -93,22 +90,5 @@ func (s *server) charge(ctx context.Context, n int, arrival time.Time) bool {
 	if wait < 50*time.Microsecond {
 		return true // owed time is carried in the deadline
 	}
-	if coarse := wait - timerSlack; coarse > 0 {
-		if s.timer == nil {
-			s.timer = time.NewTimer(coarse)
-		} else {
-			s.timer.Reset(coarse)
-		}
-		select {
-		case <-s.timer.C:
-		case <-ctx.Done():
-			s.timer.Stop()
-			return false
-		}
-		wait = time.Until(s.deadline)
-	}
-	if wait > 0 {
-		s.sleep(wait) // the last millisecond, not cancellable
-	}
-	return true
+	return clock.Until(ctx, s.deadline, &s.timer, s.sleep) == nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/skewerhq/skewer/internal/clock"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 )
@@ -30,7 +31,7 @@ type jobConfig struct {
 }
 
 func defaultJobConfig() jobConfig {
-	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: sleepPrecise}
+	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: clock.Sleep}
 }
 
 func (c *jobConfig) validate() error {

@@ -22,7 +22,7 @@ var allowed = map[string][]string{
 	"datasets":  {"internal/hashx", "internal/u64map", "sketch"},
 	"partition": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
 	"operators": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
-	"runtime":   {"internal/hashx", "internal/u64map", "sketch", "datasets", "partition", "operators"},
+	"runtime":   {"internal/clock", "internal/hashx", "internal/u64map", "sketch", "datasets", "partition", "operators"},
 	// The shared test helpers: workloads and exact models over records and
 	// windows.
 	"internal/testkit": {"internal/hashx", "internal/u64map", "sketch", "datasets", "operators"},
