@@ -9,8 +9,9 @@ import (
 )
 
 // maxBatchDelay bounds how long the generator holds a batch back at low
-// rates: a batch never spans more than this much of the schedule.
-const maxBatchDelay = time.Millisecond
+// rates: a batch never spans more than this much of the schedule, so a
+// record waits at most this long for the last record of its batch.
+const maxBatchDelay = 100 * time.Microsecond
 
 // GeneratorConfig sets an open-loop generator.
 type GeneratorConfig struct {

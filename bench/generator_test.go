@@ -39,7 +39,7 @@ func TestGeneratorSchedule(t *testing.T) {
 		clk := &fakeClock{}
 		g, err := NewGenerator(datasets.FromKeys(keys(2500)), GeneratorConfig{Rate: 1000, Batch: 64, Limit: 2000, Queue: 64}, clk, epoch)
 		require.NoError(t, err)
-		require.Equal(t, 1, g.BatchSize(), "1 ms of schedule holds one record at 1000/s")
+		require.Equal(t, 1, g.BatchSize(), "100 µs of schedule holds less than one record at 1000/s: batches of one")
 		got := drain(t, g)
 		require.Len(t, got, 2000)
 		for i, r := range got {
@@ -49,11 +49,11 @@ func TestGeneratorSchedule(t *testing.T) {
 		require.EqualValues(t, 2000, g.Sent())
 		require.Equal(t, 1999*time.Millisecond, clk.Now(), "the generator waits for each record's time")
 	})
-	t.Run("high rate batches at most 1 ms of schedule", func(t *testing.T) {
+	t.Run("high rate batches at most 100 µs of schedule", func(t *testing.T) {
 		clk := &fakeClock{}
 		g, err := NewGenerator(datasets.FromKeys(keys(10000)), GeneratorConfig{Rate: 1e6, Batch: 4096, Limit: 10000, Queue: 64}, clk, 0)
 		require.NoError(t, err)
-		require.Equal(t, 1000, g.BatchSize())
+		require.Equal(t, 100, g.BatchSize())
 		got := drain(t, g)
 		require.Len(t, got, 10000)
 		require.Equal(t, int64(9999*time.Microsecond), got[9999].Time)

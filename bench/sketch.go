@@ -13,8 +13,10 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// SketchKinds names the sketches `streambench sketch` judges.
-var SketchKinds = []string{"hyperloglog", "countmin", "countmin-cu", "lossy", "spacesaving"}
+// SketchKinds names the sketches `streambench sketch` judges: the key
+// sketches, judged against exact counts, then QuantileKinds, judged
+// against the exact quantiles of values drawn one per record.
+var SketchKinds = []string{"hyperloglog", "ultraloglog", "countmin", "countmin-cu", "lossy", "spacesaving", "kll", "ddsketch"}
 
 // SketchConfig is one `streambench sketch`: the sketches run over a stream
 // and judged against exact counts. Every field is explicit: a zero or empty
@@ -38,6 +40,14 @@ type SketchConfig struct {
 	Delta float64
 	// Precision is HyperLogLog's p (2^p registers).
 	Precision int
+	// Values is the distribution of the values the quantile sketches
+	// summarise, one of datasets.ValueDists, drawn one per record with
+	// Seed (records carry no value of their own).
+	Values string
+	// K is KLL's k; Alpha is DDSketch's relative accuracy α (with
+	// DDDefaultMaxBins buckets). Each is checked only when its sketch runs.
+	K     int
+	Alpha float64
 }
 
 // minSketchEpsilon is the smallest ε the harness takes: Space-Saving's 1/ε
@@ -70,7 +80,7 @@ func (c *SketchConfig) validate() error {
 			return invalidChoice("-sketches", s, SketchKinds)
 		}
 	}
-	return nil
+	return c.checkQuantiles()
 }
 
 // HeavyHitter is one key a heavy-hitter sketch reported, or one it missed.
@@ -129,11 +139,21 @@ type SketchRow struct {
 	Precision      *float64      `json:"precision,omitempty"`
 	Recall         *float64      `json:"recall,omitempty"`
 	HeavyHitters   []HeavyHitter `json:"heavy_hitters,omitempty"`
+
+	// Quantile sketches: the value distribution, the guarantee (α for
+	// DDSketch's relative error, ε for KLL's rank error at 99%
+	// confidence), the largest errors over QuantileRanks and each rank's
+	// estimate against the exact quantile.
+	Values       string          `json:"values,omitempty"`
+	ErrorBound   *float64        `json:"error_bound,omitempty"`
+	MaxRelError  *float64        `json:"max_rel_error,omitempty"`
+	MaxRankError *float64        `json:"max_rank_error,omitempty"`
+	Quantiles    []QuantileError `json:"quantiles,omitempty"`
 }
 
 // Cells implements Row.
 func (r SketchRow) Cells() []Cell {
-	return []Cell{
+	cells := append([]Cell{
 		{Name: "sketch", Head: "SKETCH", Value: r.Sketch, Key: true},
 		{Name: "params", Head: "PARAMS", Value: r.Params, Key: true},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
@@ -153,7 +173,13 @@ func (r SketchRow) Cells() []Cell {
 		{Name: "heavy_reported", Head: "REPORTED", Value: opt(r.HeavyReported)},
 		{Name: "precision", Head: "PRECISION", Value: opt(r.Precision), Prec: 3, Unit: "precision"},
 		{Name: "recall", Head: "RECALL", Value: opt(r.Recall), Prec: 3, Unit: "recall"},
+	}, r.quantileCells()...)
+	if len(r.Quantiles) > 0 {
+		for i := range cells {
+			cells[i].NoTable = cells[i].NoTable || slices.Contains(keyOnlyCells, cells[i].Name)
+		}
 	}
+	return cells
 }
 
 // RunSketches reads the workload once, counts it exactly, runs every
@@ -182,6 +208,14 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 		}
 		truth.Add(k)
 	}
+	vals, err := drawValues(ctx, cfg, len(keys))
+	if err != nil {
+		return nil, err
+	}
+	var valTruth *datasets.ValueTruth
+	if vals != nil {
+		valTruth = datasets.NewValueTruth(vals)
+	}
 	var rows []SketchRow
 	for _, kind := range cfg.Sketches {
 		row := SketchRow{Sketch: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
@@ -189,11 +223,15 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 		var err error
 		switch kind {
 		case "hyperloglog":
-			err = judgeHLL(ctx, &row, cfg, keys, truth)
+			err = judgeDistinct(ctx, &row, cfg, keys, truth, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(uint8(cfg.Precision)) })
+		case "ultraloglog":
+			err = judgeDistinct(ctx, &row, cfg, keys, truth, func() (*sketch.UltraLogLog, error) { return sketch.NewUltraLogLog(uint8(cfg.Precision)) })
 		case "countmin", "countmin-cu":
 			err = judgeCountMin(ctx, &row, cfg, keys, truth, kind == "countmin-cu")
 		case "lossy", "spacesaving":
 			err = judgeHeavy(ctx, &row, cfg, keys, truth, kind)
+		case "kll", "ddsketch":
+			err = judgeQuantiles(ctx, &row, cfg, vals, valTruth, kind)
 		}
 		if ctx.Err() != nil {
 			return rows, ctx.Err()
@@ -224,10 +262,10 @@ func readKeys(ctx context.Context, s datasets.Stream, n int64) []uint64 {
 // updateChunk is how many updates a sketch takes between looks at ctx.
 const updateChunk = 1 << 16
 
-// measureSketch builds a sketch with mk, feeds it every key with add (in
-// chunks, stopping early when ctx ends), and returns the sketch with the
-// memory it holds (heldBytes) and the time per update.
-func measureSketch[S any](ctx context.Context, keys []uint64, mk func() (S, error), add func(S, []uint64)) (S, uint64, float64, error) {
+// measureSketch builds a sketch with mk, feeds it every key (or value)
+// with add (in chunks, stopping early when ctx ends), and returns the
+// sketch with the memory it holds (heldBytes) and the time per update.
+func measureSketch[S, V any](ctx context.Context, keys []V, mk func() (S, error), add func(S, []V)) (S, uint64, float64, error) {
 	s, err := mk()
 	if err != nil {
 		return s, 0, 0, err
@@ -248,14 +286,21 @@ func measureSketch[S any](ctx context.Context, keys []uint64, mk func() (S, erro
 	return s, heldBytes(s), ns, nil
 }
 
-func judgeHLL(ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth) error {
+// distinctSketch is what judgeDistinct needs of HyperLogLog and UltraLogLog.
+type distinctSketch interface {
+	AddHash(uint64)
+	Estimate() uint64
+}
+
+// judgeDistinct fills a distinct-count sketch from mk with the keys and
+// compares its estimate with the exact distinct count.
+func judgeDistinct[S distinctSketch](ctx context.Context, row *SketchRow, cfg SketchConfig, keys []uint64, truth *datasets.Truth, mk func() (S, error)) error {
 	row.Params = fmt.Sprintf("p=%d", cfg.Precision)
-	h, mem, ns, err := measureSketch(ctx, keys, func() (*sketch.HyperLogLog, error) { return sketch.NewHyperLogLog(uint8(cfg.Precision)) },
-		func(h *sketch.HyperLogLog, ks []uint64) {
-			for _, k := range ks {
-				h.AddHash(k)
-			}
-		})
+	h, mem, ns, err := measureSketch(ctx, keys, mk, func(h S, ks []uint64) {
+		for _, k := range ks {
+			h.AddHash(k)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -431,7 +476,9 @@ func (h hitterRow) Cells() []Cell {
 
 // WriteSketch writes sketch rows; the table format adds, below the summary,
 // every heavy hitter each summary reported (or missed) with its exact and
-// estimated count. JSON carries them in heavy_hitters.
+// estimated count, and each quantile sketch's estimate of every rank of
+// QuantileRanks against the exact quantile. JSON carries them in
+// heavy_hitters and quantiles.
 func WriteSketch(w io.Writer, format string, meta Meta, rows []SketchRow) error {
 	rs := make([]Row, len(rows))
 	for i, r := range rows {
@@ -446,11 +493,23 @@ func WriteSketch(w io.Writer, format string, meta Meta, rows []SketchRow) error 
 			hs = append(hs, hitterRow{sketch: r.Sketch, HeavyHitter: h})
 		}
 	}
-	if len(hs) == 0 {
+	if len(hs) > 0 {
+		fmt.Fprintln(w)
+		if err := Write(w, "table", Meta{Command: "sketch heavy hitters", Settings: [][2]string{{"support", fmt.Sprint(meta.get("support"))}}}, hs); err != nil {
+			return err
+		}
+	}
+	var qs []Row
+	for _, r := range rows {
+		for _, q := range r.Quantiles {
+			qs = append(qs, quantileRow{sketch: r.Sketch, QuantileError: q})
+		}
+	}
+	if len(qs) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	return Write(w, "table", Meta{Command: "sketch heavy hitters", Settings: [][2]string{{"support", fmt.Sprint(meta.get("support"))}}}, hs)
+	return Write(w, "table", Meta{Command: "sketch quantiles", Settings: [][2]string{{"values", meta.get("values")}}}, qs)
 }
 
 func (m Meta) get(k string) string {

@@ -32,7 +32,7 @@ func TestSketchKnownAnswers(t *testing.T) {
 	}
 	require.Len(t, ks, 10000)
 	rows, err := RunSketches(context.Background(), SketchConfig{
-		Workload: keyList("hand", ks), Tuples: 10000, Support: 0.05, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds,
+		Workload: keyList("hand", ks), Tuples: 10000, Support: 0.05, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds, Values: "lognormal", K: 200, Alpha: 0.01,
 	})
 	require.NoError(t, err)
 	require.Len(t, rows, len(SketchKinds))
@@ -43,12 +43,15 @@ func TestSketchKnownAnswers(t *testing.T) {
 		require.EqualValues(t, 10000, r.Tuples)
 		require.Greater(t, r.NsPerUpdate, 0.0)
 	}
-	t.Run("hyperloglog", func(t *testing.T) {
-		r := by["hyperloglog"]
-		// p = 14: relative standard error 1.04/128 = 0.8%; 5 sigma.
-		require.InDelta(t, 2003, float64(*r.DistinctEstimate), 2003*5*1.04/128)
-		require.InDelta(t, (float64(*r.DistinctEstimate)-2003)/2003, *r.DistinctRelError, 1e-12)
-	})
+	// p = 14: relative standard error 1.04/128 = 0.8% (HyperLogLog),
+	// 0.782/128 (UltraLogLog); 5 sigma.
+	for kind, rse := range map[string]float64{"hyperloglog": 1.04 / 128, "ultraloglog": 0.782 / 128} {
+		t.Run(kind, func(t *testing.T) {
+			r := by[kind]
+			require.InDelta(t, 2003, float64(*r.DistinctEstimate), 2003*5*rse)
+			require.InDelta(t, (float64(*r.DistinctEstimate)-2003)/2003, *r.DistinctRelError, 1e-12)
+		})
+	}
 	for _, kind := range []string{"countmin", "countmin-cu"} {
 		t.Run(kind, func(t *testing.T) {
 			r := by[kind]
@@ -77,6 +80,27 @@ func TestSketchKnownAnswers(t *testing.T) {
 			require.Equal(t, map[uint64]uint64{1: 5000, 2: 2000, 3: 1000}, exact)
 		})
 	}
+	for _, kind := range QuantileKinds {
+		t.Run(kind, func(t *testing.T) {
+			// 10,000 lognormal values: DDSketch within α = 1% of every
+			// exact quantile, KLL (k = 200) within its rank error ε.
+			r := by[kind]
+			require.Equal(t, "lognormal", r.Values)
+			require.Len(t, r.Quantiles, len(QuantileRanks))
+			require.Nil(t, r.DistinctEstimate)
+			bound, worst := *r.ErrorBound, *r.MaxRelError
+			if kind == "kll" {
+				worst = *r.MaxRankError
+				require.InDelta(t, sketch.KLLRankError(200, false), bound, 1e-12)
+			}
+			require.LessOrEqual(t, worst, bound)
+			for i, q := range r.Quantiles {
+				require.Equal(t, QuantileRanks[i], q.Q)
+				require.LessOrEqual(t, q.RelError, *r.MaxRelError)
+				require.LessOrEqual(t, q.RankError, *r.MaxRankError)
+			}
+		})
+	}
 	t.Run("json schema", func(t *testing.T) {
 		var b bytes.Buffer
 		require.NoError(t, WriteSketch(&b, "json", Meta{Command: "sketch"}, rows))
@@ -86,7 +110,7 @@ func TestSketchKnownAnswers(t *testing.T) {
 		require.Contains(t, got[0], "distinct_estimate")
 		require.Contains(t, got[0], "distinct_exact")
 		require.NotContains(t, got[0], "heavy_hitters")
-		hh := got[3]["heavy_hitters"].([]any)
+		hh := got[4]["heavy_hitters"].([]any) // lossy
 		require.Len(t, hh, 3)
 		require.Contains(t, hh[0], "key")
 		require.Contains(t, hh[0], "exact")
@@ -99,6 +123,8 @@ func TestSketchKnownAnswers(t *testing.T) {
 		require.Contains(t, b.String(), "# streambench sketch heavy hitters support=0.05")
 		require.Regexp(t, `SKETCH\s+KEY\s+EXACT\s+LOWER-BOUND\s+UPPER-BOUND\s+STATUS`, b.String())
 		require.Regexp(t, `spacesaving\s+0x[0-9a-f]{16}\s+5000\s+5000\s+5000\s+ok`, b.String())
+		require.Contains(t, b.String(), "# streambench sketch quantiles values=")
+		require.Regexp(t, `ddsketch\s+0\.999\s+[0-9.]+\s+[0-9.]+\s+[0-9.e-]+\s+[0-9.e-]+\n`, b.String())
 	})
 }
 
@@ -106,7 +132,7 @@ func TestSketchConfigErrors(t *testing.T) {
 	// Every field is refused outside its domain (an empty sketch list
 	// included: no default), and the error names the flag.
 	w := keyList("k", constantKeys(10))
-	ok := SketchConfig{Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds}
+	ok := SketchConfig{Workload: w, Tuples: 10, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds, Values: "lognormal", K: 200, Alpha: 0.01}
 	for _, tc := range []struct {
 		name string
 		edit func(*SketchConfig)
@@ -121,6 +147,12 @@ func TestSketchConfigErrors(t *testing.T) {
 		{"-sketches", func(c *SketchConfig) { c.Sketches = nil }},
 		{"-tuples", func(c *SketchConfig) { c.Tuples = 0 }},
 		{"-tuples", func(c *SketchConfig) { c.Tuples = MaxHeldTuples + 1 }},
+		{"-values", func(c *SketchConfig) { c.Values = "" }},
+		{"-values", func(c *SketchConfig) { c.Values = "normal" }},
+		{"-k", func(c *SketchConfig) { c.K = 7 }},
+		{"-k", func(c *SketchConfig) { c.K = 1 << 16 }},
+		{"-alpha", func(c *SketchConfig) { c.Alpha = 0 }},
+		{"-alpha", func(c *SketchConfig) { c.Alpha = 0.7 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -130,6 +162,10 @@ func TestSketchConfigErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.name+" = ")
 		})
 	}
+	keysOnly := ok
+	keysOnly.Sketches, keysOnly.Values, keysOnly.K, keysOnly.Alpha = []string{"hyperloglog"}, "", 0, 0
+	_, err := RunSketches(context.Background(), keysOnly)
+	require.NoError(t, err, "the quantile parameters are checked only when a quantile sketch runs")
 }
 
 func TestSketchMemoryHLL(t *testing.T) {
@@ -155,7 +191,7 @@ func TestSketchInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rows, err := RunSketches(ctx, SketchConfig{
-		Workload: keyList("k", keys(1000)), Tuples: 1000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds,
+		Workload: keyList("k", keys(1000)), Tuples: 1000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds, Values: "lognormal", K: 200, Alpha: 0.01,
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, rows)

@@ -102,7 +102,7 @@ func TestFileErrorsEndTheRun(t *testing.T) {
 	w, err := WorkloadSpec{File: p, Format: "words"}.Build()
 	require.NoError(t, err)
 	ctx := context.Background()
-	sk := SketchConfig{Workload: w, Tuples: 10_000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds}
+	sk := SketchConfig{Workload: w, Tuples: 10_000, Support: 0.1, Epsilon: 0.01, Delta: 0.01, Precision: 14, Sketches: SketchKinds, Values: "lognormal", K: 200, Alpha: 0.01}
 	_, err = RunSketches(ctx, sk)
 	require.ErrorIs(t, err, datasets.ErrFormat)
 	_, err = RunPartition(ctx, PartitionConfig{

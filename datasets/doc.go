@@ -29,6 +29,9 @@
 //     exponential delays) and a LateFraction of records beyond the bound;
 //     [Disorder] recovers per record whether it is late.
 //   - [NewUniform] and [NewConstant]: the baselines.
+//   - [NewValues]: values for the quantile sketches, one per record
+//     (records carry none): lognormal, Pareto or uniform, drawn
+//     independently of the key streams of the same seed.
 //
 // # Key identity and seeds
 //
@@ -63,7 +66,9 @@
 //
 // [Count] drains a stream into a [Truth]: exact frequencies, distinct count,
 // top-k (ties broken by key) and the top key's share P1. [DistinctKeys]
-// returns the exact key set as a 64-bit roaring bitmap.
+// returns the exact key set as a 64-bit roaring bitmap. [NewValueTruth]
+// sorts a stream's values: exact quantiles, and the rank and relative
+// errors of a quantile sketch's answers.
 //
 // # Concurrency
 //

@@ -150,7 +150,7 @@ func (d *Drift) permFor(e int64) affinePerm {
 		return affinePerm{a: 1, b: off, k: k}
 	}
 	// DriftSeed ^ 1 keeps the command line's default drift stream (DriftSeed
-	// 0, Seed 1) the one the docs' figures were measured on.
+	// 0, Seed 1) the one the docs' figures come from.
 	src := newPCG(hashx.Mix64((d.cfg.DriftSeed ^ 1) ^ uint64(e)*0x9e3779b97f4a7c15))
 	var a uint64
 	for {

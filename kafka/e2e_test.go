@@ -3,8 +3,10 @@ package kafka
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +18,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		n = 3000
 	}
-	recs := zipfRecords(t, n, 1.2, 7)
+	recs := testkit.ZipfRecords(7, int(n), 1.2, 1000, time.Millisecond, 0)
 	for _, c := range []struct {
 		kind     string
 		buffered bool
@@ -24,7 +26,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Run(fmt.Sprintf("partitioner=%s,buffered=%t", c.kind, c.buffered), func(t *testing.T) {
 			tc := newTestCluster(t, 12, 4, 2)
 			got, p, j := runStableJob(t, tc, ProducerConfig{Partitioner: c.kind, PartitionerOpt: PartitionerOpt{Buffered: c.buffered}}, recs)
-			require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
+			require.Equal(t, testkit.ExactCounts[WindowKey](recs, tc.cfg.Windows), got)
 			var sent int64
 			for _, c := range p.PartitionCounts() {
 				sent += c
@@ -49,7 +51,7 @@ func TestEndToEnd(t *testing.T) {
 // spread over their partitions (partials and results are always routed
 // with HashKeys).
 func TestEndToEndRawIDs(t *testing.T) {
-	recs := zipfRecords(t, 3000, 1.2, 7)
+	recs := testkit.ZipfRecords(7, 3000, 1.2, 1000, time.Millisecond, 0)
 	ids := map[uint64]uint64{}
 	for i, r := range recs {
 		id, ok := ids[r.Key]
@@ -63,7 +65,7 @@ func TestEndToEndRawIDs(t *testing.T) {
 		t.Run("partitioner="+kind, func(t *testing.T) {
 			tc := newTestCluster(t, 12, 4, 2)
 			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind, PartitionerOpt: PartitionerOpt{HashKeys: true}}, recs)
-			require.Equal(t, exactCounts(tc.cfg.Windows, recs), got)
+			require.Equal(t, testkit.ExactCounts[WindowKey](recs, tc.cfg.Windows), got)
 			ctx := testContext(t)
 			partials := countKind(t, ctx, tc.cfg, tc.cfg.Partials, 4, kindPartial)
 			require.NotContains(t, partials, 0, "partials per partition %v", partials)

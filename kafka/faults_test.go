@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 )
 
@@ -27,7 +28,7 @@ func TestWorkerKilled(t *testing.T) {
 	if testing.Short() {
 		n = 3000
 	}
-	recs := zipfRecords(t, n, 1.2, 11)
+	recs := testkit.ZipfRecords(11, int(n), 1.2, 1000, time.Millisecond, 0)
 	for _, kind := range []string{"hash", "dchoices"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {
 			ctx := testContext(t)
@@ -66,7 +67,7 @@ func TestWorkerKilled(t *testing.T) {
 			require.NoError(t, p.Close(ctx))
 			got := readAll(t, ctx, cfg)
 			j.stop(t)
-			require.Equal(t, exactCounts(cfg.Windows, recs), got)
+			require.Equal(t, testkit.ExactCounts[WindowKey](recs, cfg.Windows), got)
 			require.Zero(t, victim.Stats().Commits, "the victim committed nothing")
 			st := j.merge.Stats()
 			require.Positive(t, st.Duplicates, "the replay repeats partials the merge holds")
@@ -92,7 +93,7 @@ func TestInjectedFaults(t *testing.T) {
 	if testing.Short() {
 		n = 3000
 	}
-	recs := zipfRecords(t, n, 1.2, 13)
+	recs := testkit.ZipfRecords(13, int(n), 1.2, 1000, time.Millisecond, 0)
 	ctx := testContext(t)
 	tc := newTestCluster(t, 12, 4, 2)
 	var handles []*kfake.FaultHandle
@@ -134,7 +135,7 @@ func TestInjectedFaults(t *testing.T) {
 	// make test).
 	<-removed
 	j.stop(t)
-	require.Equal(t, exactCounts(cfg.Windows, recs), got)
+	require.Equal(t, testkit.ExactCounts[WindowKey](recs, cfg.Windows), got)
 	for i, h := range handles {
 		require.Equal(t, 4, h.Hits(), "fault %d fired", i)
 	}
@@ -153,7 +154,7 @@ func TestMergeKilled(t *testing.T) {
 	if testing.Short() {
 		n = 3000
 	}
-	recs := zipfRecords(t, n, 1.2, 17)
+	recs := testkit.ZipfRecords(17, int(n), 1.2, 1000, time.Millisecond, 0)
 	ctx := testContext(t)
 	tc := newTestCluster(t, 12, 4, 2)
 	cfg := tc.cfg
@@ -201,7 +202,7 @@ func TestMergeKilled(t *testing.T) {
 	// The end of input only now: the second merge stage has work left.
 	require.NoError(t, p.Close(ctx))
 
-	want := exactCounts(cfg.Windows, recs)
+	want := testkit.ExactCounts[WindowKey](recs, cfg.Windows)
 	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
 	require.NoError(t, err)
 	defer rr.Close()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 	"time"
@@ -38,28 +37,6 @@ func newTestCluster(t *testing.T, in, partials, out int) *testCluster {
 		Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out",
 		InputPartitions: in, Group: "g", Windows: win, CommitInterval: 20 * time.Millisecond,
 	}}
-}
-
-// zipfRecords is a Zipf stream stamped one millisecond apart, in order.
-func zipfRecords(t *testing.T, n int64, s float64, seed uint64) []datasets.Record {
-	t.Helper()
-	z, err := datasets.NewZipf(1000, s, n, seed)
-	require.NoError(t, err)
-	recs := make([]datasets.Record, n)
-	require.Equal(t, int(n), z.Fill(recs))
-	for i := range recs {
-		recs[i].Time = int64(i) * int64(time.Millisecond)
-	}
-	return recs
-}
-
-// exactCounts is the windowed count the job must produce.
-func exactCounts(win operators.Windows, recs []datasets.Record) map[WindowKey]uint64 {
-	want := map[WindowKey]uint64{}
-	for _, r := range recs {
-		eachWindow(win, r.Time, func(s int64) { want[WindowKey{r.Key, s}]++ })
-	}
-	return want
 }
 
 type countWorker = Worker[datasets.Record, uint64, uint64]
@@ -156,18 +133,6 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eachWindow calls f with the start of every window holding t.
-func eachWindow(win operators.Windows, t int64, f func(start int64)) {
-	if win.IsGlobal() {
-		f(math.MinInt64)
-		return
-	}
-	size, slide := int64(win.Size()), int64(win.Slide())
-	for s := win.LastStart(t); s > t-size; s -= slide {
-		f(s)
-	}
 }
 
 // stableGroup returns a client option that closes the channel once n

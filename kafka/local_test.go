@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/runtime"
@@ -50,7 +51,7 @@ var meanOfTime = operators.Aggregate[datasets.Record, meanAcc, float64]{
 // local runtime (two-phase over PKG) and on Kafka (PKG over 12 partitions,
 // three workers): the results are the same.
 func TestSameAggregateLocally(t *testing.T) {
-	recs := zipfRecords(t, 3000, 1.2, 23)
+	recs := testkit.ZipfRecords(23, 3000, 1.2, 1000, time.Millisecond, 0)
 	ctx := testContext(t)
 	tc := newTestCluster(t, 12, 4, 2)
 	cfg := tc.cfg
@@ -89,5 +90,5 @@ func TestSameAggregateLocally(t *testing.T) {
 	cancel()
 	require.NoError(t, g.wait())
 	require.Equal(t, local, got)
-	require.Len(t, got, len(exactCounts(cfg.Windows, recs)))
+	require.Len(t, got, len(testkit.ExactCounts[WindowKey](recs, cfg.Windows)))
 }

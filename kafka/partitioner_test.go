@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/partition"
 )
 
@@ -23,7 +24,7 @@ func keyed(key uint64) *kgo.Record {
 }
 
 func TestPartitionerKeyPlacement(t *testing.T) {
-	recs := zipfRecords(t, 20000, 1.2, 3)
+	recs := testkit.ZipfRecords(3, 20000, 1.2, 1000, time.Millisecond, 0)
 	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
 		t.Run("kind="+kind, func(t *testing.T) {
 			p, err := NewPartitioner(kind, PartitionerOpt{})
@@ -178,7 +179,7 @@ func TestPartitionImbalance(t *testing.T) {
 	if testing.Short() {
 		n = 12000
 	}
-	recs := zipfRecords(t, n, 1.2, 5)
+	recs := testkit.ZipfRecords(5, int(n), 1.2, 1000, time.Millisecond, 0)
 	lambda := map[string]float64{}
 	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {

@@ -3,11 +3,13 @@ package kafka
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 )
 
@@ -23,7 +25,7 @@ func TestProducerConcurrentWatermarks(t *testing.T) {
 	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 6}
 	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "wchoices", OutOfOrderness: 5, WatermarkEvery: 50})
 	require.NoError(t, err)
-	recs := zipfRecords(t, 4000, 1.2, 37)
+	recs := testkit.ZipfRecords(37, 4000, 1.2, 1000, time.Millisecond, 0)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)

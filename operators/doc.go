@@ -16,7 +16,9 @@
 // AggregateFunction: Create, Add, Merge, Result. Merge must be associative
 // and commutative with Create() as identity; that is what makes a key split
 // over several workers (PKG, D-Choices, W-Choices, shuffle) come out right.
-// Count and Sum are provided.
+// Count and Sum are provided, and sketch aggregates that keep one sketch
+// per key and window: DistinctCount (HyperLogLog), Frequency (Count-Min),
+// TopK (Space-Saving), Quantiles (DDSketch) and KLLQuantiles (KLL).
 //
 // # Windows and watermarks
 //

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/skewerhq/skewer/internal/u64map"
 )
 
 // Phase says which part of a keyed window aggregation a KeyedWindows runs.
@@ -63,9 +65,9 @@ type WindowStats struct {
 type pane[Acc any] struct {
 	_          [64]byte
 	start, end int64
-	tab        table[Acc]
-	touched    []uint64 // after the first firing: the marked keys, in the order they changed
-	dirty      bool     // holds inputs not yet emitted
+	tab        u64map.Map[Acc] // marks keys changed after the first firing
+	touched    []uint64        // after the first firing: the marked keys, in the order they changed
+	dirty      bool            // holds inputs not yet emitted
 	fired      bool
 	_          [64]byte
 }
@@ -146,9 +148,18 @@ func (k *KeyedWindows[In, Acc, Out]) pane(start int64) *pane[Acc] {
 }
 
 func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
-	a, idx := p.tab.upsert(key, create)
-	if p.fired && p.tab.mark(idx) { // after the first firing, track what changes
-		p.touched = append(p.touched, key)
+	var a *Acc
+	var added bool
+	if p.fired { // after the first firing, track what changes
+		var first bool
+		if a, added, first = p.tab.PutMarked(key); first {
+			p.touched = append(p.touched, key)
+		}
+	} else {
+		a, added = p.tab.Put(key)
+	}
+	if added {
+		*a = create()
 	}
 	p.dirty = true
 	return a
@@ -189,6 +200,13 @@ func (k *KeyedWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
 // prefetchAhead is how many keys AddBatch looks up ahead of updating them.
 const prefetchAhead = 16
 
+// prefetchBytes is the table size above which AddBatch touches slots
+// ahead. Measured on a 2-core EPYC (512 KiB L2, 32 MiB L3), Zipf(1.1)
+// keys: touching saves 10-25% of the CPU per key for 2-8 MiB tables, about
+// 5% at 2 MiB, and costs 10-20% at 512 KiB and 1 MiB, where the misses are
+// cheap and out-of-order execution already overlaps them.
+const prefetchBytes = 1 << 20
+
 // AddBatch adds ev[i] under key keys[i] for every i, exactly as Add would
 // one by one, and appends to late the index of every input that was late.
 // It is Add's fast path: for the global window it resolves the window once
@@ -222,23 +240,28 @@ func (k *KeyedWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 	// accumulator with one lookup: cur stays valid until the next upsert,
 	// and acc is stored back before it.
 	tab, create, add := &p.tab, k.agg.Create, k.agg.Add
-	cur, _ := tab.upsert(keys[0], create)
+	cur, added := tab.Put(keys[0])
+	if added {
+		*cur = create()
+	}
 	curKey, acc := keys[0], *cur
-	prefetch := tab.large()
+	prefetch := tab.Bytes() > prefetchBytes
 	var sink uint64
 	if prefetch {
-		sink = tab.touch(keys[:min(prefetchAhead, len(keys))])
+		sink = tab.Touch(keys[:min(prefetchAhead, len(keys))])
 	}
 	for i := 0; i < len(keys); i += prefetchAhead {
 		chunk := keys[i:min(i+prefetchAhead, len(keys))]
 		if next := i + prefetchAhead; prefetch && next < len(keys) {
 			// The next chunk's loads are in flight while this one is updated.
-			sink += tab.touch(keys[next:min(next+prefetchAhead, len(keys))])
+			sink += tab.Touch(keys[next:min(next+prefetchAhead, len(keys))])
 		}
 		for j, key := range chunk {
 			if key != curKey {
 				*cur = acc
-				cur = tab.get(key, create)
+				if cur, added = tab.Put(key); added {
+					*cur = create()
+				}
 				curKey, acc = key, *cur
 			}
 			acc = add(acc, ev[i+j].Value)
@@ -302,7 +325,7 @@ func (k *KeyedWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
 func (k *KeyedWindows[In, Acc, Out]) Pending() int {
 	n := 0
 	for _, p := range k.panes {
-		n += p.tab.n
+		n += p.tab.Len()
 	}
 	return n
 }
@@ -376,29 +399,18 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	k.stats.Fired++
 	if k.phase == PartialPhase {
 		// The table holds only what arrived since the last firing.
-		if p.tab.zero {
-			partial(Partial[Acc]{Key: 0, Start: p.start, End: p.end, Acc: p.tab.zacc})
-		}
-		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.key != 0 {
-				partial(Partial[Acc]{Key: e.key, Start: p.start, End: p.end, Acc: e.acc})
-			}
+		for key, a := range p.tab.All() {
+			partial(Partial[Acc]{Key: key, Start: p.start, End: p.end, Acc: *a})
 		}
 		p.reset() // later inputs form a delta
 	} else if !p.fired {
 		// First firing: every key, in table order (one sequential pass).
-		if p.tab.zero {
-			result(Result[Out]{Key: 0, Start: p.start, End: p.end, Value: k.agg.Result(p.tab.zacc)})
-		}
-		for i := range p.tab.ents {
-			if e := &p.tab.ents[i]; e.key != 0 {
-				result(Result[Out]{Key: e.key, Start: p.start, End: p.end, Value: k.agg.Result(e.acc)})
-			}
+		for key, a := range p.tab.All() {
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a)})
 		}
 	} else {
 		for _, key := range p.touched {
-			a, idx := p.tab.find(key)
-			p.tab.unmark(idx)
+			a := p.tab.Unmark(key)
 			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a), Update: p.fired})
 		}
 		p.touched = p.touched[:0]
@@ -407,6 +419,6 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 }
 
 func (p *pane[Acc]) reset() {
-	p.tab.reset() // also drops references held by pointer accumulators
+	p.tab.Clear() // also drops references held by pointer accumulators
 	p.touched = p.touched[:0]
 }

@@ -3,6 +3,8 @@ package operators
 import (
 	"math"
 	"time"
+
+	"github.com/skewerhq/skewer/internal/u64map"
 )
 
 // session is one session of one key: [start, end) with its accumulator.
@@ -66,7 +68,7 @@ type KeyedSessions[In, Acc, Out any] struct {
 	lateness int64
 	phase    Phase
 	wm       int64
-	heads    table[int32] // key -> slab index of its first session
+	heads    u64map.Map[int32] // key -> slab index of its first session
 	slab     []session[Acc]
 	free     int32 // first free slot, -1 if none
 	live     int
@@ -94,8 +96,6 @@ func NewKeyedSessions[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows
 		wm: NoWatermark, free: -1,
 	}, nil
 }
-
-func noSession() int32 { return -1 }
 
 // accepts reports whether an input (or a partial session) starting at t is
 // within the allowed lateness. Before the first watermark everything is,
@@ -157,7 +157,10 @@ func (k *KeyedSessions[In, Acc, Out]) AddPartial(p Partial[Acc]) bool {
 // overlaps, or a new session [lo, hi) if it overlaps none. The session is
 // marked dirty and its timer brought forward if it is now due earlier.
 func (k *KeyedSessions[In, Acc, Out]) cover(key uint64, lo, hi int64) *session[Acc] {
-	head, _ := k.heads.upsert(key, noSession)
+	head, added := k.heads.Put(key)
+	if added {
+		*head = -1 // no session yet
+	}
 	prev, i := int32(-1), *head
 	for i >= 0 && k.slab[i].end <= lo {
 		prev, i = i, k.slab[i].next
@@ -230,10 +233,10 @@ func (k *KeyedSessions[In, Acc, Out]) release(i int32) {
 // its last session, and frees the slot.
 func (k *KeyedSessions[In, Acc, Out]) drop(i int32) {
 	s := &k.slab[i]
-	head, _ := k.heads.find(s.key)
+	head := k.heads.Get(s.key)
 	if *head == i {
 		if *head = s.next; s.next < 0 {
-			k.heads.remove(s.key)
+			k.heads.Delete(s.key)
 		}
 	} else {
 		p := *head
@@ -316,15 +319,10 @@ func (k *KeyedSessions[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) 
 			i = next
 		}
 	}
-	if k.heads.zero {
-		send(k.heads.zacc)
+	for _, head := range k.heads.All() {
+		send(*head)
 	}
-	for i := range k.heads.ents {
-		if e := &k.heads.ents[i]; e.key != 0 {
-			send(e.acc)
-		}
-	}
-	k.heads.reset() // the timers of the released sessions are stale
+	k.heads.Clear() // the timers of the released sessions are stale
 }
 
 // Watermark is the last watermark passed to Advance.

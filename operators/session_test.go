@@ -138,7 +138,7 @@ func TestKeyedSessionsMerging(t *testing.T) {
 			require.Equal(t, c.want, f.res)
 			require.Equal(t, c.merged, ks.Stats().Merged)
 			require.Zero(t, ks.Pending())
-			require.Zero(t, ks.heads.n, "every key is forgotten")
+			require.Zero(t, ks.heads.Len(), "every key is forgotten")
 		})
 	}
 	t.Run("a partial bridges three sessions", func(t *testing.T) {
@@ -336,7 +336,7 @@ func runSessionOps(t *testing.T, ops []sessionOp, gap int64, lateness time.Durat
 	require.Zero(t, final.Stats().LatePartials)
 	for _, ks := range append(parts, full) {
 		require.Zero(t, ks.Pending())
-		require.Zero(t, ks.heads.n)
+		require.Zero(t, ks.heads.Len())
 	}
 	if lateness == 0 {
 		for _, rs := range [][]Result[uint64]{want, got} {

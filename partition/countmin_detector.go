@@ -28,7 +28,11 @@ func (s *cmSummary) add(k uint64) uint64 {
 	s.cm.AddHash(k, 1)
 	c := s.cm.EstimateHash(k)
 	if float64(c) >= s.theta*float64(s.cm.Total()) {
-		s.cand.put(k, float64(c))
+		if h := s.cand.m.Get(k); h != nil {
+			h.p = float64(c)
+		} else {
+			s.cand.put(k, float64(c))
+		}
 	}
 	return c
 }

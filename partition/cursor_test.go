@@ -224,7 +224,7 @@ func TestDChoicesFullHeadTable(t *testing.T) {
 		if want := model.route(key, head, dc.D()); got != want {
 			require.Equal(t, want, got, "tuple %d head %v d %d", i, head, dc.D())
 		}
-		if dc.heads.n == dc.heads.limit {
+		if dc.heads.m.Len() == dc.heads.limit {
 			full++
 		}
 	}

@@ -113,10 +113,8 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 		p.oracle = o
 		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
 		p.heads.fixed = true
-		for _, s := range o.head.slots {
-			if s.p > 0 {
-				p.heads.put(s.key, s.p)
-			}
+		for _, h := range o.heads { // heaviest first: they take their home slots
+			p.heads.put(h.key, h.p)
 		}
 	}
 	p.refreshMin()
@@ -124,10 +122,10 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 }
 
 // maxFixedHead bounds the oracle heads D-Choices copies into its own
-// table: a 56-byte slot per key in a table 2-4 times the head's size, plus
-// a sorted copy, 170-280 bytes a key (about 0.7 MiB at this bound). A
-// larger oracle head is observed through the HotKeyDetector interface like
-// any detector. The default theta = 1/(5n) has at most 5n head keys, so
+// table: a 48-byte slot per key in a table 2-4 times the head's size, plus
+// a 16-byte sorted copy, 112-208 bytes a key (about 0.45 MiB at this
+// bound). A larger oracle head is observed through the HotKeyDetector
+// interface like any detector. The default theta = 1/(5n) has at most 5n head keys, so
 // the bound holds up to n = 819.
 const maxFixedHead = 1 << 12
 
@@ -191,7 +189,7 @@ func (p *DChoices) Route(key uint64) int {
 		p.resolve()
 	}
 	if o.filter.mayContain(key) {
-		if h := p.heads.get(key); h != nil {
+		if h := p.heads.m.Get(key); h != nil {
 			return p.placeSlot(h, key)
 		}
 	}
@@ -215,9 +213,11 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 	if !head {
 		return p.tail(key)
 	}
-	h := p.heads.put(key, pr)
-	if h == nil { // the table is full: no cursor kept for this key
-		h = &headSlot{key: key}
+	h := p.heads.m.Get(key)
+	if h != nil {
+		h.p = pr
+	} else if h = p.heads.put(key, pr); h == nil { // the table is full: no cursor kept for this key
+		h = &headSlot{}
 	}
 	return p.placeSlot(h, key)
 }

@@ -2,8 +2,9 @@ package partition
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
+
+	"github.com/skewerhq/skewer/internal/u64map"
 )
 
 // The expected-coverage conditions of SolveD assume the head keys'
@@ -25,10 +26,10 @@ import (
 // maxRealizedKeys bounds how many head keys the realized check uses.
 const maxRealizedKeys = 64
 
+// headSlot is what D-Choices keeps of a head key: its latest estimated
+// probability and its cursor.
 type headSlot struct {
-	key  uint64
-	p    float64
-	used bool
+	p float64
 	// D-Choices' cursor for the key (see leastDistinct), valid while d
 	// matches the partitioner's (d >= 1, so a zero slot has none): scan
 	// offset o, cursor position j and its worker at, and min, a lower
@@ -40,13 +41,20 @@ type headSlot struct {
 	start, stride int32
 }
 
+// headKey is a head key and its probability, as the realized check takes
+// them.
+type headKey struct {
+	key uint64
+	p   float64
+}
+
 // headTable collects the head keys seen since the last re-solve with their
 // latest estimated probability (or, fixed, an oracle's whole head, kept):
-// open addressing, fixed size, no allocation.
+// a u64map.Map at most half full that never grows, so it allocates only
+// when made and its slots do not move.
 type headTable struct {
-	slots []headSlot
-	list  []headSlot // scratch for sorting
-	n     int
+	m     u64map.Map[headSlot]
+	list  []headKey // scratch for sorting
 	limit int
 	// fixed: the table holds an oracle's whole head, put once; re-solves
 	// keep it (and the cursors in it).
@@ -54,57 +62,69 @@ type headTable struct {
 }
 
 func newHeadTable(limit int) *headTable {
-	size := 1 << bits.Len(uint(2*max(limit, 1)-1)) // at most half full
-	return &headTable{slots: make([]headSlot, size), list: make([]headSlot, 0, limit), limit: limit}
+	limit = max(limit, 1)
+	t := &headTable{list: make([]headKey, 0, limit), limit: limit}
+	t.m.Init(limit, 0, u64map.Half)
+	return t
 }
 
 // put records a head key's latest probability and returns its slot, or
-// nil when the table is full and the key is not in it.
+// nil when the table is full and the key is not in it. Hot paths look the
+// key up in m themselves, so that the lookup inlines, and call put for a
+// key not found.
 func (t *headTable) put(key uint64, p float64) *headSlot {
-	mask := uint64(len(t.slots) - 1)
-	for i := (key * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if !s.used {
-			if t.n >= t.limit {
-				return nil
-			}
-			*s = headSlot{key: key, p: p, used: true}
-			t.n++
-			return s
+	h := t.m.Get(key)
+	if h == nil {
+		if t.m.Len() >= t.limit {
+			return nil
 		}
-		if s.key == key {
-			s.p = p
-			return s
-		}
+		h, _ = t.m.Put(key)
+		*h = headSlot{}
+	}
+	h.p = p
+	return h
+}
+
+// each visits the keys in the table.
+func (t *headTable) each(visit func(key uint64)) {
+	for k := range t.m.All() {
+		visit(k)
 	}
 }
 
-// sorted returns the collected keys by probability, heaviest first, and
-// empties the table, unless it is fixed (an oracle's head, whose keys and
-// probabilities never change: sorted once).
-func (t *headTable) sorted() []headSlot {
+// clear empties the table.
+func (t *headTable) clear() { t.m.Clear() }
+
+// sorted returns the collected keys by probability, heaviest first (ties
+// by key, so that the order depends on the keys alone, not on the table),
+// and empties the table, unless it is fixed (an oracle's head, whose keys
+// and probabilities never change: sorted once).
+func (t *headTable) sorted() []headKey {
 	if t.fixed && len(t.list) > 0 {
 		return t.list[:min(len(t.list), maxRealizedKeys)]
 	}
 	t.list = t.list[:0]
-	for i := range t.slots {
-		if t.slots[i].used {
-			t.list = append(t.list, t.slots[i])
-			if !t.fixed {
-				t.slots[i] = headSlot{}
-			}
-		}
+	for k, h := range t.m.All() {
+		t.list = append(t.list, headKey{k, h.p})
 	}
 	if !t.fixed {
-		t.n = 0
+		t.m.Clear()
 	}
-	slices.SortFunc(t.list, func(a, b headSlot) int { return cmp.Compare(b.p, a.p) })
+	slices.SortFunc(t.list, byWeight)
 	return t.list[:min(len(t.list), maxRealizedKeys)]
+}
+
+// byWeight orders head keys heaviest first, ties by key.
+func byWeight(a, b headKey) int {
+	if c := cmp.Compare(b.p, a.p); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.key, b.key)
 }
 
 // realizedOK reports whether d distinct candidates satisfy the prefix
 // conditions for the given head keys.
-func (p *DChoices) realizedOK(d int, keys []headSlot, tail float64) bool {
+func (p *DChoices) realizedOK(d int, keys []headKey, tail float64) bool {
 	n := len(p.load)
 	clear(p.cover)
 	covered := 0
@@ -130,7 +150,7 @@ func (p *DChoices) realizedOK(d int, keys []headSlot, tail float64) bool {
 }
 
 // solveRealized raises d from d0 until the realized conditions hold.
-func (p *DChoices) solveRealized(d0 int, keys []headSlot, tail float64) int {
+func (p *DChoices) solveRealized(d0 int, keys []headKey, tail float64) int {
 	n := len(p.load)
 	if len(keys) == 0 || d0 >= n || p.realizedOK(d0, keys, tail) {
 		return d0
@@ -145,33 +165,4 @@ func (p *DChoices) solveRealized(d0 int, keys []headSlot, tail float64) int {
 		}
 	}
 	return hi
-}
-
-// each visits the keys in the table.
-func (t *headTable) each(visit func(key uint64)) {
-	for i := range t.slots {
-		if t.slots[i].used {
-			visit(t.slots[i].key)
-		}
-	}
-}
-
-// get returns key's slot, or nil when the key is not in the table.
-func (t *headTable) get(key uint64) *headSlot {
-	mask := uint64(len(t.slots) - 1)
-	for i := (key * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.key == key && s.used {
-			return s
-		}
-		if !s.used {
-			return nil
-		}
-	}
-}
-
-// clear empties the table.
-func (t *headTable) clear() {
-	clear(t.slots)
-	t.n = 0
 }

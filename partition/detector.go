@@ -1,6 +1,11 @@
 package partition
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skewerhq/skewer/internal/u64map"
+)
 
 // HeadStats summarises the head (the keys whose probability is at least the
 // threshold theta) as a detector currently sees it. D-Choices solves its
@@ -47,7 +52,8 @@ func (f *headFilter) mayContain(key uint64) bool {
 // detectors are compared with. It does not count.
 type OracleDetector struct {
 	filter headFilter
-	head   keyTable
+	head   u64map.Map[float64] // head key -> probability, at most an eighth full
+	heads  []headKey           // the head keys, heaviest first (byWeight)
 	stats  HeadStats
 }
 
@@ -67,17 +73,20 @@ func NewOracleDetector(probs map[uint64]float64, theta float64) (*OracleDetector
 		}
 		if p >= theta {
 			o.filter.add(k)
+			o.heads = append(o.heads, headKey{k, p})
 			o.stats.Count++
 			o.stats.Mass += p
 			o.stats.P1 = max(o.stats.P1, p)
 		}
 	}
-	// At most 1/theta keys reach theta; the table holds those seen.
-	o.head = newKeyTable(o.stats.Count)
-	for k, p := range probs {
-		if p >= theta {
-			o.head.put(k, p)
-		}
+	// At most 1/theta keys reach theta: the table is small, read only, and
+	// its few heaviest keys take most lookups. At most an eighth full and
+	// filled heaviest first, it leaves them in their home slots: one probe.
+	slices.SortFunc(o.heads, byWeight)
+	o.head.Init(4*len(o.heads), 0, u64map.Half)
+	for _, h := range o.heads {
+		v, _ := o.head.Put(h.key)
+		*v = h.p
 	}
 	return o, nil
 }
@@ -93,8 +102,10 @@ func (o *OracleDetector) Observe(key uint64) (bool, float64) {
 	if !o.filter.mayContain(key) {
 		return false, 0
 	}
-	p, ok := o.head.get(key)
-	return ok, p
+	if p := o.head.Get(key); p != nil {
+		return true, *p
+	}
+	return false, 0
 }
 
 // Stats implements HotKeyDetector.

@@ -103,7 +103,7 @@
 // counters plus 2 * 4 bytes per bucket; Count-Min two sketches of width
 // 4/theta; the heap of each at n = 10 and 100 is in docs/results.md,
 // "Hot-key detectors"); D-Choices adds its head table
-// (512 slots of 56 bytes, 28 KB: the realized-coverage keys and the
+// (512 slots of 48 bytes, 24 KB: the realized-coverage keys and the
 // per-key cursors).
 //
 // # Measuring

@@ -86,7 +86,7 @@ func (p *HeadAll) Route(key uint64) int {
 	if o := p.oracle; o == nil {
 		head, _ = p.det.Observe(key)
 	} else if o.filter.mayContain(key) {
-		_, head = o.head.get(key)
+		head = o.head.Get(key) != nil
 	}
 	return p.place(key, head)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 )
 
@@ -30,7 +31,7 @@ func keyedCountInput() []datasets.Record {
 		if testing.Short() {
 			n, benchShort = 200_000, true
 		}
-		benchRecs = zipfRecords(42, n, 1.1, 1_000_000, 0, 0)
+		benchRecs = testkit.ZipfRecords(42, n, 1.1, 1_000_000, 0, 0)
 	})
 	return benchRecs
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/skewerhq/skewer/internal/clock"
 )
 
 // Cost is a per-record processing cost charged by a stage, for experiments
@@ -21,7 +23,11 @@ func Spin(iterations int) Cost { return Cost{spin: iterations} }
 // record: after a batch of n records the worker waits until a deadline that
 // advances by n*d (and never lags behind the clock), so a worker's
 // throughput is at most 1/d whatever the machine's core count. The wait is
-// the model, not synchronisation.
+// the model, not synchronisation. Waits under 50 µs are carried into the
+// next batch's deadline; longer ones end within about 0.1 ms of the
+// deadline on Linux (the last millisecond is a thread sleep, where a Go
+// timer may fire a millisecond late), within the Go timer's resolution
+// elsewhere.
 func ServiceTime(d time.Duration) Cost { return Cost{service: d} }
 
 func (c Cost) String() string {
@@ -54,11 +60,14 @@ func SpinPerNanosecond(d time.Duration) float64 {
 	return float64(n) / float64(time.Since(start).Nanoseconds())
 }
 
-// server is one worker's modelled queue.
+// server is one worker's modelled queue. sleep waits at most
+// clock.TimerSlack (clock.Sleep, or time.Sleep in tests whose clock is a
+// synctest bubble's).
 type server struct {
 	cost     Cost
 	deadline time.Time
 	timer    *time.Timer
+	sleep    func(time.Duration)
 }
 
 // charge applies the cost of n records that arrived at the given time; it
@@ -81,16 +90,5 @@ func (s *server) charge(ctx context.Context, n int, arrival time.Time) bool {
 	if wait < 50*time.Microsecond {
 		return true // owed time is carried in the deadline
 	}
-	if s.timer == nil {
-		s.timer = time.NewTimer(wait)
-	} else {
-		s.timer.Reset(wait)
-	}
-	select {
-	case <-s.timer.C:
-		return true
-	case <-ctx.Done():
-		s.timer.Stop()
-		return false
-	}
+	return clock.Until(ctx, s.deadline, &s.timer, s.sleep) == nil
 }

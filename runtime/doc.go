@@ -13,14 +13,22 @@
 //
 // # Exchange and backpressure
 //
-// A sending worker appends each record to an open batch per receiver and
-// sends the batch when it is full or when the flush interval has passed (a
-// ticker per worker; sources check the deadline once per batch they read),
-// so there is no channel operation per record. Every receiver has a queue of
+// A sending worker appends each record to an open batch per receiver, so
+// there is no channel operation per record, and batching follows the
+// load. Once per step (a batch processed, a buffer read from a stream) a
+// sender sends what it holds for each receiver whose queue is empty,
+// however little, and a worker about to wait for input first sends every
+// batch it holds: at low load a record crosses an exchange as soon as its
+// sender's step ends. A receiver with batches queued is busy, and its
+// senders fill their batches for it (BatchSize), or send them when the
+// flush interval has passed (a ticker per worker; sources check the
+// deadline once per buffer they read). Every receiver has a queue of
 // QueueBatches batches and a fixed set of batch buffers that circulate
 // between senders and receiver, so the steady state allocates nothing. A
 // full queue blocks its senders: a slow worker slows its sources, memory
-// stays bounded, nothing is dropped.
+// stays bounded, nothing is dropped. A source blocked in its stream's Fill
+// sends nothing meanwhile: what it holds for receivers that were busy when
+// it called Fill waits for Fill to return.
 //
 // # Watermarks and windows
 //
@@ -28,7 +36,9 @@
 // watermark is the minimum over its senders (operators.WatermarkTracker),
 // and is re-sent on every flush tick. Sources generate watermarks with a
 // bounded out-of-orderness, or follow the clock under ProcessingTime. At
-// the end of input every stage drains and every window fires.
+// the end of input every stage drains and every window fires. A watermark
+// reaches an idle receiver (an empty queue) at the end of the sender's
+// step that moved it, a busy one with the next batch or tick.
 //
 // IdleTimeout judges only sources: a source that sends no record and no
 // advancing watermark for the timeout stops holding its receivers'

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/partition"
 )
 
@@ -19,7 +20,7 @@ func routes(p partition.Partitioner, recs []uint64) []int {
 
 func TestKindSizesDetectorsBySenders(t *testing.T) {
 	const senders, workers = 20, 50
-	recs := zipfRecords(7, 60_000, 1.6, 100_000, 0, 0)
+	recs := testkit.ZipfRecords(7, 60_000, 1.6, 100_000, 0, 0)
 	keys := make([]uint64, len(recs))
 	for i, r := range recs {
 		keys[i] = r.Key

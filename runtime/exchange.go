@@ -29,6 +29,16 @@ type batch[T any] struct {
 // being processed, so a sender never waits on free for long (only while the
 // queue is full, which is the backpressure). They are made when first
 // needed, so a receiver that keeps up costs a few buffers, not its bound.
+//
+// Batching follows the receiver's load. A receiver whose queue is empty is
+// idle, or about to be: at the end of each step of a sender (a batch
+// processed, a buffer read) it gets what the sender holds for it, however
+// little (outbox.flushIdle). A receiver with batches queued is busy: its
+// senders fill their batches (BatchSize), or send them on the flush tick.
+// A worker about to wait for input holds nothing back (outbox.flushHeld).
+// The check is one read of len(ch) per receiver per step, never per
+// record; a stale answer costs one partial batch, or a wait until the
+// sender's next step or tick.
 type inbox[T any] struct {
 	ch   chan *batch[T]
 	free chan *batch[T]
@@ -177,12 +187,41 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	in.m.observeQueue(len(ch))
 }
 
+// pending reports whether receiver i has something to be told: records in
+// its open batch, a watermark behind wm, or a change of idle status.
+func (o *outbox[T]) pending(i int, wm int64) bool {
+	b := o.cur[i]
+	return (b != nil && len(b.ev) > 0) || o.sentWM[i] < wm || o.sentIdle[i] != o.idle
+}
+
 // flush sends every open batch, and an empty one to each receiver whose
 // last watermark is behind wm or that has not been told the sender's idle
 // status.
 func (o *outbox[T]) flush(wm int64) {
+	for i := range o.cur {
+		if o.pending(i, wm) {
+			o.send(i, wm, false)
+		}
+	}
+}
+
+// flushIdle is flush for the receivers whose queue is empty (idle, or
+// about to be): each gets what it is pending, as a partial batch. A
+// receiver with batches queued is busy and gets nothing: its batch fills.
+func (o *outbox[T]) flushIdle(wm int64) {
+	for i, in := range o.e.inboxes {
+		if len(in.ch) == 0 && o.pending(i, wm) {
+			o.send(i, wm, false)
+		}
+	}
+}
+
+// flushHeld sends every open batch that holds records, whatever its
+// receiver's load: the sender is about to wait for input, and holding them
+// would only delay them.
+func (o *outbox[T]) flushHeld(wm int64) {
 	for i, b := range o.cur {
-		if (b != nil && len(b.ev) > 0) || o.sentWM[i] < wm || o.sentIdle[i] != o.idle {
+		if b != nil && len(b.ev) > 0 {
 			o.send(i, wm, false)
 		}
 	}
@@ -228,6 +267,23 @@ func (c *collector[T]) flush() {
 	c.publish()
 	for _, o := range c.outs {
 		o.flush(c.wm)
+	}
+}
+
+// flushIdle publishes, then sends what it holds to every receiver with an
+// empty queue (outbox.flushIdle): once per step of the worker.
+func (c *collector[T]) flushIdle() {
+	c.publish()
+	for _, o := range c.outs {
+		o.flushIdle(c.wm)
+	}
+}
+
+// flushHeld sends every open batch with records (outbox.flushHeld): the
+// worker is about to wait for input.
+func (c *collector[T]) flushHeld() {
+	for _, o := range c.outs {
+		o.flushHeld(c.wm)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -105,7 +106,7 @@ func BenchmarkSourceRoute(b *testing.B) {
 	var ing int64
 	o, err := newOutbox(context.Background(), e, 0, 1024, &m, &ing)
 	require.NoError(b, err)
-	recs := zipfRecords(3, 1024, 1.1, 1_000_000, 0, 0)
+	recs := testkit.ZipfRecords(3, 1024, 1.1, 1_000_000, 0, 0)
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {

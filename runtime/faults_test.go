@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -102,79 +104,85 @@ func TestSinkErrorStopsJob(t *testing.T) {
 	require.Equal(t, "out", we.Stage)
 }
 
+// TestCancelReturnsPromptly cancels a running job, and one whose sink is
+// stuck on a dead downstream after backpressure has filled the sink's
+// queue (in a synctest bubble, synctest.Wait returns once every worker is
+// blocked): Run returns context.Canceled, and no queue ever held more than
+// its bound. Run returns before the bubble's clock moves: no worker waits
+// on a timer to see the cancellation.
 func TestCancelReturnsPromptly(t *testing.T) {
 	for _, name := range []string{"running", "blocked-sink"} {
 		t.Run(name, func(t *testing.T) {
-			j, err := NewJob(QueueBatches(2), BatchSize(16))
-			require.NoError(t, err)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
-			tw, err := operators.Tumbling(time.Millisecond)
-			require.NoError(t, err)
-			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
-			started := make(chan struct{})
-			first := true
-			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
-				if first {
-					first = false
-					close(started)
-				}
+			synctest.Test(t, func(t *testing.T) {
+				j, err := NewJob(QueueBatches(2), BatchSize(16))
+				require.NoError(t, err)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
+				tw, err := operators.Tumbling(time.Millisecond)
+				require.NoError(t, err)
+				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+				started := make(chan struct{})
+				first := true
+				Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
+					if first {
+						first = false
+						close(started)
+					}
+					if name == "blocked-sink" {
+						<-ctx.Done() // a sink stuck on a dead downstream
+					}
+					return nil
+				}, Parallelism(1))
+				done := runAsync(ctx, j)
+				<-started
 				if name == "blocked-sink" {
-					<-ctx.Done() // a sink stuck on a dead downstream
-				}
-				return nil
-			}, Parallelism(1))
-			done := runAsync(ctx, j)
-			<-started
-			if name == "blocked-sink" {
-				// Backpressure fills every queue up to its bound.
-				for {
-					full := true
+					synctest.Wait() // every worker blocked: backpressure has filled the queues
 					for _, s := range j.Metrics() {
-						if s.QueueCap > 0 && s.Stage == "sink" && s.QueueHWM < s.QueueCap {
-							full = false
+						if s.Stage == "sink" {
+							require.Equal(t, s.QueueCap, s.QueueHWM, "the sink's queue is full")
 						}
 					}
-					if full {
-						break
-					}
-					time.Sleep(time.Millisecond) // polling a metric, not synchronising
 				}
-			}
-			t0 := time.Now()
-			cancel()
-			err = waitRun(t, done)
-			require.ErrorIs(t, err, context.Canceled)
-			t.Logf("Run returned %v after cancel", time.Since(t0))
-			for _, s := range j.Metrics() {
-				require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
-			}
+				t0 := time.Now()
+				cancel()
+				require.ErrorIs(t, waitRun(t, done), context.Canceled)
+				require.Zero(t, time.Since(t0), "Run returned without waiting on a timer")
+				for _, s := range j.Metrics() {
+					require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
+				}
+			})
 		})
 	}
 }
 
-// TestBackpressureBoundsQueues runs a fast source into a slow sink: every
-// queue fills to its bound and no further, and nothing is lost.
+// TestBackpressureBoundsQueues runs a fast source into a slow sink (each
+// sink worker fed by one map worker): every queue fills to its bound and
+// no further, and nothing is lost. In a synctest bubble the modelled
+// service time is the only thing that takes time, so each sink worker is
+// slower than its sender on every run, whatever the machine.
 func TestBackpressureBoundsQueues(t *testing.T) {
-	const n = 20_000
-	j, err := NewJob(QueueBatches(3), BatchSize(64))
-	require.NoError(t, err)
-	recs := zipfRecords(3, n, 1.3, 1000, time.Microsecond, 0)
-	src := Source(j, "src", split(recs, 2))
-	m := Map(src, "id", func(r datasets.Record) datasets.Record { return r }, Parallelism(2))
-	var got [2]int
-	Sink(KeyBy(m, recordKey), "slow", func(w int, _ datasets.Record) error { got[w]++; return nil },
-		Parallelism(2), Via(Hash()), WithCost(ServiceTime(10*time.Microsecond)))
-	runJob(t, j)
-	require.Equal(t, n, got[0]+got[1])
-	for _, s := range j.Metrics() {
-		if s.Stage == "slow" {
-			require.Equal(t, s.QueueCap, s.QueueHWM, "the slow stage's queue reaches its bound")
-			require.Equal(t, uint64(got[s.Worker]), s.In)
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20_000
+		j, err := NewJob(QueueBatches(3), BatchSize(64))
+		require.NoError(t, err)
+		onBubbleClock(j)
+		recs := testkit.ZipfRecords(3, n, 1.3, 1000, time.Microsecond, 0)
+		src := Source(j, "src", split(recs, 2))
+		m := Map(src, "id", func(r datasets.Record) datasets.Record { return r }, Parallelism(2))
+		var got [2]int
+		Sink(m, "slow", func(w int, _ datasets.Record) error { got[w]++; return nil },
+			Parallelism(2), WithCost(ServiceTime(10*time.Microsecond)))
+		runJob(t, j)
+		require.Equal(t, n, got[0]+got[1])
+		for _, s := range j.Metrics() {
+			if s.Stage == "slow" {
+				require.Equal(t, s.QueueCap, s.QueueHWM, "the slow stage's queue reaches its bound")
+				require.Equal(t, uint64(got[s.Worker]), s.In)
+			}
+			if s.QueueCap > 0 {
+				require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
+			}
 		}
-		if s.QueueCap > 0 {
-			require.LessOrEqual(t, s.QueueHWM, s.QueueCap)
-		}
-	}
+	})
 }

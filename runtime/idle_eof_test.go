@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/stretchr/testify/require"
@@ -59,42 +61,44 @@ func (p *phased) Fill(dst []datasets.Record) int {
 // other partial worker, the final stage would advance on that one alone,
 // drop Y's window and count Y's partial late.
 //
-// The sleeps let the 20 ms idle timeout pass between phases (nothing else
-// in the runtime can be waited on for that). If a phase came early, the
-// worker would not be idle when Y arrives and the result is the same: the
-// assertion holds under any timing, only the scenario may not be reached.
+// The phases are staged on the clock of a synctest bubble: each sleep
+// returns once every worker waits and the clock has passed, so the idle
+// timeout has passed between phases, every run.
 func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
-	j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(2))
-	require.NoError(t, err)
-	go0, go1, rel := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	a := datasets.Record{Key: rvA, Time: 5}
-	y := datasets.Record{Key: rvY, Time: int64(time.Millisecond)}
-	x := datasets.Record{Key: rvX, Time: int64(10 * time.Millisecond)}
-	s0 := &phased{gates: []<-chan struct{}{nil, go0, rel}, phases: [][]datasets.Record{{a, a}, {x, x}, nil}}
-	s1 := &phased{gates: []<-chan struct{}{nil, go1}, phases: [][]datasets.Record{{a, a}, {y}}}
-	src := Source(j, "src", []datasets.Stream{s0, s1})
-	win, _ := operators.Tumbling(time.Millisecond)
-	edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
-		Via(edge), Parallelism(2), WithCost(ServiceTime(30*time.Millisecond)))
-	require.True(t, agg.TwoPhase)
-	sink := &resultSink[uint64]{}
-	Sink(agg.Results, "sink", sink.add, Parallelism(1))
-	Sink(agg.Late, "late", func(int, datasets.Record) error { return nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := runAsync(ctx, j)
-	time.Sleep(400 * time.Millisecond) // A processed, both sources timed out, partial workers idle
-	close(go1)                         // source 1: Y, then EOF
-	time.Sleep(100 * time.Millisecond)
-	close(go0) // source 0: X (to worker 1, 60 ms of cost), watermark 10ms-1 to both
-	time.Sleep(400 * time.Millisecond)
-	close(rel)
-	require.NoError(t, waitRun(t, done))
-	got := map[winKey]uint64{}
-	for _, r := range sink.got {
-		got[winKey{r.Key, r.Start}] += r.Value
-	}
-	t.Logf("results %v metrics %+v", got, j.Metrics())
-	require.Equal(t, exactCounts([]datasets.Record{a, a, a, a, x, x, y}, win), got)
+	synctest.Test(t, func(t *testing.T) {
+		j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(2))
+		require.NoError(t, err)
+		onBubbleClock(j)
+		go0, go1, rel := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		a := datasets.Record{Key: rvA, Time: 5}
+		y := datasets.Record{Key: rvY, Time: int64(time.Millisecond)}
+		x := datasets.Record{Key: rvX, Time: int64(10 * time.Millisecond)}
+		s0 := &phased{gates: []<-chan struct{}{nil, go0, rel}, phases: [][]datasets.Record{{a, a}, {x, x}, nil}}
+		s1 := &phased{gates: []<-chan struct{}{nil, go1}, phases: [][]datasets.Record{{a, a}, {y}}}
+		src := Source(j, "src", []datasets.Stream{s0, s1})
+		win, _ := operators.Tumbling(time.Millisecond)
+		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
+		agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+			Via(edge), Parallelism(2), WithCost(ServiceTime(30*time.Millisecond)))
+		require.True(t, agg.TwoPhase)
+		sink := &resultSink[uint64]{}
+		Sink(agg.Results, "sink", sink.add, Parallelism(1))
+		Sink(agg.Late, "late", func(int, datasets.Record) error { return nil })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done := runAsync(ctx, j)
+		time.Sleep(400 * time.Millisecond) // A processed, both sources timed out, partial workers idle
+		close(go1)                         // source 1: Y, then EOF
+		time.Sleep(100 * time.Millisecond)
+		close(go0) // source 0: X (to worker 1, 60 ms of cost), watermark 10ms-1 to both
+		time.Sleep(400 * time.Millisecond)
+		close(rel)
+		require.NoError(t, waitRun(t, done))
+		got := map[winKey]uint64{}
+		for _, r := range sink.got {
+			got[winKey{r.Key, r.Start}] += r.Value
+		}
+		t.Logf("results %v metrics %+v", got, j.Metrics())
+		require.Equal(t, testkit.ExactCounts[winKey]([]datasets.Record{a, a, a, a, x, x, y}, win), got)
+	})
 }

@@ -6,10 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +53,8 @@ func (s *stalling) Fill(dst []datasets.Record) int {
 
 // running waits for start, sends hotN records of the hot key at time 5,
 // then records of other keys at increasing times until release is closed,
-// then ends.
+// then ends. It sleeps runningPace before each Fill: in a synctest bubble,
+// the job takes each buffer before the clock moves on.
 type running struct {
 	start   <-chan struct{}
 	release <-chan struct{}
@@ -58,10 +62,13 @@ type running struct {
 	recs    []datasets.Record
 }
 
+const runningPace = 100 * time.Microsecond
+
 func (r *running) Fill(dst []datasets.Record) int {
 	if r.i == 0 {
 		<-r.start
 	}
+	time.Sleep(runningPace)
 	select {
 	case <-r.release:
 		return 0
@@ -85,25 +92,25 @@ func (r *running) Fill(dst []datasets.Record) int {
 // records, and nothing is late. Behind an edge that splits keys, every
 // partial worker's watermark is held by source 1 (every sender sends its
 // watermark to every receiver, Forward too), so none sends anything until
-// it times source 1 out. The test pins that only a source's silence
-// counts: a worker whose inputs are all idle sends its partials and says it
-// is idle, and a final stage waits for every partial worker that has not
-// said so. A final stage that timed out silent partial workers would
-// advance on the first one to move and fire the window without the others'
-// partials, then count them late (under Forward, the partial worker fed by
-// source 1 times it out last). Every edge gives hash partitioning's
-// results, for tumbling and session windows.
+// it times source 1 out. Only a source's silence counts: a worker whose
+// inputs are all idle sends its partials and says it is idle, and a final
+// stage waits for every partial worker that has not said so
+// (TestBusyPartialWorkerIsWaitedFor pins that rule). Every edge gives hash
+// partitioning's results, for tumbling and session windows.
 //
 // Then source 1 comes back with one record at time 5, after the hot key's
 // window has fired: with allowed lateness every edge updates the window
 // with it, as hash partitioning does; without, it is late at the worker it
 // reaches, counted and on the Late stream, as with hash partitioning.
 //
-// Synchronisation is by channels only: source 0 starts after source 1's
-// records are queued (BatchSize(1) sends each as it is emitted, so every
-// receiver has them before any watermark moves), and the sources end or
-// resume once the hot key's window has fired, which needs the idle timeout
-// to pass.
+// Synchronisation is by channels and the clock of a synctest bubble:
+// source 0 starts after source 1's records are queued (BatchSize(1) sends
+// each as it is emitted, so every receiver has them before any watermark
+// moves), it emits one record per runningPace of the bubble's clock, so
+// that every worker has taken each one before the clock moves on (source 0
+// is never silent for the idle timeout), and the sources end or resume
+// once the hot key's window has fired, which needs the idle timeout to
+// pass on source 1.
 func TestIdleInputTwoPhaseEqualsHash(t *testing.T) {
 	tumbling, err := operators.Tumbling(time.Millisecond)
 	require.NoError(t, err)
@@ -125,7 +132,7 @@ func TestIdleInputTwoPhaseEqualsHash(t *testing.T) {
 		}{{"tumbling", tumbling}, {"sessions", sessions}} {
 			for _, lateness := range []time.Duration{0, time.Hour} {
 				t.Run(fmt.Sprintf("edge=%s,windows=%s,lateness=%v", ec.name, wc.name, lateness), func(t *testing.T) {
-					checkIdleInput(t, ec.edge, ec.twoPhase, wc.win, lateness)
+					synctest.Test(t, func(t *testing.T) { checkIdleInput(t, ec.edge, ec.twoPhase, wc.win, lateness) })
 				})
 			}
 		}
@@ -164,7 +171,7 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 	}
 	hot := winKey{idleHotKey, 0}
 	if win.IsSession() {
-		hot.start = 5
+		hot.Start = 5
 	}
 	final := map[winKey]uint64{}
 	var updates []operators.Result[uint64]
@@ -198,5 +205,52 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 		require.Equal(t, uint64(1), late, "the returning record is late: %+v", j.Metrics())
 		require.Equal(t, int64(1), lateStream.Load(), "on the Late stream, as with hash")
 	}
-	require.Equal(t, exactCounts(recs, win), final)
+	require.Equal(t, testkit.ExactCounts[winKey](recs, win), final)
+}
+
+// TestBusyPartialWorkerIsWaitedFor: a partial worker busy for longer than
+// the idle timeout (50 records of 1 ms of modelled service) is silent all
+// that time, while the other partial worker, fed by a source that sends a
+// record every millisecond, passes the window's end and sends its partial.
+// The final stage is not fed by a source, so it never times its inputs
+// out: it fires the window once the busy worker's partial is in, and every
+// count is exact. A final stage that timed out silent inputs would fire
+// without it and count it late. In the synctest bubble the clock moves
+// only when every worker waits, so the scenario is the same every run.
+func TestBusyPartialWorkerIsWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(1), QueueBatches(64))
+		require.NoError(t, err)
+		onBubbleClock(j)
+		ms := int64(time.Millisecond)
+		steady := &paced{}
+		var recs []datasets.Record
+		for i := range int64(100) {
+			r := datasets.Record{Key: rvA, Time: (10 + i) * ms}
+			steady.phases = append(steady.phases, []datasets.Record{r})
+			steady.pause = append(steady.pause, time.Millisecond)
+			recs = append(recs, r)
+		}
+		var busy []datasets.Record // all to partial worker 1, in window [0, 1ms)
+		for range 50 {
+			busy = append(busy, datasets.Record{Key: rvX, Time: ms / 10})
+		}
+		recs = append(recs, busy...)
+		src := Source(j, "src", []datasets.Stream{steady, datasets.FromRecords(busy)})
+		win, err := operators.Tumbling(time.Millisecond)
+		require.NoError(t, err)
+		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
+		agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+			Via(edge), Parallelism(2), WithCost(ServiceTime(time.Millisecond)))
+		require.True(t, agg.TwoPhase)
+		sink := &resultSink[uint64]{}
+		Sink(agg.Results, "sink", sink.add, Parallelism(1))
+		runJob(t, j)
+		got := countsOf(sink.got)
+		require.Equal(t, uint64(len(busy)), got[winKey{rvX, 0}], "the busy worker's records are counted")
+		require.Equal(t, testkit.ExactCounts[winKey](recs, win), got)
+		for _, st := range j.Metrics() {
+			require.Zero(t, st.Late, "%+v", st)
+		}
+	})
 }

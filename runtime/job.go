@@ -238,6 +238,8 @@ func newCollector[T any](ctx context.Context, job *Job, p *port[T], w int, m *wo
 // output is a collector seen without its record type.
 type output interface {
 	flush()
+	flushIdle()
+	flushHeld()
 	close()
 	publish()
 	setWatermark(int64)
@@ -256,8 +258,10 @@ type handler[In any] interface {
 }
 
 // consume is the loop of every non-source worker: take batches, charge
-// their cost, process them, merge watermarks, advance, flush on the tick,
-// and at the end of all inputs fire everything and close the outputs.
+// their cost, process them, merge watermarks, advance, send what it holds
+// for receivers with an empty queue, flush everything on the tick, and at
+// the end of all inputs fire everything and close the outputs. Before it
+// waits for input it sends every batch it holds.
 //
 // Idleness: only a source's silence counts (IdleTimeout); a worker whose
 // inputs are all idle first sends what it holds back (handler.idle), then
@@ -276,7 +280,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		return err
 	}
 	tr.Start(j.now())
-	srv := server{cost: b.cfg.cost}
+	srv := server{cost: b.cfg.cost, sleep: j.cfg.sleep}
 	tick := time.NewTicker(j.cfg.flush)
 	defer tick.Stop()
 	setWM := func(wm int64) {
@@ -297,79 +301,90 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 	}
+	onTick := func() {
+		if wm, ok := tr.Advance(j.now()); ok {
+			setWM(wm)
+		}
+		status()
+		for _, o := range outs {
+			o.flush()
+		}
+	}
 	eofs := 0
 	for {
+		if len(in.ch) == 0 {
+			// Nothing queued: hold nothing back while waiting.
+			for _, o := range outs {
+				o.flushHeld()
+			}
+		}
+		var bt *batch[In]
 		select {
-		case bt := <-in.ch:
-			t0 := time.Now()
-			n := len(bt.ev)
-			m.batches.Add(1)
-			now := int64(t0.Sub(j.start))
-			tr.Update(int(bt.from), bt.wm, n > 0, now)
-			tr.SetIdle(int(bt.from), bt.idle)
-			if idle && tr.Live(int(bt.from), now) {
-				// Active again before this batch's records go out, so that
-				// they travel in batches not marked idle.
-				idle = false
-				for _, o := range outs {
-					o.setIdle(false)
-				}
-			}
-			if n > 0 {
-				m.in.Add(uint64(n))
-				for _, o := range outs {
-					o.setIngest(bt.ingest)
-				}
-				if !srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent))) {
-					return nil
-				}
-				if err := h.process(bt.ev); err != nil {
-					return err
-				}
-				if idle {
-					// Records taken while idle (an ending input's last
-					// batch, or one an idle upstream worker sent) do not
-					// revive this worker, and its receivers no longer wait
-					// for it: send what they left (a partial stage's
-					// accumulators) now, still marked idle, ahead of
-					// anything else this worker emits.
-					h.idle()
-					for _, o := range outs {
-						o.flush()
-					}
-				}
-			}
-			if bt.eof {
-				eofs++
-			}
-			bt.ev = bt.ev[:0]
-			in.free <- bt // never blocks: free holds every buffer
-			if eofs == e.senders {
-				setWM(operators.EndOfInput)
-				for _, o := range outs {
-					o.close()
-				}
-				m.busy.Add(uint64(time.Since(t0)))
-				return nil
-			}
-			if wm, ok := tr.Advance(now); ok {
-				setWM(wm)
-			}
-			status()
-			for _, o := range outs {
-				o.publish()
-			}
-			m.busy.Add(uint64(time.Since(t0)))
+		case bt = <-in.ch:
 		case <-tick.C:
-			if wm, ok := tr.Advance(j.now()); ok {
-				setWM(wm)
-			}
-			status()
-			for _, o := range outs {
-				o.flush()
-			}
+			onTick()
+			continue
 		case <-ctx.Done():
 			return nil
 		}
+		t0 := time.Now()
+		n := len(bt.ev)
+		m.batches.Add(1)
+		now := int64(t0.Sub(j.start))
+		tr.Update(int(bt.from), bt.wm, n > 0, now)
+		tr.SetIdle(int(bt.from), bt.idle)
+		if idle && tr.Live(int(bt.from), now) {
+			// Active again before this batch's records go out, so that
+			// they travel in batches not marked idle.
+			idle = false
+			for _, o := range outs {
+				o.setIdle(false)
+			}
+		}
+		if n > 0 {
+			m.in.Add(uint64(n))
+			for _, o := range outs {
+				o.setIngest(bt.ingest)
+			}
+			if !srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent))) {
+				return nil
+			}
+			if err := h.process(bt.ev); err != nil {
+				return err
+			}
+			if idle {
+				// Records taken while idle (an ending input's last
+				// batch, or one an idle upstream worker sent) do not
+				// revive this worker, and its receivers no longer wait
+				// for it: send what they left (a partial stage's
+				// accumulators) now, still marked idle, ahead of
+				// anything else this worker emits.
+				h.idle()
+				for _, o := range outs {
+					o.flush()
+				}
+			}
+		}
+		if bt.eof {
+			eofs++
+		}
+		bt.ev = bt.ev[:0]
+		in.free <- bt // never blocks: free holds every buffer
+		if eofs == e.senders {
+			setWM(operators.EndOfInput)
+			for _, o := range outs {
+				o.close()
+			}
+			m.busy.Add(uint64(time.Since(t0)))
+			return nil
+		}
+		if wm, ok := tr.Advance(now); ok {
+			setWM(wm)
+		}
+		status()
+		for _, o := range outs {
+			o.flushIdle()
+		}
+		m.busy.Add(uint64(time.Since(t0)))
 	}
 }

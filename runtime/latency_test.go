@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ func TestRateAndLatencyHook(t *testing.T) {
 	const n, rate = 2000, 40_000.0
 	j, err := NewJob(BatchSize(50), FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	recs := zipfRecords(8, n, 1.2, 100, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(8, n, 1.2, 100, time.Microsecond, 0)
 	src := Source(j, "src", split(recs, 2), Rate(rate/2))
 	var mu sync.Mutex
 	var seen int

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/skewerhq/skewer/internal/clock"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 )
@@ -24,10 +25,13 @@ type jobConfig struct {
 	queue       int
 	flush       time.Duration
 	idleTimeout time.Duration
+	// sleep ends ServiceTime's waits (see server); tests on a synctest
+	// bubble's clock set time.Sleep.
+	sleep func(time.Duration)
 }
 
 func defaultJobConfig() jobConfig {
-	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0}
+	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: clock.Sleep}
 }
 
 func (c *jobConfig) validate() error {
@@ -51,7 +55,8 @@ type jobOpt func(*jobConfig)
 
 func (f jobOpt) applyJob(c *jobConfig) { f(c) }
 
-// BatchSize sets how many records an exchange batch holds (default 512).
+// BatchSize sets how many records an exchange batch holds (default 512):
+// the batches busy receivers get.
 func BatchSize(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.batchSize = n }) }
 
 // QueueBatches bounds every worker's input queue to n batches (default 8):
@@ -59,7 +64,9 @@ func BatchSize(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.batchSize = 
 func QueueBatches(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.queue = n }) }
 
 // FlushInterval bounds how long a record or a watermark waits in a
-// partly-filled batch (default 5 ms).
+// partly-filled batch for a busy receiver, one with batches queued
+// (default 5 ms); a receiver with an empty queue gets it at the end of its
+// sender's step (see the package comment).
 func FlushInterval(d time.Duration) JobOpt { return jobOpt(func(c *jobConfig) { c.flush = d }) }
 
 // IdleTimeout marks a source's worker idle at its receivers, so that it no

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -49,9 +50,9 @@ func TestWindowedCountMatchesExact(t *testing.T) {
 		seeds = 1
 	}
 	for seed := uint64(1); seed <= seeds; seed++ {
-		recs := zipfRecords(seed, n, 1.2, 5000, 10*time.Microsecond, 2*time.Millisecond)
+		recs := testkit.ZipfRecords(seed, n, 1.2, 5000, 10*time.Microsecond, 2*time.Millisecond)
 		for wname, win := range windows {
-			want := exactCounts(recs, win)
+			want := testkit.ExactCounts[winKey](recs, win)
 			var hashRes []operators.Result[uint64]
 			for _, ec := range allEdges() {
 				for _, par := range []struct{ src, workers int }{{1, 3}, {3, 2}, {2, 4}} {

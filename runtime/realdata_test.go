@@ -11,6 +11,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func wordRecords(t *testing.T, limit int) []datasets.Record {
 
 // driftRecords is Zipf(1.4) whose hot keys change at every quarter.
 func driftRecords(n int) []datasets.Record {
-	recs := zipfRecords(21, n, 1.4, 10_000, 50*time.Microsecond, time.Millisecond)
+	recs := testkit.ZipfRecords(21, n, 1.4, 10_000, 50*time.Microsecond, time.Millisecond)
 	for i := range recs {
 		recs[i].Key = hashx.Mix64(recs[i].Key ^ uint64(4*i/n))
 	}
@@ -81,7 +82,7 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 		{"drift-sessions", driftRecords(n / 3), gd},
 	}
 	for _, wl := range workloads {
-		want := exactCounts(wl.recs, wl.win)
+		want := testkit.ExactCounts[winKey](wl.recs, wl.win)
 		for _, ec := range allEdges() {
 			t.Run(fmt.Sprintf("%s,edge=%s", wl.name, ec.name), func(t *testing.T) {
 				j, err := NewJob(BatchSize(256))
@@ -106,7 +107,7 @@ func TestFanOut(t *testing.T) {
 	const n = 5000
 	j, err := NewJob(BatchSize(64))
 	require.NoError(t, err)
-	src := Source(j, "src", split(zipfRecords(2, n, 1.1, 50, time.Microsecond, 0), 2))
+	src := Source(j, "src", split(testkit.ZipfRecords(2, n, 1.1, 50, time.Microsecond, 0), 2))
 	var a, b [2]int
 	Sink(src, "a", func(w int, _ datasets.Record) error { a[w]++; return nil })
 	Sink(src, "b", func(w int, _ datasets.Record) error { b[w]++; return nil }, Via(Hash()))
@@ -178,7 +179,7 @@ func TestBroadcast(t *testing.T) {
 	const n = 3000
 	j, err := NewJob(BatchSize(64))
 	require.NoError(t, err)
-	src := Source(j, "src", split(zipfRecords(3, n, 1.1, 50, time.Microsecond, 0), 2))
+	src := Source(j, "src", split(testkit.ZipfRecords(3, n, 1.1, 50, time.Microsecond, 0), 2))
 	var got [3]int
 	Sink(src, "all", func(w int, _ datasets.Record) error { got[w]++; return nil }, Via(Broadcast()), Parallelism(3))
 	runJob(t, j)

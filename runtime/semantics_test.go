@@ -10,21 +10,27 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/stretchr/testify/require"
 )
 
-// disorderedCount builds the job of the late-record tests: recs over two
-// sources with 2 ms of out-of-orderness, counted in windows win behind
-// edge by 3 workers with the given allowed lateness, the results into one
-// sink (one FIFO: a key's results in order). The caller wires agg.Late.
-func disorderedCount(t *testing.T, recs []datasets.Record, win operators.Windows, edge Edge,
+// disorderedBatch is the BatchSize of disorderedCount's job: the records
+// its sources read per Fill.
+const disorderedBatch = 32
+
+// disorderedCount builds the job of the late-record tests: streams (two)
+// read in buffers of disorderedBatch records with 2 ms of
+// out-of-orderness, counted in windows win behind edge by 3 workers with
+// the given allowed lateness, the results into one sink (one FIFO: a key's
+// results in order). The caller wires agg.Late.
+func disorderedCount(t *testing.T, streams []datasets.Stream, win operators.Windows, edge Edge,
 	lateness time.Duration) (*Job, *Aggregated[datasets.Record, uint64], *resultSink[uint64]) {
 	t.Helper()
-	j, err := NewJob(BatchSize(32), FlushInterval(time.Millisecond))
+	j, err := NewJob(BatchSize(disorderedBatch), FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	src := Source(j, "src", split(recs, 2), OutOfOrderness(2*time.Millisecond))
+	src := Source(j, "src", streams, OutOfOrderness(2*time.Millisecond))
 	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
 		Via(edge), Parallelism(3), AllowedLateness(lateness))
 	sink := &resultSink[uint64]{}
@@ -37,13 +43,13 @@ func disorderedCount(t *testing.T, recs []datasets.Record, win operators.Windows
 // for every edge, with and without allowed lateness.
 func TestLateRecordsConserved(t *testing.T) {
 	const n = 20_000
-	recs := zipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
+	recs := testkit.ZipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
 	tw, err := operators.Tumbling(5 * time.Millisecond)
 	require.NoError(t, err)
 	for _, ec := range allEdges() {
 		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
-				j, agg, sink := disorderedCount(t, recs, tw, ec.edge, lateness)
+				j, agg, sink := disorderedCount(t, split(recs, 2), tw, ec.edge, lateness)
 				var late atomic.Int64
 				Sink(agg.Late, "late", func(int, datasets.Record) error { late.Add(1); return nil })
 				runJob(t, j)
@@ -117,7 +123,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 	const n = 30_000
 	j, err := NewJob(FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	recs := zipfRecords(4, n, 1.1, 100, 0, 0)
+	recs := testkit.ZipfRecords(4, n, 1.1, 100, 0, 0)
 	for i := range recs {
 		recs[i].Time = 0 // no event time at all
 	}
@@ -142,7 +148,7 @@ func TestMetricsCountEveryRecord(t *testing.T) {
 	const n = 10_000
 	j, err := NewJob(BatchSize(100))
 	require.NoError(t, err)
-	recs := zipfRecords(5, n, 1.5, 300, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(5, n, 1.5, 300, time.Microsecond, 0)
 	src := Source(j, "src", split(recs, 2))
 	even := Filter(src, "even", func(r datasets.Record) bool { return r.Key%2 == 0 }, Parallelism(2))
 	agg := WindowAggregate(even, "count", operators.Count[datasets.Record](), Parallelism(3), Via(Shuffle()))
@@ -211,7 +217,7 @@ func TestBuildErrors(t *testing.T) {
 // TestSteadyStateAllocatesNothing runs the same job on 100k and 400k
 // records of the same 1000 keys: the extra 300k records allocate nothing.
 func TestSteadyStateAllocatesNothing(t *testing.T) {
-	recs := zipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
 	run := func(n int) float64 {
 		return testing.AllocsPerRun(2, func() {
 			j, err := NewJob(BatchSize(256))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 )
 
@@ -24,7 +25,7 @@ func sessionCountInput() []datasets.Record {
 		if testing.Short() {
 			n = 100_000
 		}
-		sessionBenchRecs = zipfRecords(43, n, 1.1, 1_000_000, 100*time.Nanosecond, 0)
+		sessionBenchRecs = testkit.ZipfRecords(43, n, 1.1, 1_000_000, 100*time.Nanosecond, 0)
 	})
 	return sessionBenchRecs
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 )
@@ -46,71 +50,167 @@ func applySessionUpdates(t *testing.T, results []operators.Result[uint64]) map[s
 	return state
 }
 
+// paced is a stream of phases read in order. Each phase is a whole number
+// of the source's buffers, except the last; before the first Fill of phase
+// i the stream sleeps pause[i], which inside a synctest bubble lets every
+// other goroutine of the job run until it blocks, then moves the bubble's
+// clock: what the job does with the earlier phases is done first.
+type paced struct {
+	phases [][]datasets.Record
+	pause  []time.Duration
+	p, pos int
+}
+
+func (s *paced) Fill(dst []datasets.Record) int {
+	for s.p < len(s.phases) && s.pos == len(s.phases[s.p]) {
+		s.p, s.pos = s.p+1, 0
+	}
+	if s.p == len(s.phases) {
+		return 0
+	}
+	if s.pos == 0 && s.pause[s.p] > 0 {
+		time.Sleep(s.pause[s.p])
+	}
+	n := copy(dst, s.phases[s.p][s.pos:])
+	s.pos += n
+	if n < len(dst) && s.p < len(s.phases)-1 {
+		panic("paced: a phase that is not a whole number of buffers ends the stream")
+	}
+	return n
+}
+
+// lateTail splits the second source of TestSessionLateRecordsConserved
+// into three phases, at whole buffers: body, the bulk of its random
+// records (own); marks, the rest of them then, at times past all (T), key
+// k's session [T-4.5ms, T-4ms) and records at T that move the watermark to
+// T-2ms-1; late, sent once the job has fired k's session: a record of k at
+// T-4.4ms (behind the watermark by 2.4 ms: within a lateness of 3 ms, it
+// extends the fired session) and one of k2 at T-6ms (4 ms behind: late
+// under either lateness).
+func lateTail(own []datasets.Record, after int64) (body, marks, late []datasets.Record) {
+	ms := int64(time.Millisecond)
+	tEnd := after + 30*ms
+	k, m, k2 := hashx.Mix64(1<<40), hashx.Mix64(1<<40+1), hashx.Mix64(1<<40+2)
+	cut := len(own) - len(own)%disorderedBatch
+	body = own[:cut]
+	marks = append(slices.Clone(own[cut:]), datasets.Record{Key: k, Time: tEnd - 4500*int64(time.Microsecond)})
+	for len(marks)%disorderedBatch != 0 {
+		marks = append(marks, datasets.Record{Key: m, Time: tEnd})
+	}
+	late = []datasets.Record{{Key: k, Time: tEnd - 4400*int64(time.Microsecond)}, {Key: k2, Time: tEnd - 6*ms}}
+	return body, marks, late
+}
+
 // TestSessionLateRecordsConserved sends ten times more disorder than the
 // watermark allows, for every edge, with and without allowed lateness:
 // every record is either aggregated or on the late stream, and after
 // applying updates the sessions are exactly those of the records that were
 // not late, each (key, session) first fired once.
+//
+// Which random records come late depends on how the two sources
+// interleave; the second source's tail (lateTail) does not. It runs in a
+// synctest bubble: the tail's marks go out after the random records have
+// been taken, and its late records after the job has fired the session
+// they extend (the bubble's clock moves only once every worker waits), so
+// every run has an update under a lateness of 3 ms and late records under
+// both.
 func TestSessionLateRecordsConserved(t *testing.T) {
 	const n = 20_000
-	recs := zipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
+	random := testkit.ZipfRecords(9, n, 1.2, 500, 10*time.Microsecond, 20*time.Millisecond)
+	var last int64
+	for _, r := range random {
+		last = max(last, r.Time)
+	}
+	body, marks, lateRecs := lateTail(random[n/2:], last)
+	recs := slices.Concat(random[:n/2], body, marks, lateRecs)
 	gap, err := operators.Sessions(500 * time.Microsecond)
 	require.NoError(t, err)
 	for _, ec := range allEdges() {
 		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
-				j, agg, sink := disorderedCount(t, recs, gap, ec.edge, lateness)
-				var mu sync.Mutex
-				late := map[datasets.Record]int{}
-				Sink(agg.Late, "late", func(_ int, r datasets.Record) error {
-					mu.Lock()
-					late[r]++
-					mu.Unlock()
-					return nil
-				})
-				runJob(t, j)
-				var kept []datasets.Record
-				lateLeft := maps.Clone(late)
-				for _, r := range recs {
-					if lateLeft[r] > 0 {
-						lateLeft[r]--
-						continue
+				synctest.Test(t, func(t *testing.T) {
+					streams := []datasets.Stream{
+						datasets.FromRecords(random[:n/2]),
+						&paced{
+							phases: [][]datasets.Record{body, marks, lateRecs},
+							// The marks' watermark goes out on the flush
+							// deadline; the late records wait for k's
+							// session to fire (a few flush ticks).
+							pause: []time.Duration{0, time.Millisecond, 10 * time.Millisecond},
+						},
 					}
-					kept = append(kept, r)
-				}
-				for r, c := range lateLeft {
-					require.Zero(t, c, "late record %+v was never sent", r)
-				}
-				want := map[sessionKey]uint64{}
-				eachSession(kept, int64(gap.Gap()), func(key uint64, start, end int64, c uint64) {
-					want[sessionKey{key, start, end}] = c
-				})
-				got := applySessionUpdates(t, sink.got)
-				require.Equal(t, want, got, "sessions of the records not late")
-				var sum, lateMetric uint64
-				for _, v := range got {
-					sum += v
-				}
-				for _, s := range j.Metrics() {
-					lateMetric += s.Late
-				}
-				require.Equal(t, uint64(n-len(kept)), lateMetric)
-				require.Equal(t, uint64(n), sum+lateMetric, "in = aggregated + late")
-				require.Positive(t, lateMetric, "the workload has late records")
-				updates := 0
-				for _, r := range sink.got {
-					if r.Update {
-						updates++
+					results, late := checkSessionLateRecords(t, recs, streams, gap, ec.edge, lateness)
+					k, k2 := lateRecs[0], lateRecs[1]
+					require.Equal(t, 1, late[k2], "k2's record is late")
+					if lateness == 0 {
+						require.Equal(t, 1, late[k], "without lateness, k's record is late")
+						return
 					}
-				}
-				if lateness == 0 {
-					require.Zero(t, updates, "without lateness a session fires once")
-				} else {
-					require.Positive(t, updates, "the workload extends fired sessions")
-				}
+					// k's session [T-4.5ms, T-4ms) fired, then took k's record.
+					start := k.Time - 100*int64(time.Microsecond)
+					require.Contains(t, results, operators.Result[uint64]{Key: k.Key, Start: start, End: k.Time + int64(gap.Gap()), Value: 2, Update: true},
+						"k's fired session is updated with its late record")
+				})
 			})
 		}
 	}
+}
+
+// checkSessionLateRecords runs the job and checks conservation; it returns
+// the results and the records on the late stream.
+func checkSessionLateRecords(t *testing.T, recs []datasets.Record, streams []datasets.Stream, gap operators.Windows, edge Edge,
+	lateness time.Duration) ([]operators.Result[uint64], map[datasets.Record]int) {
+	t.Helper()
+	j, agg, sink := disorderedCount(t, streams, gap, edge, lateness)
+	var mu sync.Mutex
+	late := map[datasets.Record]int{}
+	Sink(agg.Late, "late", func(_ int, r datasets.Record) error {
+		mu.Lock()
+		late[r]++
+		mu.Unlock()
+		return nil
+	})
+	runJob(t, j)
+	var kept []datasets.Record
+	lateLeft := maps.Clone(late)
+	for _, r := range recs {
+		if lateLeft[r] > 0 {
+			lateLeft[r]--
+			continue
+		}
+		kept = append(kept, r)
+	}
+	for r, c := range lateLeft {
+		require.Zero(t, c, "late record %+v was never sent", r)
+	}
+	want := map[sessionKey]uint64{}
+	testkit.EachSession(kept, int64(gap.Gap()), func(key uint64, start, end int64, c uint64) {
+		want[sessionKey{key, start, end}] = c
+	})
+	got := applySessionUpdates(t, sink.got)
+	require.Equal(t, want, got, "sessions of the records not late")
+	var sum, lateMetric uint64
+	for _, v := range got {
+		sum += v
+	}
+	for _, s := range j.Metrics() {
+		lateMetric += s.Late
+	}
+	require.Equal(t, uint64(len(recs)-len(kept)), lateMetric)
+	require.Equal(t, uint64(len(recs)), sum+lateMetric, "in = aggregated + late")
+	require.Positive(t, lateMetric, "the workload has late records")
+	updates := 0
+	for _, r := range sink.got {
+		if r.Update {
+			updates++
+		}
+	}
+	if lateness == 0 {
+		require.Zero(t, updates, "without lateness a session fires once")
+	} else {
+		require.Positive(t, updates, "the workload extends fired sessions")
+	}
+	return sink.got, late
 }
 
 // TestSessionSteadyStateAllocatesNothing runs the same session count in two
@@ -120,7 +220,7 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 // timer queue double only when it holds more sessions at once than ever
 // before, a handful of times over the run.
 func TestSessionSteadyStateAllocatesNothing(t *testing.T) {
-	recs := zipfRecords(6, 100_000, 1.1, 1000, time.Microsecond, 0)
+	recs := testkit.ZipfRecords(6, 100_000, 1.1, 1000, time.Microsecond, 0)
 	gap, err := operators.Sessions(200 * time.Microsecond)
 	require.NoError(t, err)
 	run := func(n int) float64 {
@@ -148,7 +248,7 @@ func TestSessionProcessingTime(t *testing.T) {
 	const n = 30_000
 	j, err := NewJob(FlushInterval(time.Millisecond))
 	require.NoError(t, err)
-	recs := zipfRecords(4, n, 1.1, 100, 0, 0)
+	recs := testkit.ZipfRecords(4, n, 1.1, 100, 0, 0)
 	for i := range recs {
 		recs[i].Time = 0 // no event time at all
 	}

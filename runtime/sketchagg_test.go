@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,7 @@ import (
 // the final stage merges HyperLogLogs. Merges are exact: every edge gives
 // the estimate of hash (one worker, one sketch), window for window.
 func TestDistinctCountPerWindow(t *testing.T) {
-	recs := zipfRecords(12, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
+	recs := testkit.ZipfRecords(12, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
 	agg, err := operators.DistinctCount(12, func(r datasets.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
@@ -44,7 +45,7 @@ func TestDistinctCountPerWindow(t *testing.T) {
 					exact[s][r.Key] = true
 				}
 				for k, est := range got {
-					n := float64(len(exact[k.start]))
+					n := float64(len(exact[k.Start]))
 					require.InDelta(t, n, float64(est), 6*1.04/64*n, "HLL p=12 within 6 standard errors")
 				}
 				return
@@ -58,7 +59,7 @@ func TestDistinctCountPerWindow(t *testing.T) {
 // workers by every edge and merged: plain Count-Min merges are exact, so
 // every estimate equals hash's and never undercounts.
 func TestFrequencyPerWindow(t *testing.T) {
-	recs := zipfRecords(13, 30_000, 1.3, 50_000, 50*time.Microsecond, 0)
+	recs := testkit.ZipfRecords(13, 30_000, 1.3, 50_000, 50*time.Microsecond, 0)
 	agg, err := operators.Frequency(1024, 4, func(r datasets.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)

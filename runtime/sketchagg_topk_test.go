@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,7 @@ import (
 // by every edge and merged: the three heaviest items of every window come
 // out in order, each count within its reported error of the true count.
 func TestTopKPerWindow(t *testing.T) {
-	recs := zipfRecords(14, 30_000, 1.5, 10_000, 50*time.Microsecond, 0)
+	recs := testkit.ZipfRecords(14, 30_000, 1.5, 10_000, 50*time.Microsecond, 0)
 	agg, err := operators.TopK(64, 3, func(r datasets.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)

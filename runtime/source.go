@@ -70,7 +70,7 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 		return err
 	}
 	buf := make([]datasets.Record, j.cfg.batchSize)
-	srv := server{cost: s.cfg.cost}
+	srv := server{cost: s.cfg.cost, sleep: j.cfg.sleep}
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -153,13 +153,15 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 			out.setWatermark(gen.Watermark())
 			m.in.Add(uint64(n))
 			m.batches.Add(1)
-			out.publish()
 		}
 		if n < want {
-			out.close()
+			out.close() // the records go with the end of input
 			m.busy.Add(uint64(time.Since(t0)))
 			return nil
 		}
+		// Before the next Fill, which may block: receivers with an empty
+		// queue get what this buffer left them.
+		out.flushIdle()
 		now = j.now()
 		if now-lastFlush >= int64(j.cfg.flush) {
 			out.flush()

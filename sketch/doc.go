@@ -1,7 +1,9 @@
 // Package sketch holds mergeable streaming sketches with proven error
 // bounds: Count-Min (plain and conservative update), HyperLogLog,
-// UltraLogLog, Lossy Counting, Space-Saving, and uniform and weighted
-// reservoir sampling.
+// UltraLogLog, the KLL and DDSketch quantile sketches, Lossy Counting,
+// Space-Saving, and uniform and weighted reservoir sampling, with
+// concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
+// DDSketch.
 //
 // # Hash first
 //
@@ -121,6 +123,21 @@
 // NewDDSketch(DDDefaultAlpha, DDDefaultMaxBins). Queries on an empty
 // sketch return [ErrEmpty].
 //
+// # Concurrent wrappers
+//
+// [ConcurrentHyperLogLog], [ConcurrentCountMin] and [ConcurrentDDSketch]
+// may be updated and read from many goroutines at once. Each keeps
+// GOMAXPROCS shards (sketches of one shape, each behind its own mutex,
+// padded to 128 bytes against false sharing). Updates go to shard 0 until
+// two first collide (as cheap as a mutex-guarded sketch while they never
+// do); from then on an update locks the shard its processor used last (a
+// sync.Pool keeps that hint per P), so goroutines on different processors
+// rarely contend. A read locks every shard and merges them. Every method
+// is linearizable. The merged sketch is exactly the sketch of every update
+// for HyperLogLog and DDSketch (exact merges); Count-Min's estimate sums
+// the shards' and keeps NewCountMin's bound. Memory is GOMAXPROCS
+// sketches.
+//
 // # Errors and encodings
 //
 // Constructors validate their parameters and return errors wrapping
@@ -141,7 +158,7 @@
 // AddHash does not allocate on Count-Min, dense HyperLogLog, a full
 // Space-Saving summary or a reservoir.
 //
-// No type in this package is safe for concurrent use; give each goroutine
-// its own sketch and Merge them. The zero value of a sketch is not usable:
-// use the constructors.
+// The sketches are not safe for concurrent use; give each goroutine its
+// own sketch and Merge them, or use a concurrent wrapper (above). The zero
+// value of a sketch is not usable: use the constructors.
 package sketch

@@ -382,11 +382,18 @@ func (s *HyperLogLog) addSlow(h uint64) {
 	}
 }
 
-// addTokens adds the tokens of toks (0 for none) to a sparse s, as addSlow
-// adds the token of a hash.
+// addTokens adds the tokens of toks (0 for none), the slots of another
+// sketch's pending set, to a sparse s, as addSlow adds the token of a hash.
+// It visits them with an odd stride of about 0.618·len(toks) (a power of
+// two), every slot once, not in slot order: every pending set hashes with
+// one multiplier, so another set's slot order is s's home order, and a set
+// filled in it while smaller would pile the tokens into one run that every
+// insert probes to its end.
 func (s *HyperLogLog) addTokens(toks []uint32) {
-	for _, t := range toks {
-		switch {
+	mask := len(toks) - 1
+	step := int(float64(len(toks))*0.6180339887) | 1
+	for c, j := 0, 0; c < len(toks); c, j = c+1, (j+step)&mask {
+		switch t := toks[j]; {
 		case t == 0:
 		case s.regs != nil:
 			s.addToken(t)

@@ -12,7 +12,20 @@ import "math/bits"
 // token's rank is at least 1), so that repeated hashes take no room: hot
 // keys of a skewed stream do not fill it. Its k tokens are k distinct
 // entries at sparseHi.
+//
+// It is not an internal/u64map.Map, whose entries (a uint64 key beside its
+// value) would take four times a token's 4 bytes. Unlike a Map it hashes
+// with one multiplier at every size, so that a doubling, which inserts the
+// tokens again in slot order, keeps the often repeated ones (the first
+// added, mostly in their home slots) where they were; the one path that
+// fills a set from another's slot order, a merge, strides through it
+// instead (addTokens).
 func (sl *sparseList) pending() []uint32 { return sl.mem[len(sl.mem)-sl.pc:] }
+
+// home is the home slot of fine index idx in the pending set.
+func (sl *sparseList) home(idx uint32) uint32 {
+	return idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc)))
+}
 
 // addPending adds token t to the pending set and reports whether the set
 // has reached its load limit of 3/4.
@@ -20,7 +33,7 @@ func (sl *sparseList) addPending(t uint32) bool {
 	tab := sl.pending()
 	mask := uint32(sl.pc - 1)
 	idx := t >> tokenRankBits
-	for i := idx * 0x9e3779b1 >> (32 - bits.TrailingZeros32(uint32(sl.pc))); ; i = (i + 1) & mask {
+	for i := sl.home(idx); ; i = (i + 1) & mask {
 		switch v := tab[i]; {
 		case v == t: // the usual repeat first
 			return false

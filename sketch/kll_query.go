@@ -170,7 +170,7 @@ func (s *KLL[T]) Rank(x T) float64 { return s.View().Rank(x) }
 func (s *KLL[T]) CDF(splits ...T) ([]float64, error) { return s.View().CDF(nil, splits...) }
 
 // KLL normalized rank error: Apache DataSketches' fits to the 99th
-// percentile of the largest rank error over a stream, measured over
+// percentile of the largest rank error over a stream, fitted over
 // thousands of trials (KllHelper.getNormalizedRankError).
 const (
 	kllSingleCoef, kllSingleExp = 2.296, 0.9723

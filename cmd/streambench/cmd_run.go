@@ -41,6 +41,7 @@ so far, the last one marked interrupted.`)
 		window  time.Duration
 		sustain bool
 		count   int
+		ddAlpha float64
 	)
 	o.register(fs, true)
 	wl.register(fs, workloadDefaults{
@@ -57,6 +58,7 @@ so far, the last one marked interrupted.`)
 	fs.IntVar(&batch, "batch", 512, "records per exchange batch, in [1, 1048576]")
 	fs.DurationVar(&window, "window", 0, "tumbling event-time window size (0: per-record keyed count)")
 	fs.IntVar(&count, "count", 1, "run each configuration this many times (one row each; benchstat summarises -output benchfmt)")
+	fs.Float64Var(&ddAlpha, "latency-ddsketch", 0, "also compute the latency percentiles with a DDSketch of relative accuracy `ALPHA` in [0.0001, 0.5] beside the HdrHistogram (0: off): columns DD-P50ms … DD-P99.9ms, JSON latency_ddsketch_ms")
 	fs.BoolVar(&sustain, "find-sustainable", false, "also search each configuration's sustainable throughput: the highest offered rate whose latency does not rise steadily")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -67,7 +69,7 @@ so far, the last one marked interrupted.`)
 	if wl.set["duration"] && !wl.set["tuples"] {
 		wl.tuples = 0
 	}
-	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count}
+	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count, LatencyDDSketch: ddAlpha}
 	var err error
 	if cfg.Sources, err = bench.ParseInts("-sources", sources, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "run", err)
@@ -100,6 +102,9 @@ so far, the last one marked interrupted.`)
 	}...)
 	if dur > 0 {
 		settings = append(settings, [2]string{"duration", dur.String()})
+	}
+	if ddAlpha > 0 {
+		settings = append(settings, [2]string{"latency_ddsketch", fmt.Sprint(ddAlpha)})
 	}
 	meta := bench.Meta{Command: "run", Settings: append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})}
 	if err := o.write(ctx, e, meta, bench.RunRows(rows), func() []bench.Panel { return bench.RunPanels(rows) }); err != nil {

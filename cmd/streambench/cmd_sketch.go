@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 func init() {
@@ -16,22 +18,35 @@ func init() {
 // sketchFlags tells which sketches use which parameter flag: a flag given
 // for none of the sketches run is refused.
 var sketchFlags = map[string][]string{
-	"precision": {"hyperloglog"},
+	"precision": {"hyperloglog", "ultraloglog"},
 	"delta":     {"countmin", "countmin-cu"},
 	"epsilon":   {"countmin", "countmin-cu", "lossy", "spacesaving"},
 	"support":   {"lossy", "spacesaving"},
+	"values":    bench.QuantileKinds,
+	"k":         {"kll"},
+	"alpha":     {"ddsketch"},
 }
 
+// defaultSketches are the sketches run when -sketches is not given: the
+// key sketches. The quantile sketches (kll, ddsketch) judge values drawn
+// for the purpose, so they run only when asked for.
+const defaultSketches = "hyperloglog,ultraloglog,countmin,countmin-cu,lossy,spacesaving"
+
 func sketchCmd(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "sketch", `Runs HyperLogLog, Count-Min (plain and conservative update), Lossy
-Counting and Space-Saving over one stream and judges each against the
-exact counts: HLL's distinct estimate and relative error; Count-Min's
-over-estimate (mean, max, share of keys above εN); the heavy hitters at
+	fs := newFlagSet(e, "sketch", `Runs HyperLogLog, UltraLogLog, Count-Min (plain and conservative
+update), Lossy Counting and Space-Saving over one stream and judges each
+against the exact counts: the distinct estimate and relative error of
+HyperLogLog and UltraLogLog; Count-Min's over-estimate (mean, max, share
+of keys above εN); the heavy hitters at
 -support reported by Lossy Counting and Space-Saving, with precision,
 recall and each key's exact count against the interval [lower, upper] the
 sketch bounds it by; the heap each filled sketch holds (after two
-collections) and the time per update. An interrupt (SIGINT, SIGTERM) stops
-within 65536 updates and prints the sketches judged so far.`)
+collections) and the time per update. With -sketches kll,ddsketch it also
+judges the quantile sketches on values drawn from -values, one per record:
+p50, p90, p99 and p99.9 against the exact quantiles, with each estimate's
+relative error (what DDSketch bounds by -alpha) and rank error (what KLL
+bounds by ε(-k)). An interrupt (SIGINT, SIGTERM) stops within 65536
+updates and prints the sketches judged so far.`)
 	var (
 		o         output
 		wl        workloadFlags
@@ -40,29 +55,39 @@ within 65536 updates and prints the sketches judged so far.`)
 		delta     float64
 		precision int
 		sketches  string
+		values    choice
+		k         int
+		alpha     float64
 	)
 	o.register(fs, false)
 	wl.register(fs, workloadDefaults{
 		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
-		tuples: 1_000_000, tuplesHelp: fmt.Sprintf("records (a -file may end sooner), at most %d (the keys are held: 8 bytes a record)", bench.MaxHeldTuples),
+		tuples: 1_000_000, tuplesHelp: fmt.Sprintf("records (a -file may end sooner), at most %d (the keys are held: 8 bytes a record; 24 with kll or ddsketch)", bench.MaxHeldTuples),
+		seedHelp: " and of -values and KLL's coins",
 	})
 	fs.Float64Var(&support, "support", 0.01, "heavy-hitter threshold φ: a key is heavy when it carries at least φ of the stream (lossy, spacesaving)")
 	fs.Float64Var(&epsilon, "epsilon", 0.001, "error ε of Count-Min (width e/ε), Lossy Counting and Space-Saving (capacity 1/ε); below -support")
 	fs.Float64Var(&delta, "delta", 0.01, "Count-Min failure probability δ (depth ln 1/δ)")
-	fs.IntVar(&precision, "precision", 14, "HyperLogLog precision p in [4, 18] (2^p registers)")
-	fs.StringVar(&sketches, "sketches", strings.Join(bench.SketchKinds, ","), "sketches to run, a comma `LIST`")
+	fs.IntVar(&precision, "precision", 14, "HyperLogLog and UltraLogLog precision p in [4, 18] (2^p registers)")
+	fs.StringVar(&sketches, "sketches", defaultSketches, "sketches to run, a comma `LIST` of "+strings.Join(bench.SketchKinds, ", "))
+	values = choice{value: "lognormal", choices: datasets.ValueDists}
+	fs.Var(&values, "values", "`DIST` of the values the quantile sketches summarise, one per record drawn with -seed: lognormal (exp(1.5·N(0,1)), latency-like), pareto (scale 1, shape 1.2: a heavy tail), uniform ([0, 1)) (kll, ddsketch)")
+	fs.IntVar(&k, "k", sketch.KLLDefaultK, fmt.Sprintf("KLL parameter k in [%d, %d]: rank error ε ≈ 2.296/k^0.9723 (1.33%% at 200) (kll)", sketch.KLLMinK, sketch.KLLMaxK))
+	fs.Float64Var(&alpha, "alpha", sketch.DDDefaultAlpha, fmt.Sprintf("DDSketch relative accuracy α in [1e-06, 0.5], with %d buckets (ddsketch)", sketch.DDDefaultMaxBins))
 	if st, stop := parse(fs, args); stop {
 		return st
 	}
-	if err := wl.check(fs, false); err != nil {
-		return fail(e, "sketch", err)
-	}
-	cfg := bench.SketchConfig{Tuples: wl.tuples, Seed: wl.seed, Support: support, Epsilon: epsilon, Delta: delta, Precision: precision}
+	cfg := bench.SketchConfig{Tuples: wl.tuples, Seed: wl.seed, Support: support, Epsilon: epsilon, Delta: delta, Precision: precision,
+		Values: values.value, K: k, Alpha: alpha}
 	var err error
 	if cfg.Sketches, err = bench.ParseChoices("-sketches", sketches, bench.SketchKinds); err != nil {
 		return fail(e, "sketch", err)
 	}
-	for _, f := range []string{"precision", "delta", "epsilon", "support"} {
+	quantiles := slices.ContainsFunc(cfg.Sketches, func(k string) bool { return slices.Contains(bench.QuantileKinds, k) })
+	if err := wl.check(fs, quantiles); err != nil {
+		return fail(e, "sketch", err)
+	}
+	for _, f := range []string{"precision", "delta", "epsilon", "support", "values", "k", "alpha"} {
 		if wl.set[f] && !slices.ContainsFunc(sketchFlags[f], func(k string) bool { return slices.Contains(cfg.Sketches, k) }) {
 			return fail(e, "sketch", unused("-"+f, "by -sketches "+sketches+" (only by "+strings.Join(sketchFlags[f], ", ")+")"))
 		}
@@ -81,7 +106,10 @@ within 65536 updates and prints the sketches judged so far.`)
 	if slices.ContainsFunc(cfg.Sketches, func(k string) bool { return slices.Contains(sketchFlags["support"], k) }) {
 		settings = append(settings, [2]string{"support", fmt.Sprint(support)})
 	}
-	meta := bench.Meta{Command: "sketch", Settings: append(settings, wl.seedSetting(false)...)}
+	if quantiles {
+		settings = append(settings, [2]string{"values", values.value})
+	}
+	meta := bench.Meta{Command: "sketch", Settings: append(settings, wl.seedSetting(quantiles)...)}
 	if ctx.Err() != nil {
 		meta.Settings = append(meta.Settings, [2]string{"interrupted", "true"})
 	}

@@ -252,13 +252,15 @@ func TestSketchCommand(t *testing.T) {
 	code, out, errs := cli(t, "sketch", "-file", words, "-format", "words", "-support", "0.1", "-epsilon", "0.01", "-output", "json")
 	require.Equal(t, 0, code, errs)
 	rows := decodeStrict[bench.SketchRow](t, out)
-	require.Len(t, rows, len(bench.SketchKinds))
+	require.Len(t, rows, len(strings.Split(defaultSketches, ",")))
 	for _, r := range rows {
 		require.EqualValues(t, 100, r.Tuples)
 		require.Equal(t, 23, r.DistinctExact)
 		switch r.Sketch {
 		case "hyperloglog":
 			require.InDelta(t, 23, float64(*r.DistinctEstimate), 1, "HLL is near exact at 23 distinct")
+		case "ultraloglog":
+			require.InDelta(t, 23, float64(*r.DistinctEstimate), 2, "ULL at 23 distinct keys in 2^14 registers")
 		case "countmin", "countmin-cu":
 			require.GreaterOrEqual(t, *r.OverMean, 0.0)
 		case "lossy", "spacesaving":
@@ -280,10 +282,41 @@ func TestSketchCommand(t *testing.T) {
 		code, out, errs = cli(t, "sketch", "-file", words, "-support", "0.1", "-epsilon", "0.01", "-output", "benchfmt")
 		require.Equal(t, 0, code, errs)
 		res := parseBenchfmt(t, out)
-		require.Len(t, res, len(bench.SketchKinds))
+		require.Len(t, res, len(strings.Split(defaultSketches, ",")))
 		v, ok := res[0].Value("rel-err")
 		require.True(t, ok)
 		require.Less(t, v, 0.05)
+	})
+	t.Run("quantiles", func(t *testing.T) {
+		// 100 values: KLL (k = 200) holds them all, so its rank errors are
+		// 0; DDSketch's relative errors are within α. -seed draws the
+		// values, so a words file takes it.
+		code, out, errs := cli(t, "sketch", "-file", words, "-sketches", "kll,ddsketch", "-values", "uniform", "-alpha", "0.02", "-seed", "3", "-output", "json")
+		require.Equal(t, 0, code, errs)
+		rows := decodeStrict[bench.SketchRow](t, out)
+		require.Len(t, rows, 2)
+		for _, r := range rows {
+			require.Equal(t, "uniform", r.Values)
+			require.Len(t, r.Quantiles, len(bench.QuantileRanks))
+			require.Nil(t, r.DistinctEstimate)
+			require.Positive(t, r.MemoryBytes)
+			for i, q := range r.Quantiles {
+				require.Equal(t, bench.QuantileRanks[i], q.Q)
+				if r.Sketch == "kll" {
+					require.Zero(t, q.RankError, "q=%v", q.Q)
+				} else {
+					require.LessOrEqual(t, q.RelError, 0.02, "q=%v", q.Q)
+				}
+			}
+		}
+		require.Equal(t, "alpha=0.02,maxBins=2048", rows[1].Params)
+		require.Equal(t, 0.02, *rows[1].ErrorBound)
+		code, out, errs = cli(t, "sketch", "-file", words, "-sketches", "kll,ddsketch", "-values", "uniform", "-seed", "3")
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, "# streambench sketch workload=words.txt tuples=100 distinct=23 values=uniform seed=3\n")
+		require.Contains(t, out, "# streambench sketch quantiles values=uniform\n")
+		require.Regexp(t, `\n\s+kll\s+0\.999\s+[0-9.]+\s+[0-9.]+\s+[0-9.e-]+\s+0\.0000\n`, out)
+		require.NotContains(t, out, "PRECISION", "no key sketch ran: their columns are left out")
 	})
 	t.Run("synthetic", func(t *testing.T) {
 		code, out, errs := cli(t, "sketch", "-zipf-s", "1.2", "-keys", "10000", "-tuples", "50000", "-sketches", "hyperloglog,spacesaving", "-output", "csv")

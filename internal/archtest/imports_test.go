@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,12 +18,18 @@ const module = "github.com/skewerhq/skewer"
 // depend on (directly or not). Anything else of the module, and any Kafka
 // client, is a violation of the house plan.
 var allowed = map[string][]string{
-	"sketch":    {"internal/hashx"},
-	"datasets":  {"internal/hashx", "sketch"},
-	"partition": {"internal/hashx", "sketch", "datasets"},
-	"operators": {"internal/hashx", "sketch", "datasets"},
-	"runtime":   {"internal/hashx", "sketch", "datasets", "partition", "operators"},
+	"sketch":    {"internal/hashx", "internal/u64map"},
+	"datasets":  {"internal/hashx", "internal/u64map", "sketch"},
+	"partition": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
+	"operators": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
+	"runtime":   {"internal/clock", "internal/hashx", "internal/u64map", "sketch", "datasets", "partition", "operators"},
+	// The shared test helpers: workloads and exact models over records and
+	// windows.
+	"internal/testkit": {"internal/hashx", "internal/u64map", "sketch", "datasets", "operators"},
 }
+
+// testOnly lists the packages that only tests may import.
+var testOnly = []string{"internal/testkit"}
 
 func TestHousePlan(t *testing.T) {
 	for pkg, ok := range allowed {
@@ -37,6 +44,26 @@ func TestHousePlan(t *testing.T) {
 				require.Contains(t, ok, rel, "%s depends on %s, which docs/architecture.md does not allow", pkg, rel)
 			}
 		})
+	}
+}
+
+// TestTestOnlyPackages: no package's non-test code depends on a test-only
+// package (tests may import it: go list -deps leaves them out).
+func TestTestOnlyPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"/...").Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Greater(t, len(lines), len(allowed), "go list saw the module's packages")
+	for _, line := range lines {
+		pkg, deps, _ := strings.Cut(line, " ")
+		for _, dep := range strings.Fields(deps) {
+			rel, mine := strings.CutPrefix(dep, module+"/")
+			require.False(t, mine && slices.Contains(testOnly, rel), "%s depends on %s, which only tests may import", pkg, rel)
+		}
 	}
 }
 

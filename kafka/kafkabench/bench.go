@@ -69,7 +69,7 @@ type BenchRow struct {
 	ThroughputTPS float64 `json:"throughput_tps"`
 	// LatencyMs is the latency of a window's result, in milliseconds: from
 	// the end of the window (event time is the wall clock at send) to the
-	// merge stage producing the result. Count is the results measured.
+	// merge stage producing the result. Count is the number of results timed.
 	LatencyMs bench.LatencySummary `json:"latency_ms"`
 	// Imbalance is λ = (max - avg) / avg over RecordsPerPartition, the
 	// records each input partition acknowledged; MaxOverAvg = 1 + λ.
