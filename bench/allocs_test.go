@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
-
-	"github.com/skewerhq/skewer/datasets"
 )
 
 func TestHotPathAllocs(t *testing.T) {
@@ -24,14 +23,14 @@ func TestHotPathAllocs(t *testing.T) {
 		// Steady state: the generator recycles its batches and the source
 		// copies them into the runtime's buffer; neither allocates.
 		const n = 1 << 16
-		g, err := NewGenerator(datasets.FromKeys(keys(n)), GeneratorConfig{Batch: 64, Limit: n, Queue: 64}, &fakeClock{}, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(n)), GeneratorConfig{Batch: 64, Limit: n, Queue: 64}, &fakeClock{}, 0)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- g.Run(ctx) }()
 		src := &genSource{g: g}
-		dst := make([]datasets.Record, 64)
+		dst := make([]stream.Record, 64)
 		allocs := testing.AllocsPerRun(200, func() {
 			if src.Fill(dst) != len(dst) {
 				t.Fatal("stream ended early")
@@ -47,12 +46,12 @@ func TestHotPathAllocs(t *testing.T) {
 }
 
 func TestGenSourceAfterEnd(t *testing.T) {
-	g, err := NewGenerator(datasets.FromKeys(keys(10)), GeneratorConfig{Batch: 4, Limit: 10, Queue: 64}, &fakeClock{}, 0)
+	g, err := NewGenerator(stream.FromKeys(keys(10)), GeneratorConfig{Batch: 4, Limit: 10, Queue: 64}, &fakeClock{}, 0)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- g.Run(context.Background()) }()
 	src := &genSource{g: g}
-	dst := make([]datasets.Record, 8)
+	dst := make([]stream.Record, 8)
 	require.Equal(t, 8, src.Fill(dst))
 	require.Equal(t, 2, src.Fill(dst), "fewer only at the end")
 	require.Equal(t, uint64(10), dst[1].Key)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 var benchSink int64
@@ -32,14 +32,14 @@ func BenchmarkLatencyRecord(b *testing.B) {
 func BenchmarkGeneratorSource(b *testing.B) {
 	const batch = 512
 	n := int64(b.N) * batch
-	g, err := NewGenerator(datasets.FromKeys(make([]uint64, n)), GeneratorConfig{Batch: batch, Limit: n, Queue: 64}, NewWallClock(), 0)
+	g, err := NewGenerator(stream.FromKeys(make([]uint64, n)), GeneratorConfig{Batch: batch, Limit: n, Queue: 64}, NewWallClock(), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- g.Run(context.Background()) }()
 	src := &genSource{g: g}
-	dst := make([]datasets.Record, batch)
+	dst := make([]stream.Record, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

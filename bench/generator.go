@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // maxBatchDelay bounds how long the generator holds a batch back at low
@@ -65,21 +65,21 @@ func (c *GeneratorConfig) validate() error {
 // event-time windows see the generation time as event time.
 type Generator struct {
 	cfg    GeneratorConfig
-	stream datasets.Stream
+	src    stream.Stream
 	clock  Clock
 	epoch  int64 // Unix ns of run time 0
-	out    chan []datasets.Record
-	free   chan []datasets.Record
+	out    chan []stream.Record
+	free   chan []stream.Record
 	batch  int
 	sent   int64 // records queued so far; read after Run returns
 	behind time.Duration
 	last   atomic.Int64 // the latest stamp given to a record, Unix ns
 }
 
-// NewGenerator returns a generator over stream. epoch is the Unix time in
+// NewGenerator returns a generator over src. epoch is the Unix time in
 // nanoseconds of the clock's run time 0.
-func NewGenerator(stream datasets.Stream, cfg GeneratorConfig, clock Clock, epoch int64) (*Generator, error) {
-	if stream == nil {
+func NewGenerator(src stream.Stream, cfg GeneratorConfig, clock Clock, epoch int64) (*Generator, error) {
+	if src == nil {
 		return nil, invalidParam("stream", nil, "a stream")
 	}
 	if clock == nil {
@@ -94,13 +94,13 @@ func NewGenerator(stream datasets.Stream, cfg GeneratorConfig, clock Clock, epoc
 		batch = max(1, int(perDelay))
 	}
 	g := &Generator{
-		cfg: cfg, stream: stream, clock: clock, epoch: epoch,
-		out:   make(chan []datasets.Record, cfg.Queue),
-		free:  make(chan []datasets.Record, cfg.Queue+2),
+		cfg: cfg, src: src, clock: clock, epoch: epoch,
+		out:   make(chan []stream.Record, cfg.Queue),
+		free:  make(chan []stream.Record, cfg.Queue+2),
 		batch: batch,
 	}
 	for range cfg.Queue + 2 {
-		g.free <- make([]datasets.Record, batch)
+		g.free <- make([]stream.Record, batch)
 	}
 	return g, nil
 }
@@ -127,7 +127,7 @@ func (g *Generator) Run(ctx context.Context) error {
 	}
 	var i int64
 	for {
-		var buf []datasets.Record
+		var buf []stream.Record
 		select {
 		case buf = <-g.free:
 		case <-ctx.Done():
@@ -137,7 +137,7 @@ func (g *Generator) Run(ctx context.Context) error {
 		if g.cfg.Limit > 0 {
 			want = int(min(int64(want), g.cfg.Limit-i))
 		}
-		n := g.stream.Fill(buf[:want])
+		n := g.src.Fill(buf[:want])
 		if interval > 0 && g.cfg.Duration > 0 {
 			// Drop the records scheduled past the duration.
 			last := int64(float64(g.cfg.Duration) / interval)
@@ -180,7 +180,7 @@ func (g *Generator) Run(ctx context.Context) error {
 // Next blocks for the next batch, or returns nil once the generator has
 // finished. A source calls it, copies or consumes the records, then hands
 // the slice back with Release. Several sources may call Next concurrently.
-func (g *Generator) Next() []datasets.Record {
+func (g *Generator) Next() []stream.Record {
 	b, ok := <-g.out
 	if !ok {
 		return nil
@@ -189,7 +189,7 @@ func (g *Generator) Next() []datasets.Record {
 }
 
 // Release returns a batch obtained from Next for reuse.
-func (g *Generator) Release(b []datasets.Record) {
+func (g *Generator) Release(b []stream.Record) {
 	g.free <- b[:cap(b)]
 }
 
@@ -202,7 +202,7 @@ func (g *Generator) Stamp() bool { return g.cfg.Rate > 0 }
 func (g *Generator) LastStamp() int64 { return g.last.Load() }
 
 // stamp marks records taken at Unix time now (rate 0: no schedule).
-func (g *Generator) stamp(b []datasets.Record, now int64) {
+func (g *Generator) stamp(b []stream.Record, now int64) {
 	for i := range b {
 		b[i].Time = now
 	}

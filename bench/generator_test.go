@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
-
-	"github.com/skewerhq/skewer/datasets"
 )
 
 func keys(n int) []uint64 {
@@ -20,11 +19,11 @@ func keys(n int) []uint64 {
 
 // drain runs g to completion, consuming batches as a source would, and
 // returns every record in order.
-func drain(t *testing.T, g *Generator) []datasets.Record {
+func drain(t *testing.T, g *Generator) []stream.Record {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() { errc <- g.Run(context.Background()) }()
-	var got []datasets.Record
+	var got []stream.Record
 	for b := g.Next(); b != nil; b = g.Next() {
 		got = append(got, b...)
 		g.Release(b)
@@ -37,7 +36,7 @@ func TestGeneratorSchedule(t *testing.T) {
 	const epoch = int64(1_700_000_000_000_000_000)
 	t.Run("rate 1000/s stamps record i at i ms", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(2500)), GeneratorConfig{Rate: 1000, Batch: 64, Limit: 2000, Queue: 64}, clk, epoch)
+		g, err := NewGenerator(stream.FromKeys(keys(2500)), GeneratorConfig{Rate: 1000, Batch: 64, Limit: 2000, Queue: 64}, clk, epoch)
 		require.NoError(t, err)
 		require.Equal(t, 1, g.BatchSize(), "100 µs of schedule holds less than one record at 1000/s: batches of one")
 		got := drain(t, g)
@@ -51,7 +50,7 @@ func TestGeneratorSchedule(t *testing.T) {
 	})
 	t.Run("high rate batches at most 100 µs of schedule", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(10000)), GeneratorConfig{Rate: 1e6, Batch: 4096, Limit: 10000, Queue: 64}, clk, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(10000)), GeneratorConfig{Rate: 1e6, Batch: 4096, Limit: 10000, Queue: 64}, clk, 0)
 		require.NoError(t, err)
 		require.Equal(t, 100, g.BatchSize())
 		got := drain(t, g)
@@ -60,14 +59,14 @@ func TestGeneratorSchedule(t *testing.T) {
 	})
 	t.Run("duration cuts the schedule", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(100000)), GeneratorConfig{Rate: 10000, Batch: 16, Duration: 500 * time.Millisecond, Queue: 64}, clk, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(100000)), GeneratorConfig{Rate: 10000, Batch: 16, Duration: 500 * time.Millisecond, Queue: 64}, clk, 0)
 		require.NoError(t, err)
 		got := drain(t, g)
 		require.Len(t, got, 5000)
 		require.Less(t, got[len(got)-1].Time, int64(500*time.Millisecond))
 	})
 	t.Run("stream end", func(t *testing.T) {
-		g, err := NewGenerator(datasets.FromKeys(keys(77)), GeneratorConfig{Batch: 10, Limit: 1000, Queue: 64}, &fakeClock{}, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(77)), GeneratorConfig{Batch: 10, Limit: 1000, Queue: 64}, &fakeClock{}, 0)
 		require.NoError(t, err)
 		require.False(t, g.Stamp())
 		got := drain(t, g)
@@ -76,11 +75,11 @@ func TestGeneratorSchedule(t *testing.T) {
 	})
 	t.Run("a slow system does not move the schedule", func(t *testing.T) {
 		clk := &fakeClock{}
-		g, err := NewGenerator(datasets.FromKeys(keys(300)), GeneratorConfig{Rate: 1000, Batch: 1, Limit: 300, Queue: 1}, clk, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(300)), GeneratorConfig{Rate: 1000, Batch: 1, Limit: 300, Queue: 1}, clk, 0)
 		require.NoError(t, err)
 		errc := make(chan error, 1)
 		go func() { errc <- g.Run(context.Background()) }()
-		var got []datasets.Record
+		var got []stream.Record
 		for b := g.Next(); b != nil; b = g.Next() {
 			got = append(got, b...)
 			g.Release(b)
@@ -94,7 +93,7 @@ func TestGeneratorSchedule(t *testing.T) {
 		require.Greater(t, g.Behind(), 100*time.Millisecond)
 	})
 	t.Run("cancel", func(t *testing.T) {
-		g, err := NewGenerator(datasets.FromKeys(keys(1000)), GeneratorConfig{Batch: 1, Limit: 1000, Queue: 1}, &fakeClock{}, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(1000)), GeneratorConfig{Batch: 1, Limit: 1000, Queue: 1}, &fakeClock{}, 0)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
@@ -106,7 +105,7 @@ func TestGeneratorSchedule(t *testing.T) {
 	t.Run("cancel while waiting for the schedule", func(t *testing.T) {
 		// At 0.001 records/s the second record is due 1000 s after the
 		// first; cancelling ends the wait and closes the queue.
-		g, err := NewGenerator(datasets.FromKeys(keys(1000)), GeneratorConfig{Rate: 0.001, Batch: 512, Limit: 1000, Queue: 64}, stoppedClock{}, 0)
+		g, err := NewGenerator(stream.FromKeys(keys(1000)), GeneratorConfig{Rate: 0.001, Batch: 512, Limit: 1000, Queue: 64}, stoppedClock{}, 0)
 		require.NoError(t, err)
 		require.Equal(t, 1, g.BatchSize())
 		ctx, cancel := context.WithCancel(context.Background())
@@ -123,7 +122,7 @@ func TestGeneratorSchedule(t *testing.T) {
 }
 
 func TestGeneratorConfigErrors(t *testing.T) {
-	s := datasets.FromKeys(keys(1))
+	s := stream.FromKeys(keys(1))
 	for name, cfg := range map[string]GeneratorConfig{
 		"-rate":     {Rate: -1, Batch: 1, Limit: 1, Queue: 1},
 		"-batch":    {Batch: 0, Limit: 1, Queue: 1},

@@ -5,13 +5,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // readRecords reads up to n records of s.
-func readRecords(s datasets.Stream, n int64) []datasets.Record {
-	var recs []datasets.Record
-	buf := make([]datasets.Record, 4096)
+func readRecords(s stream.Stream, n int64) []stream.Record {
+	var recs []stream.Record
+	buf := make([]stream.Record, 4096)
 	for int64(len(recs)) < n {
 		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(recs)))])
 		if m == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // PartitionConfig is one `streambench partition`: the deterministic
@@ -182,11 +183,11 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 // doneStream ends a stream as soon as done is closed: the simulator, which
 // takes no context, stops within the batch it is routing.
 type doneStream struct {
-	datasets.Stream
+	stream.Stream
 	done <-chan struct{}
 }
 
-func (s doneStream) Fill(dst []datasets.Record) int {
+func (s doneStream) Fill(dst []stream.Record) int {
 	select {
 	case <-s.done:
 		return 0
@@ -195,7 +196,7 @@ func (s doneStream) Fill(dst []datasets.Record) int {
 	}
 }
 
-func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, recs []datasets.Record, truth *datasets.Truth, kind string, n, sources int) (PartitionRow, error) {
+func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, recs []stream.Record, truth *datasets.Truth, kind string, n, sources int) (PartitionRow, error) {
 	// Each source has its own partitioner: tell them how many share the
 	// stream, so detector windows span the same stretch of it.
 	f, err := partition.NewFactory(kind, partition.WithSeed(spec.Seed), partition.WithSources(sources))
@@ -203,7 +204,7 @@ func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, r
 		return PartitionRow{}, invalidChoice("partitioner", kind, partition.Kinds())
 	}
 	res, err := partition.Run(partition.Config{
-		Stream: doneStream{datasets.FromRecords(recs), ctx.Done()}, Factory: f, Sources: sources, Workers: n, Period: period,
+		Stream: doneStream{stream.FromRecords(recs), ctx.Done()}, Factory: f, Sources: sources, Workers: n, Period: period,
 	})
 	if err != nil {
 		return PartitionRow{}, fmt.Errorf("bench: partition %s n=%d: %w", kind, n, err)

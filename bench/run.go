@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/runtime"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Workload is a stream to run: how to open it and how rows describe it.
@@ -32,21 +32,21 @@ type Workload struct {
 	Keys uint64
 	// Open returns a fresh stream of at most n records (n > 0), the same
 	// records every time it is called with the same n.
-	Open func(n int64) (datasets.Stream, error)
+	Open func(n int64) (stream.Stream, error)
 	// Namer, when set, gives the original form of keys (words, item ids).
-	Namer datasets.Namer
+	Namer stream.Namer
 }
 
 // open opens the workload's stream of n records, or returns ctx's error as
 // soon as ctx ends first. Opening may take long and sees no context (an
 // exact-zipf stream over 2^32 keys sums its norm term by term), so it runs
 // in a goroutine, which an interrupt leaves to finish on its own.
-func (w Workload) open(ctx context.Context, n int64) (datasets.Stream, error) {
+func (w Workload) open(ctx context.Context, n int64) (stream.Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	type opened struct {
-		s   datasets.Stream
+		s   stream.Stream
 		err error
 	}
 	ch := make(chan opened, 1)
@@ -64,15 +64,15 @@ func (w Workload) open(ctx context.Context, n int64) (datasets.Stream, error) {
 
 // Read opens the workload and reads up to n records (n > 0), fewer when the
 // stream ends or ctx does (then it returns ctx's error with what it read),
-// or fails (then it returns the stream's error, datasets.StreamErr).
+// or fails (then it returns the stream's error, stream.Err).
 // It holds them all: 16 bytes a record.
-func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) {
+func (w Workload) Read(ctx context.Context, n int64) ([]stream.Record, error) {
 	s, err := w.open(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]datasets.Record, 0, min(n, 1<<24))
-	buf := make([]datasets.Record, 4096)
+	recs := make([]stream.Record, 0, min(n, 1<<24))
+	buf := make([]stream.Record, 4096)
 	for int64(len(recs)) < n {
 		if err := ctx.Err(); err != nil {
 			return recs, err
@@ -83,7 +83,7 @@ func (w Workload) Read(ctx context.Context, n int64) ([]datasets.Record, error) 
 			break
 		}
 	}
-	return recs, datasets.StreamErr(s)
+	return recs, stream.Err(s)
 }
 
 // Exponent is the Zipf exponent as rows report it: nil for a file, which
@@ -438,7 +438,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if streamLen == 0 {
 		streamLen = math.MaxInt64 / 2
 	}
-	stream, err := cfg.Workload.open(ctx, streamLen)
+	input, err := cfg.Workload.open(ctx, streamLen)
 	if err != nil {
 		return row, err
 	}
@@ -448,7 +448,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	}
 	clock := NewWallClock()
 	epoch := clock.Start().UnixNano()
-	gen, err := NewGenerator(stream, GeneratorConfig{Rate: rate, Batch: cfg.Batch, Limit: tuples, Duration: dur, Queue: 64}, clock, epoch)
+	gen, err := NewGenerator(input, GeneratorConfig{Rate: rate, Batch: cfg.Batch, Limit: tuples, Duration: dur, Queue: 64}, clock, epoch)
 	if err != nil {
 		return row, err
 	}
@@ -456,7 +456,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if err != nil {
 		return row, err
 	}
-	streams := make([]datasets.Stream, sources)
+	streams := make([]stream.Stream, sources)
 	for i := range streams {
 		streams[i] = &genSource{g: gen}
 	}
@@ -479,9 +479,9 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	workStage := "work"
 	var results, partials string
 	if cfg.Window <= 0 {
-		out := runtime.Map(src, "work", func(r datasets.Record) datasets.Record { return r },
+		out := runtime.Map(src, "work", func(r stream.Record) stream.Record { return r },
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost))
-		runtime.Sink(out, "sink", func(w int, r datasets.Record) error {
+		runtime.Sink(out, "sink", func(w int, r stream.Record) error {
 			st := &states[w]
 			now := clock.Now()
 			st.lat.Record(now, time.Duration(epoch+int64(now)-r.Time))
@@ -494,7 +494,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 		if err != nil {
 			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
-		agg := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
+		agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))
 		workStage = "count"
 		if agg.TwoPhase {
@@ -557,7 +557,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if gerr != nil && !errors.Is(gerr, context.Canceled) {
 		return row, gerr
 	}
-	if err := datasets.StreamErr(stream); err != nil {
+	if err := stream.Err(input); err != nil {
 		return row, err
 	}
 	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil

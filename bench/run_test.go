@@ -6,16 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
-
-	"github.com/skewerhq/skewer/datasets"
 )
 
 // keyList is a workload replaying a fixed key list (cycled to length n).
 func keyList(name string, ks []uint64) Workload {
-	return Workload{Name: name, Open: func(n int64) (datasets.Stream, error) {
+	return Workload{Name: name, Open: func(n int64) (stream.Stream, error) {
 		n = min(n, int64(len(ks)))
-		return datasets.FromKeys(ks[:n]), nil
+		return stream.FromKeys(ks[:n]), nil
 	}}
 }
 
@@ -166,12 +165,12 @@ func TestRunConfigErrors(t *testing.T) {
 
 // secondFill is a stream that closes reached when its second Fill begins.
 type secondFill struct {
-	datasets.Stream
+	stream.Stream
 	fills   int
 	reached chan struct{}
 }
 
-func (s *secondFill) Fill(dst []datasets.Record) int {
+func (s *secondFill) Fill(dst []stream.Record) int {
 	if s.fills++; s.fills == 2 {
 		close(s.reached)
 	}
@@ -185,8 +184,8 @@ func TestRunInterrupted(t *testing.T) {
 	// Interrupted, with the context's error, and no further configuration
 	// runs.
 	reached := make(chan struct{})
-	w := Workload{Name: "k", Open: func(n int64) (datasets.Stream, error) {
-		return &secondFill{Stream: datasets.FromKeys(keys(int(n))), reached: reached}, nil
+	w := Workload{Name: "k", Open: func(n int64) (stream.Stream, error) {
+		return &secondFill{Stream: stream.FromKeys(keys(int(n))), reached: reached}, nil
 	}}
 	cfg := runConfig(w, []string{"hash", "shuffle"}, 2, 1000)
 	cfg.Rate = 0.001

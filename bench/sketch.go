@@ -11,6 +11,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // SketchKinds names the sketches `streambench sketch` judges: the key
@@ -190,15 +191,15 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	stream, err := cfg.Workload.open(ctx, cfg.Tuples)
+	input, err := cfg.Workload.open(ctx, cfg.Tuples)
 	if err != nil {
 		return nil, err
 	}
-	keys := readKeys(ctx, stream, cfg.Tuples)
+	keys := readKeys(ctx, input, cfg.Tuples)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if err := datasets.StreamErr(stream); err != nil {
+	if err := stream.Err(input); err != nil {
 		return nil, err
 	}
 	truth := datasets.NewTruth()
@@ -244,9 +245,9 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	return rows, nil
 }
 
-func readKeys(ctx context.Context, s datasets.Stream, n int64) []uint64 {
+func readKeys(ctx context.Context, s stream.Stream, n int64) []uint64 {
 	keys := make([]uint64, 0, min(n, 1<<24))
-	buf := make([]datasets.Record, 4096)
+	buf := make([]stream.Record, 4096)
 	for int64(len(keys)) < n && ctx.Err() == nil {
 		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(keys)))])
 		for _, r := range buf[:m] {

@@ -1,20 +1,20 @@
 package bench
 
-import "github.com/skewerhq/skewer/datasets"
+import "github.com/skewerhq/skewer/stream"
 
 // genSource is one runtime source reading from a shared Generator: it
-// implements datasets.Stream, filling dst from the generator's batches and
+// implements stream.Stream, filling dst from the generator's batches and
 // returning fewer records only once the generator has finished. When the
 // generator keeps no schedule (rate 0) it stamps records with the time it
 // takes them, their entry into the system.
 type genSource struct {
 	g   *Generator
-	cur []datasets.Record
+	cur []stream.Record
 	pos int
 }
 
-// Fill implements datasets.Stream.
-func (s *genSource) Fill(dst []datasets.Record) int {
+// Fill implements stream.Stream.
+func (s *genSource) Fill(dst []stream.Record) int {
 	n := 0
 	for n < len(dst) {
 		if s.pos == len(s.cur) {

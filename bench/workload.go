@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // WorkloadKinds names the synthetic workloads, FileFormats the formats of a
@@ -57,21 +58,21 @@ func (s WorkloadSpec) Build() (Workload, error) {
 	w := Workload{Name: s.Kind, ZipfS: s.ZipfS, Keys: s.Keys}
 	switch s.Kind {
 	case "zipf":
-		w.Open = func(n int64) (datasets.Stream, error) {
+		w.Open = func(n int64) (stream.Stream, error) {
 			return wrapData(datasets.NewZipf(s.Keys, s.ZipfS, n, s.Seed))
 		}
 	case "uniform":
 		w.ZipfS = 0
-		w.Open = func(n int64) (datasets.Stream, error) { return wrapData(datasets.NewUniform(s.Keys, n, s.Seed)) }
+		w.Open = func(n int64) (stream.Stream, error) { return wrapData(datasets.NewUniform(s.Keys, n, s.Seed)) }
 	case "exact-zipf":
-		w.Open = func(n int64) (datasets.Stream, error) {
+		w.Open = func(n int64) (stream.Stream, error) {
 			if n > datasets.MaxExactRecords {
 				return nil, invalidParam("-tuples", n, fmt.Sprintf("at most %d for exact-zipf", datasets.MaxExactRecords))
 			}
 			return wrapData(datasets.NewExactZipf(s.Keys, s.ZipfS, n, s.Seed))
 		}
 	case "drift":
-		w.Open = func(n int64) (datasets.Stream, error) {
+		w.Open = func(n int64) (stream.Stream, error) {
 			every := s.DriftEvery
 			if every <= 0 {
 				every = max(1, min(n/10, 100_000))
@@ -88,7 +89,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 
 // wrapData turns a datasets parameter error into this package's, so that
 // the command line reports it as a bad value.
-func wrapData[S datasets.Stream](st S, err error) (datasets.Stream, error) {
+func wrapData[S stream.Stream](st S, err error) (stream.Stream, error) {
 	if err != nil {
 		if errors.Is(err, datasets.ErrInvalidParameter) {
 			return nil, fmt.Errorf("%w: -workload: %v", ErrInvalidParameter, err)
@@ -116,7 +117,7 @@ func (s WorkloadSpec) buildFile() (Workload, error) {
 		if err != nil {
 			return Workload{}, fileErr(err)
 		}
-		probe.Fill(make([]datasets.Record, 1))
+		probe.Fill(make([]stream.Record, 1))
 		err = probe.Err()
 		probe.Close()
 		if err != nil {
@@ -124,7 +125,7 @@ func (s WorkloadSpec) buildFile() (Workload, error) {
 		}
 		names := &fileNames{}
 		w.Namer = names
-		w.Open = func(n int64) (datasets.Stream, error) {
+		w.Open = func(n int64) (stream.Stream, error) {
 			fs, err := open(s.File)
 			if err != nil {
 				return nil, fileErr(err)
@@ -139,7 +140,7 @@ func (s WorkloadSpec) buildFile() (Workload, error) {
 		}
 		w.Keys = uint64(t.Rows())
 		w.Namer = t
-		w.Open = func(n int64) (datasets.Stream, error) { return t.Sample(n, s.Seed) }
+		w.Open = func(n int64) (stream.Stream, error) { return t.Sample(n, s.Seed) }
 	default:
 		return Workload{}, invalidChoice("format", s.Format, FileFormats)
 	}
@@ -148,15 +149,15 @@ func (s WorkloadSpec) buildFile() (Workload, error) {
 
 // fileStream is the stream of a data file cut to its first left records;
 // it closes the file once they are read. Err reports the error that ended
-// the file's stream early (datasets.StreamErr finds it).
+// the file's stream early (stream.Err finds it).
 type fileStream struct {
 	fs      *datasets.FileStream
 	left    int64
 	fileErr func(error) error
 }
 
-// Fill implements datasets.Stream.
-func (f *fileStream) Fill(dst []datasets.Record) int {
+// Fill implements stream.Stream.
+func (f *fileStream) Fill(dst []stream.Record) int {
 	if int64(len(dst)) > f.left {
 		dst = dst[:f.left]
 	}
@@ -176,7 +177,7 @@ func (f *fileStream) Err() error {
 	return nil
 }
 
-// KeyName implements datasets.Namer.
+// KeyName implements stream.Namer.
 func (f *fileStream) KeyName(key uint64) (string, bool) { return f.fs.KeyName(key) }
 
 // fileNames names the keys of every stream a file workload has opened.
@@ -192,7 +193,7 @@ func (f *fileNames) add(fs *datasets.FileStream) {
 	f.latest = fs
 }
 
-// KeyName implements datasets.Namer.
+// KeyName implements stream.Namer.
 func (f *fileNames) KeyName(key uint64) (string, bool) {
 	for _, fs := range []*datasets.FileStream{f.latest, f.most} {
 		if fs == nil {

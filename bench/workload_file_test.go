@@ -12,6 +12,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // nulAfter writes a text of n words w0 … w(n-1), ending in a NUL byte, so
@@ -43,7 +44,7 @@ func TestFileWorkloadStreams(t *testing.T) {
 			require.NoError(t, err)
 			recs := readRecords(s, 1<<20)
 			require.Len(t, recs, 1000)
-			require.NoError(t, datasets.StreamErr(s))
+			require.NoError(t, stream.Err(s))
 			name, ok := w.Namer.KeyName(sketch.HashString("wxxxx"))
 			require.True(t, ok)
 			require.Equal(t, "wxxxx", name)
@@ -52,7 +53,7 @@ func TestFileWorkloadStreams(t *testing.T) {
 			long, err := w.Open(1 << 40)
 			require.NoError(t, err)
 			require.Len(t, readRecords(long, 1<<40), 50_000)
-			err = datasets.StreamErr(long)
+			err = stream.Err(long)
 			require.ErrorIs(t, err, datasets.ErrFormat)
 			require.Contains(t, err.Error(), "-file "+p)
 			require.Contains(t, err.Error(), "NUL byte")

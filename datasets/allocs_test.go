@@ -3,6 +3,7 @@ package datasets
 import (
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -11,14 +12,14 @@ import (
 // event-time wrapper.
 func TestFillAllocatesNothing(t *testing.T) {
 	const long = 1 << 40
-	ok := func(s Stream, err error) Stream {
+	ok := func(s stream.Stream, err error) stream.Stream {
 		require.NoError(t, err)
 		return s
 	}
 	ft, err := LoadFreqTable(writeFile(t, "f.tsv", "a\t3\nb\t1\n"))
 	require.NoError(t, err)
 	exact := ok(NewExactZipf(1000, 1, 1<<20, 1)).(*ExactZipf)
-	streams := map[string]Stream{
+	streams := map[string]stream.Stream{
 		"zipf":      ok(NewZipf(1e6, 1.2, long, 1)),
 		"exact":     exact,
 		"drift":     ok(NewDrift(DriftConfig{K: 1e6, S: 0.8, N: long, Period: 1000, Mode: DriftRedraw})),
@@ -27,7 +28,7 @@ func TestFillAllocatesNothing(t *testing.T) {
 		"eventtime": ok(NewEventTime(ok(NewZipf(1e6, 1, long, 1)), EventTimeConfig{Rate: 1e6, MaxDelay: 1e6, LateFraction: 0.1, MaxLateness: 10})),
 		"table":     ok(ft.Sample(long, 1)),
 	}
-	buf := make([]Record, 1024)
+	buf := make([]stream.Record, 1024)
 	for name, s := range streams {
 		t.Run(name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() {

@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/skewerhq/skewer/stream"
 )
 
-var sinkRecords []Record
+var sinkRecords []stream.Record
 
 // BenchmarkZipfVsMathRand times this package's Zipf against math/rand/v2's
 // (which needs s > 1) in the same run, alternating batches of 1024 keys so
@@ -24,13 +26,13 @@ func BenchmarkZipfVsMathRand(b *testing.B) {
 			src := newPCG(1)
 			std := rand.NewZipf(rand.New(&src), s, 1, k-1)
 			keys := newKeyMap(k)
-			buf := make([]Record, 1024)
+			buf := make([]stream.Record, 1024)
 			var tOurs, tStd time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
 			stdFill := func() {
 				for i := range buf {
-					buf[i] = Record{Key: keys.key(std.Uint64())}
+					buf[i] = stream.Record{Key: keys.key(std.Uint64())}
 				}
 			}
 			odd := false
@@ -65,7 +67,7 @@ func BenchmarkZipfVsMathRand(b *testing.B) {
 // BenchmarkFill times filling a batch of 1024 records from each generator.
 func BenchmarkFill(b *testing.B) {
 	const long = 1 << 62
-	ok := func(s Stream, err error) Stream {
+	ok := func(s stream.Stream, err error) stream.Stream {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,21 +75,21 @@ func BenchmarkFill(b *testing.B) {
 	}
 	cases := []struct {
 		name string
-		mk   func() Stream
+		mk   func() stream.Stream
 	}{
-		{"zipf/s=0", func() Stream { return ok(NewZipf(1e6, 0, long, 1)) }},
-		{"zipf/s=0.8", func() Stream { return ok(NewZipf(1e6, 0.8, long, 1)) }},
-		{"zipf/s=1.0", func() Stream { return ok(NewZipf(1e6, 1, long, 1)) }},
-		{"zipf/s=2.0", func() Stream { return ok(NewZipf(1e6, 2, long, 1)) }},
-		{"drift/rotate", func() Stream {
+		{"zipf/s=0", func() stream.Stream { return ok(NewZipf(1e6, 0, long, 1)) }},
+		{"zipf/s=0.8", func() stream.Stream { return ok(NewZipf(1e6, 0.8, long, 1)) }},
+		{"zipf/s=1.0", func() stream.Stream { return ok(NewZipf(1e6, 1, long, 1)) }},
+		{"zipf/s=2.0", func() stream.Stream { return ok(NewZipf(1e6, 2, long, 1)) }},
+		{"drift/rotate", func() stream.Stream {
 			return ok(NewDrift(DriftConfig{K: 1e6, S: 1, N: long, Period: 10_000, Shift: 1}))
 		}},
-		{"drift/redraw", func() Stream {
+		{"drift/redraw", func() stream.Stream {
 			return ok(NewDrift(DriftConfig{K: 1e6, S: 1, N: long, Period: 10_000, Mode: DriftRedraw}))
 		}},
-		{"uniform", func() Stream { return ok(NewUniform(1e6, long, 1)) }},
-		{"constant", func() Stream { return ok(NewConstant(1, long)) }},
-		{"eventtime/zipf", func() Stream {
+		{"uniform", func() stream.Stream { return ok(NewUniform(1e6, long, 1)) }},
+		{"constant", func() stream.Stream { return ok(NewConstant(1, long)) }},
+		{"eventtime/zipf", func() stream.Stream {
 			return ok(NewEventTime(ok(NewZipf(1e6, 1, long, 1)),
 				EventTimeConfig{Rate: 1e6, MaxDelay: 1e6, LateFraction: 0.01, MaxLateness: 1e5}))
 		}},
@@ -95,7 +97,7 @@ func BenchmarkFill(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			s := c.mk()
-			buf := make([]Record, 1024)
+			buf := make([]stream.Record, 1024)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(buf)) * 16)
 			for b.Loop() {
@@ -110,7 +112,7 @@ func BenchmarkFill(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf := make([]Record, 1024)
+		buf := make([]stream.Record, 1024)
 		b.ReportAllocs()
 		for b.Loop() {
 			if g.Fill(buf) < len(buf) {
@@ -125,7 +127,7 @@ func BenchmarkFill(b *testing.B) {
 			b.Fatal(err)
 		}
 		s := ok(ft.Sample(long, 1))
-		buf := make([]Record, 1024)
+		buf := make([]stream.Record, 1024)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {

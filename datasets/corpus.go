@@ -1,6 +1,10 @@
 package datasets
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/skewerhq/skewer/stream"
+)
 
 // Corpus is a real key stream read from a file and held in memory: the keys
 // in file order, each the sketch.Hash of its original text, and the text of
@@ -9,7 +13,7 @@ import "slices"
 // reader.
 type Corpus struct {
 	path  string
-	recs  []Record
+	recs  []stream.Record
 	names map[uint64]string
 }
 
@@ -32,7 +36,7 @@ func load(s *FileStream, err error) (*Corpus, error) {
 		return nil, err
 	}
 	defer s.Close()
-	var recs []Record
+	var recs []stream.Record
 	for {
 		recs = slices.Grow(recs, 4096)
 		n := s.Fill(recs[len(recs):cap(recs)])
@@ -56,25 +60,26 @@ func (c *Corpus) Distinct() int { return len(c.names) }
 // Path returns the file the corpus was read from.
 func (c *Corpus) Path() string { return c.path }
 
-// KeyName implements Namer: the original word or item id of a key.
+// KeyName implements stream.Namer: the original word or item id of a key.
 func (c *Corpus) KeyName(key uint64) (string, bool) {
 	name, ok := c.names[key]
 	return name, ok
 }
 
 // Records returns the whole stream. The slice is shared: do not modify it.
-func (c *Corpus) Records() []Record { return c.recs }
+func (c *Corpus) Records() []stream.Record { return c.recs }
 
 // Stream returns a new reader over the corpus, from its first key.
 func (c *Corpus) Stream() *NamedStream {
-	return &NamedStream{SliceStream: SliceStream{recs: c.recs}, names: c}
+	return &NamedStream{Slice: stream.FromRecords(c.recs), names: c}
 }
 
-// NamedStream is a SliceStream whose keys have names.
+// NamedStream is a stream.Slice of records whose keys have names: a
+// stream.Stream and a stream.Namer.
 type NamedStream struct {
-	SliceStream
-	names Namer
+	*stream.Slice[stream.Record]
+	names stream.Namer
 }
 
-// KeyName implements Namer.
+// KeyName implements stream.Namer.
 func (s *NamedStream) KeyName(key uint64) (string, bool) { return s.names.KeyName(key) }

@@ -5,8 +5,9 @@
 //
 // # Streams
 //
-// Every source implements [Stream]: Fill writes a batch of [Record] (a
-// 64-bit key hash and an optional event time) into a caller's slice, with no
+// Every source implements [stream.Stream], the contract of the leaf package
+// stream: Fill writes a batch of [stream.Record] (a 64-bit key hash and an
+// optional event time) into a caller's slice, with no
 // allocation and no interface call per key. The same parameters and seed
 // give the same stream, byte for byte; golden checksums of the first 10^6
 // records of each generator are pinned under testdata/.
@@ -56,7 +57,7 @@
 // bytes) and plain ones alike, refuses NUL bytes (binary data) and tokens
 // or table lines longer than [MaxTokenSize], and quotes at most a short
 // excerpt of an offending line. Keys are sketch.Hash of the original text,
-// and KeyName ([Namer]) recovers it.
+// and KeyName ([stream.Namer]) recovers it.
 //
 // The repository's own data sets live, compressed and checksummed, in its
 // data/ folder, a module of its own that the module zip leaves out;

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // DriftMode says how the hot set moves at each drift point.
@@ -85,8 +86,8 @@ func NewDrift(cfg DriftConfig) (*Drift, error) {
 	return d, nil
 }
 
-// Fill implements Stream. Records carry no event time.
-func (d *Drift) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (d *Drift) Fill(dst []stream.Record) int {
 	m := int64(len(dst))
 	if left := d.cfg.N - d.pos; left < m {
 		m = left
@@ -100,7 +101,7 @@ func (d *Drift) Fill(dst []Record) int {
 		}
 		run := dst[:min(int64(len(dst)), d.left)]
 		for i := range run {
-			run[i] = Record{Key: d.keys.key(d.perm.apply(d.z.sample(&d.src) - 1))}
+			run[i] = stream.Record{Key: d.keys.key(d.perm.apply(d.z.sample(&d.src) - 1))}
 		}
 		d.left -= int64(len(run))
 		dst = dst[len(run):]

@@ -3,6 +3,8 @@ package datasets
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/skewerhq/skewer/stream"
 )
 
 // DelayDist is the distribution of the delay of an on-time record.
@@ -50,7 +52,7 @@ type EventTimeConfig struct {
 //
 // The zero EventTime is not usable; build one with NewEventTime.
 type EventTime struct {
-	src    Stream
+	src    stream.Stream
 	cfg    EventTimeConfig
 	rng    rand.PCG
 	period float64 // ns per record
@@ -63,7 +65,7 @@ type EventTime struct {
 // NewEventTime wraps src, overwriting the Time of each record it yields. It
 // fails with ErrInvalidParameter naming the field of cfg that is out of
 // range, or when src is nil.
-func NewEventTime(src Stream, cfg EventTimeConfig) (*EventTime, error) {
+func NewEventTime(src stream.Stream, cfg EventTimeConfig) (*EventTime, error) {
 	switch {
 	case src == nil:
 		return nil, invalidParam("src", nil, "a stream")
@@ -93,9 +95,9 @@ func (e *EventTime) reset() {
 	e.i, e.late, e.max = 0, 0, e.cfg.Start
 }
 
-// Fill implements Stream: it fills dst from the wrapped stream and stamps
+// Fill implements stream.Stream: it fills dst from the wrapped stream and stamps
 // each record.
-func (e *EventTime) Fill(dst []Record) int {
+func (e *EventTime) Fill(dst []stream.Record) int {
 	n := e.src.Fill(dst)
 	for i := range dst[:n] {
 		dst[i].Time = e.next()
@@ -128,9 +130,9 @@ func (e *EventTime) next() int64 {
 // Late returns how many of the records stamped so far were made late.
 func (e *EventTime) Late() int64 { return e.late }
 
-// KeyName implements Namer when the wrapped stream does.
+// KeyName implements stream.Namer when the wrapped stream does.
 func (e *EventTime) KeyName(key uint64) (string, bool) {
-	if n, ok := e.src.(Namer); ok {
+	if n, ok := e.src.(stream.Namer); ok {
 		return n.KeyName(key)
 	}
 	return "", false

@@ -3,6 +3,8 @@ package datasets
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/skewerhq/skewer/stream"
 )
 
 // MaxExactRecords bounds the length of an ExactZipf stream: its ranks are
@@ -79,12 +81,12 @@ func (g *ExactZipf) Count(r uint64) int64 {
 	return int64(math.Round(float64(g.m) * math.Pow(float64(r), -g.s) / g.norm))
 }
 
-// Fill implements Stream. Records carry no event time.
-func (g *ExactZipf) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (g *ExactZipf) Fill(dst []stream.Record) int {
 	n := min(len(dst), len(g.ranks)-g.pos)
 	dst = dst[:n]
 	for i, r := range g.ranks[g.pos : g.pos+n] {
-		dst[i] = Record{Key: g.keys.key(uint64(r))}
+		dst[i] = stream.Record{Key: g.keys.key(uint64(r))}
 	}
 	g.pos += n
 	return n

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // A Zipf stream of 100,000 keys over 1,000 keys with s = 1.2: the hottest
@@ -43,10 +44,10 @@ func ExampleNewDrift() {
 	if err != nil {
 		panic(err)
 	}
-	buf := make([]datasets.Record, 10_000)
+	buf := make([]stream.Record, 10_000)
 	for e := range int64(2) {
 		d.Fill(buf)
-		top := datasets.Count(datasets.FromRecords(buf)).Top(1)[0].Key
+		top := datasets.Count(stream.FromRecords(buf)).Top(1)[0].Key
 		r0, _ := d.RankAt(top, 0)
 		fmt.Printf("epoch %d: hottest key had rank %d in epoch 0\n", e, r0)
 	}
@@ -65,7 +66,7 @@ func ExampleNewEventTime() {
 	if err != nil {
 		panic(err)
 	}
-	buf := make([]datasets.Record, 10_000)
+	buf := make([]stream.Record, 10_000)
 	e.Fill(buf)
 	dis := datasets.NewDisorder(0, 5e6)
 	late := 0
@@ -167,7 +168,7 @@ func ExampleOpenWords() {
 		panic(err)
 	}
 	defer s.Close()
-	buf := make([]datasets.Record, 3)
+	buf := make([]stream.Record, 3)
 	n := s.Fill(buf) // reads "one two three", not the NUL byte after "five"
 	first, _ := s.KeyName(buf[0].Key)
 	fmt.Println(n, first, s.Err())

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // FileStream is a key stream read lazily from a data file (gzip-compressed
@@ -21,7 +22,7 @@ import (
 // and a stream that ends with no key at all reports ErrEmpty. The file is
 // closed when the stream ends; Close closes it earlier.
 //
-// A FileStream implements Stream and Namer. It is not safe for concurrent
+// A FileStream implements stream.Stream and stream.Namer. It is not safe for concurrent
 // use, KeyName included. The zero FileStream is not usable; open one with
 // OpenWords or OpenItems.
 type FileStream struct {
@@ -60,10 +61,10 @@ func openStream(path string, items bool) (*FileStream, error) {
 	return &FileStream{r: r, path: path, items: items, names: make(map[uint64]string)}, nil
 }
 
-// Fill implements Stream: it reads up to len(dst) keys from the file. It
+// Fill implements stream.Stream: it reads up to len(dst) keys from the file. It
 // writes fewer only when the stream ends (see Err). It allocates only for
 // the name of a key not read before.
-func (s *FileStream) Fill(dst []Record) int {
+func (s *FileStream) Fill(dst []stream.Record) int {
 	for i := range dst {
 		if s.r == nil {
 			return i
@@ -78,7 +79,7 @@ func (s *FileStream) Fill(dst []Record) int {
 			s.end(err)
 			return i
 		}
-		dst[i] = Record{Key: key}
+		dst[i] = stream.Record{Key: key}
 		s.n++
 	}
 	return len(dst)
@@ -130,7 +131,7 @@ func (s *FileStream) Close() error {
 	return err
 }
 
-// KeyName implements Namer: the original word or item id of a key read so
+// KeyName implements stream.Namer: the original word or item id of a key read so
 // far.
 func (s *FileStream) KeyName(key uint64) (string, bool) {
 	name, ok := s.names[key]
@@ -248,16 +249,4 @@ func (s *FileStream) scanItem(pos int) (int, bool, error) {
 
 func isSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
-}
-
-// StreamErr returns the error that ended s early when s can end on one (it
-// has an Err() error method, as FileStream does), and nil for any other
-// stream. Callers that read a stream which may come from a file check it
-// once they stop reading: a stream that ends on an error ends early, and
-// its records alone do not say so.
-func StreamErr(s Stream) error {
-	if e, ok := s.(interface{ Err() error }); ok {
-		return e.Err()
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func writeBytes(t testing.TB, name string, b []byte) string {
 func drainNames(t testing.TB, s *FileStream, batch int) []string {
 	t.Helper()
 	var names []string
-	buf := make([]Record, batch)
+	buf := make([]stream.Record, batch)
 	for {
 		n := s.Fill(buf)
 		for _, r := range buf[:n] {
@@ -133,7 +134,7 @@ func TestFileStreamReadsLazily(t *testing.T) {
 	for _, p := range []string{writeBytes(t, "w.txt", content), writeBytes(t, "w.gz", gzipBytes(t, content))} {
 		s, err := OpenWords(p)
 		require.NoError(t, err)
-		buf := make([]Record, 1000)
+		buf := make([]stream.Record, 1000)
 		require.Equal(t, 1000, s.Fill(buf))
 		require.NoError(t, s.Err())
 		require.Equal(t, 1, s.Distinct())
@@ -149,11 +150,11 @@ func TestFileStreamReadsLazily(t *testing.T) {
 		require.Len(t, drainNames(t, s, 4096), 100_000)
 		require.ErrorIs(t, s.Err(), ErrFormat)
 		require.Contains(t, s.Err().Error(), "NUL")
-		require.Equal(t, s.Err(), StreamErr(s))
+		require.Equal(t, s.Err(), stream.Err(s))
 	}
 	z, err := NewZipf(10, 1, 10, 1)
 	require.NoError(t, err)
-	require.NoError(t, StreamErr(z))
+	require.NoError(t, stream.Err(z))
 }
 
 func TestFileStreamBadInput(t *testing.T) {
@@ -270,7 +271,7 @@ func drainErr(s *FileStream, err error) error {
 	if err != nil {
 		return err
 	}
-	buf := make([]Record, 512)
+	buf := make([]stream.Record, 512)
 	for s.Fill(buf) > 0 {
 	}
 	return s.Err()
@@ -280,7 +281,7 @@ func TestFileStreamEmpty(t *testing.T) {
 	for _, content := range [][]byte{nil, []byte(" \n\t\n"), gzipBytes(t, []byte("...\n"))} {
 		s, err := OpenWords(writeBytes(t, "e", content))
 		require.NoError(t, err)
-		require.Zero(t, s.Fill(make([]Record, 8)))
+		require.Zero(t, s.Fill(make([]stream.Record, 8)))
 		require.ErrorIs(t, s.Err(), ErrEmpty)
 	}
 }
@@ -293,7 +294,7 @@ func TestFileStreamFillAllocs(t *testing.T) {
 		for _, open := range []func(string) (*FileStream, error){OpenWords, OpenItems} {
 			s, err := open(p)
 			require.NoError(t, err)
-			buf := make([]Record, 1024)
+			buf := make([]stream.Record, 1024)
 			allocs := testing.AllocsPerRun(50, func() {
 				if s.Fill(buf) != len(buf) {
 					panic("the file is long enough for 51 batches")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // FreqTable is a frequency table read from a file of `key<TAB>count` lines
@@ -95,7 +96,7 @@ func (t *FreqTable) Prob(key uint64) float64 {
 	return float64(t.counts[i]) / t.total
 }
 
-// KeyName implements Namer.
+// KeyName implements stream.Namer.
 func (t *FreqTable) KeyName(key uint64) (string, bool) {
 	i, ok := t.index[key]
 	if !ok {
@@ -114,7 +115,7 @@ func (t *FreqTable) Sample(n int64, seed uint64) (*TableStream, error) {
 	return &TableStream{t: t, alias: newAlias(t.counts, t.total), src: newPCG(seed), seed: seed, n: n}, nil
 }
 
-// TableStream is a stream sampled from a FreqTable. It implements Namer.
+// TableStream is a stream sampled from a FreqTable. It implements stream.Namer.
 type TableStream struct {
 	t     *FreqTable
 	alias aliasTable
@@ -124,21 +125,21 @@ type TableStream struct {
 	pos   int64
 }
 
-// Fill implements Stream. Records carry no event time.
-func (s *TableStream) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (s *TableStream) Fill(dst []stream.Record) int {
 	m := int64(len(dst))
 	if left := s.n - s.pos; left < m {
 		m = left
 	}
 	dst = dst[:m]
 	for i := range dst {
-		dst[i] = Record{Key: s.t.keys[s.alias.sample(&s.src)]}
+		dst[i] = stream.Record{Key: s.t.keys[s.alias.sample(&s.src)]}
 	}
 	s.pos += m
 	return int(m)
 }
 
-// KeyName implements Namer.
+// KeyName implements stream.Namer.
 func (s *TableStream) KeyName(key uint64) (string, bool) { return s.t.KeyName(key) }
 
 // Len returns the number of records the stream yields in all.

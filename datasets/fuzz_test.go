@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -155,7 +156,7 @@ func FuzzLoadFreqTable(f *testing.F) {
 		require.InDelta(t, 1, sum, 1e-9*float64(len(lines)))
 		s, err := ft.Sample(64, 1)
 		require.NoError(t, err)
-		buf := make([]Record, 64)
+		buf := make([]stream.Record, 64)
 		require.Equal(t, 64, s.Fill(buf))
 		for _, r := range buf {
 			require.Greater(t, ft.Prob(r.Key), 0.0, "a zero-count key was drawn")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +45,7 @@ func TestExactZipfIsShuffled(t *testing.T) {
 	// are hypergeometric: mean c/2, variance ~ c/4.
 	g, err := NewExactZipf(100, 1, 200_000, 5)
 	require.NoError(t, err)
-	half := make([]Record, g.Len()/2)
+	half := make([]stream.Record, g.Len()/2)
 	require.Equal(t, len(half), g.Fill(half))
 	c := float64(g.Count(1))
 	var inHalf float64
@@ -55,7 +56,7 @@ func TestExactZipfIsShuffled(t *testing.T) {
 	}
 	require.InDelta(t, c/2, inHalf, 6*math.Sqrt(c/4))
 	g.Reset()
-	again := make([]Record, len(half))
+	again := make([]stream.Record, len(half))
 	g.Fill(again)
 	require.Equal(t, half, again)
 }
@@ -90,11 +91,11 @@ func TestDriftMovesTheHotKey(t *testing.T) {
 			z, err := NewZipf(1000, 1.5, 10, 11)
 			require.NoError(t, err)
 			require.Equal(t, z.Key(1), d.KeyAt(1, 0), "epoch 0 is the plain Zipf mapping")
-			buf := make([]Record, period)
+			buf := make([]stream.Record, period)
 			var tops []uint64
 			for e := range int64(3) {
 				require.Equal(t, period, d.Fill(buf))
-				top := Count(FromRecords(buf)).Top(1)[0].Key
+				top := Count(stream.FromRecords(buf)).Top(1)[0].Key
 				require.Equal(t, d.KeyAt(1, e), top, "epoch %d", e)
 				r, ok := d.RankAt(top, e)
 				require.True(t, ok)
@@ -195,7 +196,7 @@ func TestEventTimeBoundedOutOfOrderness(t *testing.T) {
 }
 
 func TestEventTimeBadParameters(t *testing.T) {
-	src := FromKeys([]uint64{1})
+	src := stream.FromKeys([]uint64{1})
 	ok := EventTimeConfig{Rate: 1, MaxDelay: 10, LateFraction: 0.1, MaxLateness: 5}
 	for _, tc := range []struct {
 		name, param string

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,16 +27,16 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 const goldenFile = "checksums.golden"
 
 // goldenStreams builds each generator with fixed parameters, n records long.
-func goldenStreams(t *testing.T, n int64) map[string]Stream {
+func goldenStreams(t *testing.T, n int64) map[string]stream.Stream {
 	t.Helper()
-	ok := func(s Stream, err error) Stream {
+	ok := func(s stream.Stream, err error) stream.Stream {
 		t.Helper()
 		require.NoError(t, err)
 		return s
 	}
 	ft, err := LoadFreqTable(dataFile(t, "count_1w.txt"))
 	require.NoError(t, err)
-	return map[string]Stream{
+	return map[string]stream.Stream{
 		"zipf-k1e6-s1.2":    ok(NewZipf(1_000_000, 1.2, n, 1)),
 		"zipf-k1e4-s0.5":    ok(NewZipf(10_000, 0.5, n, 2)),
 		"zipf-k100-s0":      ok(NewZipf(100, 0, n, 3)),
@@ -49,9 +50,9 @@ func goldenStreams(t *testing.T, n int64) map[string]Stream {
 	}
 }
 
-func checksum(s Stream) string {
+func checksum(s stream.Stream) string {
 	d := xxhash.New()
-	buf := make([]Record, 4096)
+	buf := make([]stream.Record, 4096)
 	var b [16]byte
 	for {
 		n := s.Fill(buf)

@@ -3,6 +3,8 @@ package datasets
 import (
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Uniform is a stream of n keys drawn independently and uniformly from k
@@ -31,15 +33,15 @@ func NewUniform(k uint64, n int64, seed uint64) (*Uniform, error) {
 	return &Uniform{src: newPCG(seed), keys: newKeyMap(k), seed: seed, n: n}, nil
 }
 
-// Fill implements Stream. Records carry no event time.
-func (g *Uniform) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (g *Uniform) Fill(dst []stream.Record) int {
 	m := int64(len(dst))
 	if left := g.n - g.pos; left < m {
 		m = left
 	}
 	dst = dst[:m]
 	for i := range dst {
-		dst[i] = Record{Key: g.keys.key(uint64N(&g.src, g.keys.k))}
+		dst[i] = stream.Record{Key: g.keys.key(uint64N(&g.src, g.keys.k))}
 	}
 	g.pos += m
 	return int(m)
@@ -94,15 +96,15 @@ func NewConstant(key uint64, n int64) (*Constant, error) {
 	return &Constant{key: key, n: n}, nil
 }
 
-// Fill implements Stream. Records carry no event time.
-func (g *Constant) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (g *Constant) Fill(dst []stream.Record) int {
 	m := int64(len(dst))
 	if left := g.n - g.pos; left < m {
 		m = left
 	}
 	dst = dst[:m]
 	for i := range dst {
-		dst[i] = Record{Key: g.key}
+		dst[i] = stream.Record{Key: g.key}
 	}
 	g.pos += m
 	return int(m)

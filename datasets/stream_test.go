@@ -3,12 +3,13 @@ package datasets
 import (
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSliceStreamFillsInBatches(t *testing.T) {
-	s := FromKeys([]uint64{1, 2, 3, 4, 5})
-	buf := make([]Record, 2)
+	s := stream.FromKeys([]uint64{1, 2, 3, 4, 5})
+	buf := make([]stream.Record, 2)
 	var got []uint64
 	for {
 		n := s.Fill(buf)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Truth holds the exact frequency of every key of a stream: the ground
@@ -25,13 +26,13 @@ type KeyCount struct {
 func NewTruth() *Truth { return &Truth{counts: make(map[uint64]uint64)} }
 
 // Count drains s and returns the exact frequencies of its keys. It
-// consumes s: a Stream is read once, so a stream counted here is empty
+// consumes s: a stream.Stream is read once, so a stream counted here is empty
 // afterwards (partition.Run on it fails with partition.ErrEmptyStream);
 // count a second stream built with the same arguments and seed, or rewind
 // one that has a Reset.
-func Count(s Stream) *Truth {
+func Count(s stream.Stream) *Truth {
 	t := NewTruth()
-	buf := make([]Record, 4096)
+	buf := make([]stream.Record, 4096)
 	for {
 		n := s.Fill(buf)
 		t.AddRecords(buf[:n])
@@ -48,7 +49,7 @@ func (t *Truth) Add(key uint64) {
 }
 
 // AddRecords counts the keys of recs.
-func (t *Truth) AddRecords(recs []Record) {
+func (t *Truth) AddRecords(recs []stream.Record) {
 	for _, r := range recs {
 		t.counts[r.Key]++
 	}
@@ -115,9 +116,9 @@ func (t *Truth) KeySet() *roaring64.Bitmap {
 // DistinctKeys drains s and returns the exact set of its keys as a 64-bit
 // roaring bitmap (GetCardinality is the exact distinct count), without
 // counting frequencies.
-func DistinctKeys(s Stream) *roaring64.Bitmap {
+func DistinctKeys(s stream.Stream) *roaring64.Bitmap {
 	b := roaring64.New()
-	buf := make([]Record, 4096)
+	buf := make([]stream.Record, 4096)
 	keys := make([]uint64, 0, len(buf))
 	for {
 		n := s.Fill(buf)

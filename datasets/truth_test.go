@@ -3,12 +3,13 @@ package datasets
 import (
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
 func TestTruthCountsExactly(t *testing.T) {
 	keys := []uint64{5, 3, 5, 9, 3, 5, 1 << 63, 3, 7}
-	tr := Count(FromKeys(keys))
+	tr := Count(stream.FromKeys(keys))
 	require.Equal(t, uint64(9), tr.N())
 	require.Equal(t, 5, tr.Distinct())
 	require.Equal(t, uint64(3), tr.Count(5))
@@ -22,7 +23,7 @@ func TestTruthCountsExactly(t *testing.T) {
 	set := tr.KeySet()
 	require.Equal(t, uint64(5), set.GetCardinality())
 	require.True(t, set.Contains(1<<63))
-	require.True(t, DistinctKeys(FromKeys(keys)).Equals(set))
+	require.True(t, DistinctKeys(stream.FromKeys(keys)).Equals(set))
 	require.Zero(t, NewTruth().P1())
 }
 
@@ -32,8 +33,8 @@ func TestTruthOverLongStream(t *testing.T) {
 	for i := range keys {
 		keys[i] = uint64(i % 3)
 	}
-	tr := Count(FromKeys(keys))
+	tr := Count(stream.FromKeys(keys))
 	require.Equal(t, uint64(3334), tr.Count(0))
 	require.Equal(t, uint64(3333), tr.Count(2))
-	require.Equal(t, uint64(3), DistinctKeys(FromKeys(keys)).GetCardinality())
+	require.Equal(t, uint64(3), DistinctKeys(stream.FromKeys(keys)).GetCardinality())
 }

@@ -3,6 +3,8 @@ package datasets
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/skewerhq/skewer/stream"
 )
 
 // MaxZipfKeys is the largest key count the Zipf generators accept: ranks
@@ -139,15 +141,15 @@ func NewZipf(k uint64, s float64, n int64, seed uint64) (*Zipf, error) {
 	return &Zipf{z: zs, src: newPCG(seed), keys: newKeyMap(k), seed: seed, n: n}, nil
 }
 
-// Fill implements Stream. Records carry no event time.
-func (g *Zipf) Fill(dst []Record) int {
+// Fill implements stream.Stream. Records carry no event time.
+func (g *Zipf) Fill(dst []stream.Record) int {
 	m := int64(len(dst))
 	if left := g.n - g.pos; left < m {
 		m = left
 	}
 	dst = dst[:m]
 	for i := range dst {
-		dst[i] = Record{Key: g.keys.key(g.z.sample(&g.src) - 1)}
+		dst[i] = stream.Record{Key: g.keys.key(g.z.sample(&g.src) - 1)}
 	}
 	g.pos += m
 	return int(m)

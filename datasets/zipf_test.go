@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/stream"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -39,7 +40,7 @@ func TestZipfKeyRankRoundTrip(t *testing.T) {
 	require.Greater(t, g.Key(1), uint64(1<<32), "the hottest key must not be a small integer")
 	_, ok := g.Rank(12345)
 	require.False(t, ok, "a foreign key has no rank")
-	recs := make([]Record, 4096)
+	recs := make([]stream.Record, 4096)
 	for n := g.Fill(recs); n > 0; n = g.Fill(recs) {
 		for _, rec := range recs[:n] {
 			r, ok := g.Rank(rec.Key)
@@ -87,9 +88,9 @@ func TestZipfDeterministicAndLength(t *testing.T) {
 }
 
 // drain reads a stream to its end in odd-sized batches.
-func drain(s Stream) []Record {
-	var out []Record
-	buf := make([]Record, 1000)
+func drain(s stream.Stream) []stream.Record {
+	var out []stream.Record
+	buf := make([]stream.Record, 1000)
 	for {
 		n := s.Fill(buf)
 		out = append(out, buf[:n]...)

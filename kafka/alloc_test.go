@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // TestWorkerProcessAllocs: a worker's per-record path (decode, window
@@ -15,11 +15,11 @@ import (
 func TestWorkerProcessAllocs(t *testing.T) {
 	win, err := operators.Tumbling(1 << 40)
 	require.NoError(t, err)
-	w := &Worker[datasets.Record, uint64, uint64]{cfg: Config{Windows: win}, agg: operators.Count[datasets.Record](),
-		in: RecordCodec{}, acc: Uint64Codec{}, parts: map[int32]*workerPart[datasets.Record, uint64, uint64]{}}
+	w := &Worker[stream.Record, uint64, uint64]{cfg: Config{Windows: win}, agg: operators.Count[stream.Record](),
+		in: RecordCodec{}, acc: Uint64Codec{}, parts: map[int32]*workerPart[stream.Record, uint64, uint64]{}}
 	recs := make([]*kgo.Record, 256)
 	for i := range recs {
-		r := datasets.Record{Key: uint64(i % 16), Time: int64(i)}
+		r := stream.Record{Key: uint64(i % 16), Time: int64(i)}
 		v := appendInput(nil, operators.NoWatermark, r.Time, RecordCodec{}.Append(nil, r))
 		recs[i] = &kgo.Record{Key: appendKey(nil, r.Key), Value: v, Offset: int64(i)}
 	}

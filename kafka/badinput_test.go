@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // TestUnreachableBrokers: with nothing listening, every constructor fails
@@ -20,7 +20,7 @@ import (
 func TestUnreachableBrokers(t *testing.T) {
 	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", Partials: "partials", Output: "out", InputPartitions: 4, Group: "g",
 		ClientOpts: []kgo.Opt{kgo.DialTimeout(100 * time.Millisecond)}}
-	agg := operators.Count[datasets.Record]()
+	agg := operators.Count[stream.Record]()
 	for name, connect := range map[string]func(ctx context.Context) error{
 		"producer": func(ctx context.Context) error { _, err := NewProducer(ctx, cfg, ProducerConfig{}); return err },
 		"worker": func(ctx context.Context) error {
@@ -87,7 +87,7 @@ func TestTopicMismatch(t *testing.T) {
 	defer c.Close()
 	ctx := testContext(t)
 	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", InputPartitions: 12, Group: "g"}
-	agg := operators.Count[datasets.Record]()
+	agg := operators.Count[stream.Record]()
 	t.Run("fewer partitions", func(t *testing.T) {
 		_, err := NewProducer(ctx, cfg, ProducerConfig{})
 		require.ErrorIs(t, err, ErrTopic)
@@ -133,10 +133,10 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	ctx := testContext(t)
-	agg := operators.Count[datasets.Record]()
-	_, err := NewWorker(ctx, good, operators.Aggregate[datasets.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})
+	agg := operators.Count[stream.Record]()
+	_, err := NewWorker(ctx, good, operators.Aggregate[stream.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})
 	require.ErrorIs(t, err, operators.ErrInvalidParameter)
-	_, err = NewWorker[datasets.Record, uint64, uint64](ctx, good, agg, nil, Uint64Codec{})
+	_, err = NewWorker[stream.Record, uint64, uint64](ctx, good, agg, nil, Uint64Codec{})
 	require.ErrorIs(t, err, ErrInvalidParameter)
 	_, err = NewProducer(ctx, good, ProducerConfig{WatermarkEvery: -1})
 	require.ErrorIs(t, err, ErrInvalidParameter)

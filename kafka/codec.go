@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Codec encodes the values that cross Kafka: a stage's inputs, its partial
@@ -62,20 +62,20 @@ func (Float64Codec) Decode(src []byte) (float64, error) {
 	return math.Float64frombits(v), err
 }
 
-// RecordCodec encodes a datasets.Record (key, then time, 16 bytes), so that
+// RecordCodec encodes a stream.Record (key, then time, 16 bytes), so that
 // aggregates written for the local runtime's sources run unchanged.
 type RecordCodec struct{}
 
 // Append implements Codec.
-func (RecordCodec) Append(dst []byte, r datasets.Record) []byte {
+func (RecordCodec) Append(dst []byte, r stream.Record) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, r.Key)
 	return binary.BigEndian.AppendUint64(dst, uint64(r.Time))
 }
 
 // Decode implements Codec.
-func (RecordCodec) Decode(src []byte) (datasets.Record, error) {
+func (RecordCodec) Decode(src []byte) (stream.Record, error) {
 	if len(src) != 16 {
-		return datasets.Record{}, corrupt("record: %d bytes, want 16", len(src))
+		return stream.Record{}, corrupt("record: %d bytes, want 16", len(src))
 	}
-	return datasets.Record{Key: binary.BigEndian.Uint64(src), Time: int64(binary.BigEndian.Uint64(src[8:]))}, nil
+	return stream.Record{Key: binary.BigEndian.Uint64(src), Time: int64(binary.BigEndian.Uint64(src[8:]))}, nil
 }

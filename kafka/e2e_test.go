@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -87,7 +87,7 @@ func TestEndToEndRawIDs(t *testing.T) {
 // the group is stable (with no rebalance, nothing is replayed), produces
 // recs with pc (watermarks every 256 records), and returns the final
 // results, the producer and the stopped job.
-func runStableJob(t *testing.T, tc *testCluster, pc ProducerConfig, recs []datasets.Record) (map[WindowKey]uint64, *Producer, *job) {
+func runStableJob(t *testing.T, tc *testCluster, pc ProducerConfig, recs []stream.Record) (map[WindowKey]uint64, *Producer, *job) {
 	t.Helper()
 	ctx := testContext(t)
 	onAssigned, stable := stableGroup(3)

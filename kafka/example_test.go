@@ -7,9 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // A windowed count through Kafka: a producer splitting hot keys with
@@ -29,7 +29,7 @@ func ExampleNewWorker() {
 	defer cancel()
 	jobCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	agg := operators.Count[datasets.Record]()
+	agg := operators.Count[stream.Record]()
 	merge, err := kafka.NewMerge(jobCtx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
 	if err != nil {
 		fmt.Println(err)
@@ -57,7 +57,7 @@ func ExampleNewWorker() {
 		if i%5 >= 3 {
 			key = uint64(2 + i%7)
 		}
-		if err := p.SendRecord(ctx, datasets.Record{Key: key, Time: i * int64(time.Millisecond)}); err != nil {
+		if err := p.SendRecord(ctx, stream.Record{Key: key, Time: i * int64(time.Millisecond)}); err != nil {
 			fmt.Println(err)
 			return
 		}

@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // TestWorkerKilled kills a worker mid-stream, as a crash would: it commits
@@ -195,7 +195,7 @@ func TestMergeKilled(t *testing.T) {
 	<-kill
 	first := j.merge
 	first.Kill()
-	second, err := NewMerge(j.ctx, cfg, operators.Count[datasets.Record](), Uint64Codec{}, Uint64Codec{})
+	second, err := NewMerge(j.ctx, cfg, operators.Count[stream.Record](), Uint64Codec{}, Uint64Codec{})
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	require.NoError(t, <-sent)

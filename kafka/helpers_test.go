@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // testCluster is an in-process kfake cluster with the three topics of a
@@ -39,7 +39,7 @@ func newTestCluster(t *testing.T, in, partials, out int) *testCluster {
 	}}
 }
 
-type countWorker = Worker[datasets.Record, uint64, uint64]
+type countWorker = Worker[stream.Record, uint64, uint64]
 
 // group runs stages and collects their errors.
 type group struct {
@@ -77,7 +77,7 @@ type job struct {
 func startJob(t *testing.T, ctx context.Context, cfg Config, workers int, extra ...kgo.Opt) *job {
 	t.Helper()
 	cfg.ClientOpts = append(cfg.ClientOpts, extra...)
-	agg := operators.Count[datasets.Record]()
+	agg := operators.Count[stream.Record]()
 	ctx, cancel := context.WithCancel(ctx)
 	j := &job{ctx: ctx, cancel: cancel}
 	m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
@@ -105,7 +105,7 @@ func (j *job) stop(t *testing.T) {
 	require.NoError(t, j.g.wait())
 }
 
-func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs []datasets.Record) *Producer {
+func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs []stream.Record) *Producer {
 	t.Helper()
 	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind, WatermarkEvery: 256})
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // TestOutOfOrderAndLate sends a stream with bounded disorder and a share
@@ -28,7 +29,7 @@ func TestOutOfOrderAndLate(t *testing.T) {
 	et, err := datasets.NewEventTime(z, datasets.EventTimeConfig{Rate: 1000, MaxDelay: int64(bound), LateFraction: 0.03,
 		MaxLateness: int64(200 * time.Millisecond), Seed: 31})
 	require.NoError(t, err)
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	require.Equal(t, int(n), et.Fill(recs))
 	require.Positive(t, et.Late())
 

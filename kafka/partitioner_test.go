@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func keyed(key uint64) *kgo.Record {
@@ -250,7 +250,7 @@ func TestProducerSendAllocs(t *testing.T) {
 	var k uint64
 	send := func() {
 		k++
-		if err := p.SendRecord(ctx, datasets.Record{Key: k % 100, Time: int64(k)}); err != nil {
+		if err := p.SendRecord(ctx, stream.Record{Key: k % 100, Time: int64(k)}); err != nil {
 			t.Fatal(err)
 		}
 	}

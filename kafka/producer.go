@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // ProducerConfig configures a Producer beyond the job's Config.
@@ -126,7 +126,7 @@ func (p *Producer) Err() error {
 // Send produces one record of key at event time t (ns) with a payload (see
 // Codec). key is a 64-bit key hash, as everywhere in skewer (sketch.Hash of
 // the key's bytes, sketch.HashUint64 of an integer id, or
-// datasets.Record.Key): partitioners read its top bits, so raw identifiers
+// stream.Record.Key): partitioners read its top bits, so raw identifiers
 // (0, 1, 2, ...) must be hashed first. It returns once the record is
 // buffered; failures surface from Err, Flush and Close. It blocks while the
 // client's buffer is full.
@@ -160,8 +160,8 @@ func (p *Producer) Send(ctx context.Context, key uint64, t int64, payload []byte
 	return ctx.Err()
 }
 
-// SendRecord sends a datasets.Record with RecordCodec as its payload.
-func (p *Producer) SendRecord(ctx context.Context, r datasets.Record) error {
+// SendRecord sends a stream.Record with RecordCodec as its payload.
+func (p *Producer) SendRecord(ctx context.Context, r stream.Record) error {
 	var b [16]byte
 	return p.Send(ctx, r.Key, r.Time, RecordCodec{}.Append(b[:0], r))
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func TestCodecsRoundTrip(t *testing.T) {
@@ -26,7 +26,7 @@ func TestCodecsRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, v, got)
 	}
-	r := datasets.Record{Key: 42, Time: -7}
+	r := stream.Record{Key: 42, Time: -7}
 	got, err := RecordCodec{}.Decode(RecordCodec{}.Append(nil, r))
 	require.NoError(t, err)
 	require.Equal(t, r, got)

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/sketch"
 )
@@ -23,7 +21,7 @@ import (
 //
 //   - a uniform reservoir sample of the window (Algorithm R, default 4096
 //     keys): p1, the collision probability sum p_i^2, and a Zipf exponent
-//     fitted by least squares (gonum) to the sample's log rank-frequency;
+//     fitted by least squares (lsqSlope) to the sample's log rank-frequency;
 //   - the hot-key detector's head statistics, which D-Choices also uses;
 //   - a HyperLogLog (2^12 registers) of the keys this source has seen,
 //     reported with each choice (Choice.Distinct).
@@ -180,8 +178,7 @@ func fitZipf(sortedCounts, xs []float64) float64 {
 	for i := range ys {
 		ys[i] = math.Log(ys[i])
 	}
-	_, slope := stat.LinearRegression(xs, ys, nil, false)
-	return -slope
+	return -lsqSlope(xs, ys)
 }
 
 // decide ends a window: estimate the skew, pick a mode, start a new sample.

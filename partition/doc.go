@@ -109,7 +109,7 @@
 // # Measuring
 //
 // Metrics and Run (a deterministic single-threaded simulator dealing a
-// datasets.Stream over S sources) report the load per worker, imbalance
+// stream.Stream over S sources) report the load per worker, imbalance
 // lambda = (max-avg)/avg, max/avg, PKG's I(t)/m, the replication factor
 // sum_i |K_i| / |K| (exact: each key holds a bitset of the workers it
 // reached), the

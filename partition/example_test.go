@@ -3,9 +3,9 @@ package partition_test
 import (
 	"fmt"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // skewedKeys is a small stream where key 0 carries half of the tuples.
@@ -40,7 +40,7 @@ func ExampleRun() {
 			panic(err)
 		}
 		res, err := partition.Run(partition.Config{
-			Stream: datasets.FromKeys(keys), Factory: f, Sources: 2, Workers: 8,
+			Stream: stream.FromKeys(keys), Factory: f, Sources: 2, Workers: 8,
 		})
 		if err != nil {
 			panic(err)

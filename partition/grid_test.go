@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // The grid sweep of docs/partitioning.md. It runs only when asked:
@@ -84,7 +85,7 @@ func retailKeys(t *testing.T) []uint64 {
 	return recordKeys(c.Records())
 }
 
-func recordKeys(recs []datasets.Record) []uint64 {
+func recordKeys(recs []stream.Record) []uint64 {
 	keys := make([]uint64, len(recs))
 	for i, r := range recs {
 		keys[i] = r.Key
@@ -217,7 +218,7 @@ func TestGrid(t *testing.T) {
 				}
 				f, err := NewFactory(j.kind, opts...)
 				require.NoError(t, err)
-				res, err := Run(Config{Stream: datasets.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
+				res, err := Run(Config{Stream: stream.FromKeys(sd.keys), Factory: f, Sources: j.src, Workers: j.n, Period: len(sd.keys) / 10})
 				require.NoError(t, err)
 				mu.Lock()
 				rows = append(rows, gridRow{stream: sd.name, s: sd.s, p1: sd.p1, n: j.n, src: j.src, kind: j.kind, res: res})

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func route(t *testing.T, p Partitioner, keys []uint64) ([]uint64, map[uint64]map[int]struct{}) {
@@ -255,7 +255,7 @@ func TestWorkersBound(t *testing.T) {
 			refused(t, func() error {
 				f, err := NewFactory("pkg")
 				require.NoError(t, err)
-				_, err = Run(Config{Stream: datasets.FromKeys([]uint64{1}), Factory: f, Sources: 1, Workers: n})
+				_, err = Run(Config{Stream: stream.FromKeys([]uint64{1}), Factory: f, Sources: 1, Workers: n})
 				return err
 			})
 		})

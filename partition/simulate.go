@@ -3,14 +3,14 @@ package partition
 import (
 	"fmt"
 
-	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Config describes one simulation: a stream dealt round-robin over Sources
 // sources, each routing with its own partitioner from Factory to Workers
 // workers. The simulation is single-threaded and deterministic.
 type Config struct {
-	Stream  datasets.Stream
+	Stream  stream.Stream
 	Factory Factory
 	Sources int
 	Workers int
@@ -62,7 +62,7 @@ type Result struct {
 func Run(cfg Config) (*Result, error) {
 	switch {
 	case cfg.Stream == nil:
-		return nil, invalidParam("Stream", "nil", "a datasets.Stream")
+		return nil, invalidParam("Stream", "nil", "a stream.Stream")
 	case cfg.Factory == nil:
 		return nil, invalidParam("Factory", "nil", "a Factory")
 	case cfg.Sources <= 0:
@@ -96,7 +96,7 @@ func Run(cfg Config) (*Result, error) {
 		parts[i] = p
 	}
 	res := &Result{}
-	buf := make([]datasets.Record, 4096)
+	buf := make([]stream.Record, 4096)
 	var t uint64
 	src := 0
 	done := false

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func simulate(t *testing.T, kind string, keys []uint64, sources, n int, opts ...Option) *Result {
 	t.Helper()
 	f, err := NewFactory(kind, opts...)
 	require.NoError(t, err)
-	res, err := Run(Config{Stream: datasets.FromKeys(keys), Factory: f, Sources: sources, Workers: n, SampleEvery: 10_000, Period: 25_000})
+	res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: sources, Workers: n, SampleEvery: 10_000, Period: 25_000})
 	require.NoError(t, err)
 	return res
 }
@@ -59,7 +60,7 @@ func TestSimulatorMetrics(t *testing.T) {
 func TestSimulatorBadConfig(t *testing.T) {
 	f, err := NewFactory("hash")
 	require.NoError(t, err)
-	s := datasets.FromKeys([]uint64{1})
+	s := stream.FromKeys([]uint64{1})
 	for name, cfg := range map[string]Config{
 		"Stream":       {Factory: f, Sources: 1, Workers: 1},
 		"Factory":      {Stream: s, Sources: 1, Workers: 1},
@@ -85,7 +86,7 @@ func TestSimulatorBadConfig(t *testing.T) {
 func TestRunEmptyStream(t *testing.T) {
 	f, err := NewFactory("pkg")
 	require.NoError(t, err)
-	run := func(s datasets.Stream) error {
+	run := func(s stream.Stream) error {
 		_, err := Run(Config{Stream: s, Factory: f, Sources: 2, Workers: 4})
 		return err
 	}
@@ -98,10 +99,10 @@ func TestRunEmptyStream(t *testing.T) {
 	require.NoError(t, err)
 	ws := words.Stream()
 	require.Equal(t, uint64(8), datasets.Count(ws).N())
-	for name, s := range map[string]datasets.Stream{
+	for name, s := range map[string]stream.Stream{
 		"zipf-after-count":  z,
 		"words-after-count": ws,
-		"empty":             datasets.FromKeys(nil),
+		"empty":             stream.FromKeys(nil),
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := run(s)
@@ -166,7 +167,7 @@ func TestReplicationEstimate(t *testing.T) {
 		t.Run("kind="+kind, func(t *testing.T) {
 			f, err := NewFactory(kind)
 			require.NoError(t, err)
-			res, err := Run(Config{Stream: datasets.FromKeys(keys), Factory: f, Sources: 3, Workers: 20, HLLPrecision: 14})
+			res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: 3, Workers: 20, HLLPrecision: 14})
 			require.NoError(t, err)
 			// Each of the n+1 estimates has relative sd 1.04/128 = 0.8%;
 			// the ratio of sums is within 3% with overwhelming probability.

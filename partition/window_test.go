@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // driftKeys: a uniform background over 10^4 keys plus one hot key at rate
@@ -181,7 +182,7 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 	const theta, window, period, epochs = 0.01, 4096, 50_000, 4
 	d, err := datasets.NewDrift(datasets.DriftConfig{K: 10_000, S: 1.1, N: period * epochs, Period: period, Mode: datasets.DriftRedraw, Seed: 21})
 	require.NoError(t, err)
-	recs := make([]datasets.Record, period*epochs)
+	recs := make([]stream.Record, period*epochs)
 	require.Equal(t, len(recs), d.Fill(recs))
 	det, err := NewWindowedExactDetector(theta, window)
 	require.NoError(t, err)

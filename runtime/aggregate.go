@@ -3,8 +3,8 @@ package runtime
 import (
 	"context"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Aggregated is the output of WindowAggregate.
@@ -25,7 +25,7 @@ type Aggregated[In, Out any] struct {
 type windowHandler[In, Acc, Out any] struct {
 	kw      operators.KeyedState[In, Acc, Out]
 	keyOf   func(In) uint64
-	recKey  bool     // In is datasets.Record keyed by its Key
+	recKey  bool     // In is stream.Record keyed by its Key
 	keys    []uint64 // the batch's keys
 	lateIdx []int32  // the batch's late inputs
 	late    *collector[In]
@@ -34,18 +34,22 @@ type windowHandler[In, Acc, Out any] struct {
 	partial func(operators.Partial[Acc])
 }
 
-func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In]) error {
-	h.keys = h.keys[:0]
-	if h.recKey {
-		for _, r := range any(ev).([]operators.Event[datasets.Record]) {
-			h.keys = append(h.keys, r.Value.Key)
+func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []uint64) error {
+	keys := sent
+	if len(keys) != len(ev) {
+		h.keys = h.keys[:0]
+		if h.recKey {
+			for _, r := range any(ev).([]operators.Event[stream.Record]) {
+				h.keys = append(h.keys, r.Value.Key)
+			}
+		} else {
+			for i := range ev {
+				h.keys = append(h.keys, h.keyOf(ev[i].Value))
+			}
 		}
-	} else {
-		for i := range ev {
-			h.keys = append(h.keys, h.keyOf(ev[i].Value))
-		}
+		keys = h.keys
 	}
-	h.lateIdx = h.kw.AddBatch(h.keys, ev, h.lateIdx[:0])
+	h.lateIdx = h.kw.AddBatch(keys, ev, h.lateIdx[:0])
 	if len(h.lateIdx) > 0 {
 		for _, i := range h.lateIdx {
 			h.late.emit(ev[i])
@@ -71,7 +75,7 @@ type mergeHandler[Acc, Out any] struct {
 	result func(operators.Result[Out])
 }
 
-func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[Acc]]) error {
+func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[Acc]], _ []uint64) error {
 	var late uint64
 	for _, e := range ev {
 		if !h.kw.AddPartial(e.Value) {

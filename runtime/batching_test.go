@@ -6,10 +6,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,14 +17,14 @@ import (
 // next until release is closed or `timeout` has passed (released says
 // which), then ends.
 type holding struct {
-	recs     []datasets.Record
+	recs     []stream.Record
 	release  chan struct{}
 	timeout  time.Duration
 	released bool
 	sent     bool
 }
 
-func (h *holding) Fill(dst []datasets.Record) int {
+func (h *holding) Fill(dst []stream.Record) int {
 	if !h.sent {
 		h.sent = true
 		return copy(dst, h.recs)
@@ -49,12 +49,12 @@ func TestIdleReceiversGetPartialBatches(t *testing.T) {
 		require.NoError(t, err)
 		recs := firstMilli(64)
 		src := &holding{recs: recs, release: make(chan struct{}), timeout: 10 * time.Second}
-		s := Source(j, "src", []datasets.Stream{src})
-		work := Map(s, "work", func(r datasets.Record) datasets.Record { return r }, Via(Hash()), Parallelism(4))
+		s := Source(j, "src", []stream.Stream{src})
+		work := Map(s, "work", func(r stream.Record) stream.Record { return r }, Via(Hash()), Parallelism(4))
 		var mu sync.Mutex
 		seen := 0
 		var lat []int64
-		Sink(work, "sink", func(int, datasets.Record) error { return nil }, WithLatency(func(_ int, ingest, now int64, n int) {
+		Sink(work, "sink", func(int, stream.Record) error { return nil }, WithLatency(func(_ int, ingest, now int64, n int) {
 			mu.Lock()
 			defer mu.Unlock()
 			lat = append(lat, now-ingest)
@@ -87,12 +87,12 @@ func TestIdleReceiversGetWatermarks(t *testing.T) {
 		j, err := NewJob(BatchSize(64), FlushInterval(time.Hour))
 		require.NoError(t, err)
 		recs := firstMilli(63)
-		recs = append(recs, datasets.Record{Key: 1, Time: int64(time.Second)}) // the watermark passes window [0, 1ms)
+		recs = append(recs, stream.Record{Key: 1, Time: int64(time.Second)}) // the watermark passes window [0, 1ms)
 		src := &holding{recs: recs, release: make(chan struct{}), timeout: 10 * time.Second}
-		s := Source(j, "src", []datasets.Stream{src})
+		s := Source(j, "src", []stream.Stream{src})
 		win, err := operators.Tumbling(time.Millisecond)
 		require.NoError(t, err)
-		agg := WindowAggregate(s, "count", operators.Count[datasets.Record](), Window(win), Via(Shuffle()), Parallelism(3))
+		agg := WindowAggregate(s, "count", operators.Count[stream.Record](), Window(win), Via(Shuffle()), Parallelism(3))
 		require.True(t, agg.TwoPhase)
 		var counted uint64
 		var last int64 // the sink's clock when the first window was complete
@@ -111,10 +111,10 @@ func TestIdleReceiversGetWatermarks(t *testing.T) {
 
 // firstMilli is n records of 16 keys at times 0..n-1 ns: all in the
 // first millisecond.
-func firstMilli(n int) []datasets.Record {
-	recs := make([]datasets.Record, n)
+func firstMilli(n int) []stream.Record {
+	recs := make([]stream.Record, n)
 	for i := range recs {
-		recs[i] = datasets.Record{Key: uint64(i%16) * 0x9e3779b97f4a7c15, Time: int64(i)}
+		recs[i] = stream.Record{Key: uint64(i%16) * 0x9e3779b97f4a7c15, Time: int64(i)}
 	}
 	return recs
 }
@@ -128,14 +128,14 @@ type steps struct {
 	done chan struct{}
 }
 
-func (s *steps) Fill(dst []datasets.Record) int {
+func (s *steps) Fill(dst []stream.Record) int {
 	if s.left == 0 {
 		close(s.done)
 		return 0
 	}
 	s.left--
 	for i := range dst {
-		dst[i] = datasets.Record{Key: s.keys[i%2]}
+		dst[i] = stream.Record{Key: s.keys[i%2]}
 	}
 	return len(dst)
 }
@@ -155,9 +155,9 @@ func TestBusyReceiversGetFullBatches(t *testing.T) {
 	for k := uint64(1); h.Route(src.keys[0]) != 0 || h.Route(src.keys[1]) != 1; k++ {
 		src.keys[h.Route(hashx.Mix64(k))] = hashx.Mix64(k)
 	}
-	s := Source(j, "src", []datasets.Stream{src})
+	s := Source(j, "src", []stream.Stream{src})
 	var once sync.Once
-	Sink(s, "sink", func(w int, _ datasets.Record) error {
+	Sink(s, "sink", func(w int, _ stream.Record) error {
 		if w == 0 {
 			once.Do(func() { <-src.done })
 		}

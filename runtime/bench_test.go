@@ -11,21 +11,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 var (
 	benchOnce  sync.Once
-	benchRecs  []datasets.Record
+	benchRecs  []stream.Record
 	benchSink  uint64
 	benchShort bool
 )
 
 // keyedCountInput is the 1M-key Zipf(1.1) stream of the keyed-count figure
 // (4M records; 200k under -short so the 1x run stays fast).
-func keyedCountInput() []datasets.Record {
+func keyedCountInput() []stream.Record {
 	benchOnce.Do(func() {
 		n := 4_000_000
 		if testing.Short() {
@@ -105,7 +105,7 @@ func BenchmarkKeyedCount(b *testing.B) {
 					b.Fatal(err)
 				}
 				src := Source(j, "src", contiguous(recs, sources))
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Parallelism(workers), Via(edge))
+				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Parallelism(workers), Via(edge))
 				sums := make([]paddedSum, workers) // one cache line each: no false sharing between sinks
 				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -128,6 +128,21 @@ func BenchmarkKeyedCount(b *testing.B) {
 type paddedSum struct {
 	v uint64
 	_ [56]byte
+}
+
+// runCount runs a keyed-count job to its end and folds its results into
+// benchSink.
+func runCount(b *testing.B, j *Job, results *Stream[operators.Result[uint64]], workers int) {
+	sums := make([]paddedSum, workers)
+	Sink(results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := j.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range sums {
+		benchSink += s.v
+	}
 }
 
 // benchWorkers is 1, 2, 4, 8 and GOMAXPROCS (16 on a 16-core machine).
@@ -188,4 +203,77 @@ func cpuTime() time.Duration {
 // machine it shows the work a run costs, which wall time hides.
 func reportCPU(b *testing.B, start time.Duration, records int) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(records)/float64(b.N), "cpu-ns/rec")
+}
+
+// payload32 is a user record of 32 bytes: a key hash, an event time and
+// 16 bytes the job carries along without reading them.
+type payload32 struct {
+	Key  uint64
+	Time int64
+	A, B uint64
+}
+
+// BenchmarkKeyedCountTyped pairs, in one run, the keyed count of
+// BenchmarkKeyedCount over stream.Record (Source) and the same count over
+// 32-byte user records (FromFiller with key and event-time extractors):
+// each iteration runs both jobs, alternating which goes first, and the
+// benchmark reports each one's CPU per record and their ratio
+// (typed/record).
+func BenchmarkKeyedCountTyped(b *testing.B) {
+	recs := keyedCountInput()
+	typed := make([]payload32, len(recs))
+	for i, r := range recs {
+		typed[i] = payload32{Key: r.Key, Time: r.Time, A: uint64(i), B: r.Key ^ uint64(i)}
+	}
+	keyOf := func(p payload32) uint64 { return p.Key }
+	timeOf := func(p payload32) int64 { return p.Time }
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			sources := keyedCountSources(workers)
+			runRecords := func() {
+				j, err := NewJob(BatchSize(1024), QueueBatches(16))
+				if err != nil {
+					b.Fatal(err)
+				}
+				src := Source(j, "src", contiguous(recs, sources))
+				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Parallelism(workers), Via(Hash()))
+				runCount(b, j, agg.Results, workers)
+			}
+			runTyped := func() {
+				j, err := NewJob(BatchSize(1024), QueueBatches(16))
+				if err != nil {
+					b.Fatal(err)
+				}
+				fs := make([]stream.Filler[payload32], sources)
+				for s := range fs {
+					fs[s] = stream.FromSlice(typed[s*len(typed)/sources : (s+1)*len(typed)/sources])
+				}
+				src := FromFiller(j, "src", fs, keyOf, EventTime(timeOf))
+				agg := WindowAggregate(src, "count", operators.Count[payload32](), Parallelism(workers), Via(Hash()))
+				runCount(b, j, agg.Results, workers)
+			}
+			var cpuRec, cpuTyped time.Duration
+			measure := func(run func(), into *time.Duration) {
+				c0 := cpuTime()
+				run()
+				*into += cpuTime() - c0
+			}
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					measure(runRecords, &cpuRec)
+					measure(runTyped, &cpuTyped)
+				} else {
+					measure(runTyped, &cpuTyped)
+					measure(runRecords, &cpuRec)
+				}
+				i++
+			}
+			perRec := func(d time.Duration) float64 { return float64(d) / float64(len(recs)) / float64(b.N) }
+			b.ReportMetric(perRec(cpuRec), "record-cpu-ns/rec")
+			b.ReportMetric(perRec(cpuTyped), "typed-cpu-ns/rec")
+			b.ReportMetric(float64(cpuTyped)/float64(cpuRec), "typed/record")
+		})
+	}
 }

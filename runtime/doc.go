@@ -6,7 +6,7 @@
 //	job, _ := runtime.NewJob(runtime.BatchSize(512), runtime.FlushInterval(5*time.Millisecond))
 //	src := runtime.Source(job, "words", streams, runtime.OutOfOrderness(time.Second))
 //	dc, _ := runtime.Kind("dchoices") // any partition.Kinds() name
-//	counts := runtime.WindowAggregate(src, "count", operators.Count[datasets.Record](),
+//	counts := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
 //		runtime.Window(win), runtime.Via(dc), runtime.Parallelism(8))
 //	runtime.Sink(counts.Results, "out", func(worker int, r operators.Result[uint64]) error { ... })
 //	err := job.Run(ctx)

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Latency percentiles per endpoint and minute behind partial key grouping:
@@ -29,16 +29,16 @@ func Example_latencyPercentiles() {
 			reqs = append(reqs, request{"/login", float64(200 + i%7)})
 		}
 	}
-	recs := make([]datasets.Record, len(reqs)) // Key: the request's index
+	recs := make([]stream.Record, len(reqs)) // Key: the request's index
 	for i := range recs {
-		recs[i] = datasets.Record{Key: uint64(i), Time: int64(i) * int64(100*time.Millisecond)}
+		recs[i] = stream.Record{Key: uint64(i), Time: int64(i) * int64(100*time.Millisecond)}
 	}
 	job, err := runtime.NewJob()
 	if err != nil {
 		panic(err)
 	}
-	src := runtime.Source(job, "requests", []datasets.Stream{datasets.FromRecords(recs)})
-	parsed := runtime.Map(src, "parse", func(r datasets.Record) request { return reqs[r.Key] })
+	src := runtime.Source(job, "requests", []stream.Stream{stream.FromRecords(recs)})
+	parsed := runtime.Map(src, "parse", func(r stream.Record) request { return reqs[r.Key] })
 	byEndpoint := runtime.KeyBy(parsed, func(r request) uint64 { return sketch.HashString(r.endpoint) })
 	pcts, err := operators.Quantiles(0.01, 2048, []float64{0.5, 0.99}, func(r request) float64 { return r.ms })
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Clicks per user session: a session ends after 10 minutes without a
@@ -29,18 +29,18 @@ func Example_sessionCountPerUser() {
 		{"bob", 22}, {"carol", 30}, {"bob", 14}, {"alice", 40}, {"carol", 35},
 	}
 	names := map[uint64]string{}
-	var recs []datasets.Record
+	var recs []stream.Record
 	for _, c := range clicks {
 		h := sketch.HashString(c.user)
 		names[h] = c.user
-		recs = append(recs, datasets.Record{Key: h, Time: c.minute * int64(time.Minute)})
+		recs = append(recs, stream.Record{Key: h, Time: c.minute * int64(time.Minute)})
 	}
 	job, err := runtime.NewJob(runtime.BatchSize(2))
 	if err != nil {
 		panic(err)
 	}
-	src := runtime.Source(job, "clicks", []datasets.Stream{
-		datasets.FromRecords(recs[:5]), datasets.FromRecords(recs[5:]),
+	src := runtime.Source(job, "clicks", []stream.Stream{
+		stream.FromRecords(recs[:5]), stream.FromRecords(recs[5:]),
 	}, runtime.OutOfOrderness(20*time.Minute))
 	sessions, err := operators.Sessions(10 * time.Minute)
 	if err != nil {
@@ -50,7 +50,7 @@ func Example_sessionCountPerUser() {
 	if err != nil {
 		panic(err)
 	}
-	counts := runtime.WindowAggregate(src, "clicks-per-session", operators.Count[datasets.Record](),
+	counts := runtime.WindowAggregate(src, "clicks-per-session", operators.Count[stream.Record](),
 		runtime.Window(sessions), runtime.Via(pkg), runtime.Parallelism(3))
 	var mu sync.Mutex
 	var out []operators.Result[uint64]

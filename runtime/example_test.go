@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // A windowed word count behind partial key grouping (PKG), which splits
@@ -23,12 +23,12 @@ func Example_windowedWordCount() {
 		"the quick brown fox", "the lazy dog", "the fox and the dog", "a dog",
 	}
 	names := map[uint64]string{}
-	var recs []datasets.Record
+	var recs []stream.Record
 	for i, line := range lines {
 		for _, w := range strings.Fields(line) {
 			h := sketch.HashString(w)
 			names[h] = w
-			recs = append(recs, datasets.Record{Key: h, Time: int64(i) * int64(time.Second)})
+			recs = append(recs, stream.Record{Key: h, Time: int64(i) * int64(time.Second)})
 		}
 	}
 	half := len(recs) / 2
@@ -36,8 +36,8 @@ func Example_windowedWordCount() {
 	if err != nil {
 		panic(err)
 	}
-	words := runtime.Source(job, "words", []datasets.Stream{
-		datasets.FromRecords(recs[:half]), datasets.FromRecords(recs[half:]),
+	words := runtime.Source(job, "words", []stream.Stream{
+		stream.FromRecords(recs[:half]), stream.FromRecords(recs[half:]),
 	}, runtime.OutOfOrderness(time.Second))
 	window, err := operators.Tumbling(2 * time.Second)
 	if err != nil {
@@ -47,7 +47,7 @@ func Example_windowedWordCount() {
 	if err != nil {
 		panic(err)
 	}
-	counts := runtime.WindowAggregate(words, "count", operators.Count[datasets.Record](),
+	counts := runtime.WindowAggregate(words, "count", operators.Count[stream.Record](),
 		runtime.Window(window), runtime.Via(pkg), runtime.Parallelism(3))
 	var mu sync.Mutex
 	var out []operators.Result[uint64]

@@ -10,7 +10,12 @@ import (
 
 // batch is the unit of exchange: records, then the sender's watermark.
 type batch[T any] struct {
-	ev     []operators.Event[T]
+	ev []operators.Event[T]
+	// keys holds the key of each event when the sender computed them to
+	// route (a keyed, partitioned edge of records other than stream.Record,
+	// whose key is a field): the receiver's keyed state reads them instead
+	// of calling the key function again. Empty otherwise.
+	keys   []uint64
 	wm     int64 // the sender's watermark after these records
 	ingest int64 // ingest time of the oldest record, ns since job start
 	sent   int64 // when it was queued, ns since job start
@@ -80,7 +85,7 @@ type stopped struct{}
 type edge[T any] struct {
 	spec    Edge
 	keyOf   func(T) uint64
-	recKey  bool // T is datasets.Record keyed by its Key (see Stream.recKey)
+	recKey  bool // T is stream.Record keyed by its Key (see Stream.recKey)
 	senders int
 	// fromSource: the senders are a source's workers, whose silence means
 	// they hold nothing back, so receivers may time them out (IdleTimeout);
@@ -104,6 +109,7 @@ type outbox[T any] struct {
 	idle     bool
 	sentIdle []bool
 	size     int
+	keyed    bool // batches carry keys (see batch.keys)
 	m        *workerMetrics
 	ingest   *int64
 }
@@ -122,6 +128,7 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	if f, ok := p.(forward); ok {
 		o.fwd = f.w
 	}
+	o.keyed = o.fwd < 0 && p != nil && e.keyOf != nil && !e.recKey
 	return o, nil
 }
 
@@ -140,7 +147,25 @@ func (o *outbox[T]) put(ev operators.Event[T], wm int64) {
 	if o.e.keyOf != nil {
 		k = o.e.keyOf(ev.Value)
 	}
-	o.append(o.part.Route(k), ev, wm)
+	d := o.part.Route(k)
+	if o.keyed {
+		o.appendKeyed(d, ev, k, wm)
+		return
+	}
+	o.append(d, ev, wm)
+}
+
+// appendKeyed is append for a keyed outbox: the event and its key.
+func (o *outbox[T]) appendKeyed(i int, ev operators.Event[T], k uint64, wm int64) {
+	b := o.cur[i]
+	if b == nil {
+		b = o.open(i)
+	}
+	b.ev = append(b.ev, ev)
+	b.keys = append(b.keys, k)
+	if len(b.ev) == o.size {
+		o.send(i, wm, false)
+	}
 }
 
 func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
@@ -156,7 +181,7 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 
 func (o *outbox[T]) open(i int) *batch[T] {
 	b := o.e.inboxes[i].get(o.ctx)
-	b.ev, b.eof = b.ev[:0], false
+	b.ev, b.keys, b.eof = b.ev[:0], b.keys[:0], false
 	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b
 	return b

@@ -4,24 +4,24 @@ import (
 	"context"
 	"testing"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
 // exchangeRig is one sender's outbox to two receivers, drained inline.
 type exchangeRig struct {
-	e   *edge[datasets.Record]
-	o   *outbox[datasets.Record]
+	e   *edge[stream.Record]
+	o   *outbox[stream.Record]
 	ing int64
 	m   workerMetrics
 }
 
 func newExchangeRig(tb testing.TB) *exchangeRig {
-	r := &exchangeRig{e: &edge[datasets.Record]{spec: Hash(), keyOf: recordKey, senders: 1}}
+	r := &exchangeRig{e: &edge[stream.Record]{spec: Hash(), keyOf: recordKey, senders: 1}}
 	for range 2 {
-		r.e.inboxes = append(r.e.inboxes, newInbox[datasets.Record](4, 1, 256, &r.m))
+		r.e.inboxes = append(r.e.inboxes, newInbox[stream.Record](4, 1, 256, &r.m))
 	}
 	o, err := newOutbox(context.Background(), r.e, 0, 256, &r.m, &r.ing)
 	require.NoError(tb, err)
@@ -50,7 +50,7 @@ func TestExchangeAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		for range 256 {
 			k += 0x9e3779b97f4a7c15
-			r.o.put(operators.Event[datasets.Record]{Value: datasets.Record{Key: k}}, 0)
+			r.o.put(operators.Event[stream.Record]{Value: stream.Record{Key: k}}, 0)
 		}
 		r.drain()
 	})
@@ -66,7 +66,7 @@ func BenchmarkExchange(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		k += 0x9e3779b97f4a7c15
-		r.o.put(operators.Event[datasets.Record]{Value: datasets.Record{Key: k}}, 0)
+		r.o.put(operators.Event[stream.Record]{Value: stream.Record{Key: k}}, 0)
 		if n++; n == 256 {
 			r.drain()
 			n = 0
@@ -99,9 +99,9 @@ func TestInboxMakesAtMostItsBound(t *testing.T) {
 // inline.
 func BenchmarkSourceRoute(b *testing.B) {
 	var m workerMetrics
-	e := &edge[datasets.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1}
+	e := &edge[stream.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1}
 	for range 16 {
-		e.inboxes = append(e.inboxes, newInbox[datasets.Record](64, 1, 1024, &m))
+		e.inboxes = append(e.inboxes, newInbox[stream.Record](64, 1, 1024, &m))
 	}
 	var ing int64
 	o, err := newOutbox(context.Background(), e, 0, 1024, &m, &ing)

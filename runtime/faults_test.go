@@ -8,10 +8,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,10 +19,10 @@ import (
 // record.
 type endless struct{ i uint64 }
 
-func (e *endless) Fill(dst []datasets.Record) int {
+func (e *endless) Fill(dst []stream.Record) int {
 	for k := range dst {
 		e.i++
-		dst[k] = datasets.Record{Key: hashx.Mix64(e.i % 1000), Time: int64(e.i) * 1000}
+		dst[k] = stream.Record{Key: hashx.Mix64(e.i % 1000), Time: int64(e.i) * 1000}
 	}
 	return len(dst)
 }
@@ -48,9 +48,9 @@ func waitRun(t *testing.T, done <-chan error) error {
 func TestPanickingOperatorStopsJob(t *testing.T) {
 	j, err := NewJob(BatchSize(32))
 	require.NoError(t, err)
-	src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
+	src := Source(j, "src", []stream.Stream{&endless{}, &endless{}})
 	n := 0
-	boom := Map(src, "boom", func(r datasets.Record) uint64 {
+	boom := Map(src, "boom", func(r stream.Record) uint64 {
 		n++
 		if n == 500 {
 			panic("bad record")
@@ -73,9 +73,9 @@ func TestPanickingOperatorStopsJob(t *testing.T) {
 func TestPanickedErrorUnwraps(t *testing.T) {
 	j, err := NewJob(BatchSize(32))
 	require.NoError(t, err)
-	src := Source(j, "src", []datasets.Stream{&endless{}})
+	src := Source(j, "src", []stream.Stream{&endless{}})
 	errMerge := errors.New("sketch merge failed")
-	boom := Map(src, "boom", func(r datasets.Record) uint64 {
+	boom := Map(src, "boom", func(r stream.Record) uint64 {
 		panic(fmt.Errorf("wrapped: %w", errMerge))
 	})
 	Sink(boom, "sink", func(int, uint64) error { return nil })
@@ -89,9 +89,9 @@ func TestPanickedErrorUnwraps(t *testing.T) {
 func TestSinkErrorStopsJob(t *testing.T) {
 	j, err := NewJob()
 	require.NoError(t, err)
-	src := Source(j, "src", []datasets.Stream{&endless{}})
+	src := Source(j, "src", []stream.Stream{&endless{}})
 	errFull := errors.New("disk full")
-	Sink(src, "out", func(w int, r datasets.Record) error {
+	Sink(src, "out", func(w int, r stream.Record) error {
 		if r.Time > 5_000_000 {
 			return errFull
 		}
@@ -118,10 +118,10 @@ func TestCancelReturnsPromptly(t *testing.T) {
 				require.NoError(t, err)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				src := Source(j, "src", []datasets.Stream{&endless{}, &endless{}})
+				src := Source(j, "src", []stream.Stream{&endless{}, &endless{}})
 				tw, err := operators.Tumbling(time.Millisecond)
 				require.NoError(t, err)
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
 				started := make(chan struct{})
 				first := true
 				Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
@@ -169,9 +169,9 @@ func TestBackpressureBoundsQueues(t *testing.T) {
 		onBubbleClock(j)
 		recs := testkit.ZipfRecords(3, n, 1.3, 1000, time.Microsecond, 0)
 		src := Source(j, "src", split(recs, 2))
-		m := Map(src, "id", func(r datasets.Record) datasets.Record { return r }, Parallelism(2))
+		m := Map(src, "id", func(r stream.Record) stream.Record { return r }, Parallelism(2))
 		var got [2]int
-		Sink(m, "slow", func(w int, _ datasets.Record) error { got[w]++; return nil },
+		Sink(m, "slow", func(w int, _ stream.Record) error { got[w]++; return nil },
 			Parallelism(2), WithCost(ServiceTime(10*time.Microsecond)))
 		runJob(t, j)
 		require.Equal(t, n, got[0]+got[1])

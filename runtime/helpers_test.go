@@ -8,21 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
 // split deals recs to p streams round-robin.
-func split(recs []datasets.Record, p int) []datasets.Stream {
-	parts := make([][]datasets.Record, p)
+func split(recs []stream.Record, p int) []stream.Stream {
+	parts := make([][]stream.Record, p)
 	for i, r := range recs {
 		parts[i%p] = append(parts[i%p], r)
 	}
-	out := make([]datasets.Stream, p)
+	out := make([]stream.Stream, p)
 	for i := range parts {
-		out[i] = datasets.FromRecords(parts[i])
+		out[i] = stream.FromRecords(parts[i])
 	}
 	return out
 }
@@ -87,7 +87,7 @@ func kindEdge(kind string) Edge {
 }
 
 // exactSessionEnds is each exact session's end, by key and start.
-func exactSessionEnds(recs []datasets.Record, w operators.Windows) map[winKey]int64 {
+func exactSessionEnds(recs []stream.Record, w operators.Windows) map[winKey]int64 {
 	m := map[winKey]int64{}
 	testkit.EachSession(recs, int64(w.Gap()), func(key uint64, start, end int64, _ uint64) { m[winKey{key, start}] = end })
 	return m

@@ -6,10 +6,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,11 +36,11 @@ func (rvPart) SplitsKeys() bool { return true }
 // nil) is closed; then it ends.
 type phased struct {
 	gates  []<-chan struct{}
-	phases [][]datasets.Record
+	phases [][]stream.Record
 	i      int
 }
 
-func (p *phased) Fill(dst []datasets.Record) int {
+func (p *phased) Fill(dst []stream.Record) int {
 	if p.i >= len(p.phases) {
 		return 0
 	}
@@ -70,20 +70,20 @@ func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
 		require.NoError(t, err)
 		onBubbleClock(j)
 		go0, go1, rel := make(chan struct{}), make(chan struct{}), make(chan struct{})
-		a := datasets.Record{Key: rvA, Time: 5}
-		y := datasets.Record{Key: rvY, Time: int64(time.Millisecond)}
-		x := datasets.Record{Key: rvX, Time: int64(10 * time.Millisecond)}
-		s0 := &phased{gates: []<-chan struct{}{nil, go0, rel}, phases: [][]datasets.Record{{a, a}, {x, x}, nil}}
-		s1 := &phased{gates: []<-chan struct{}{nil, go1}, phases: [][]datasets.Record{{a, a}, {y}}}
-		src := Source(j, "src", []datasets.Stream{s0, s1})
+		a := stream.Record{Key: rvA, Time: 5}
+		y := stream.Record{Key: rvY, Time: int64(time.Millisecond)}
+		x := stream.Record{Key: rvX, Time: int64(10 * time.Millisecond)}
+		s0 := &phased{gates: []<-chan struct{}{nil, go0, rel}, phases: [][]stream.Record{{a, a}, {x, x}, nil}}
+		s1 := &phased{gates: []<-chan struct{}{nil, go1}, phases: [][]stream.Record{{a, a}, {y}}}
+		src := Source(j, "src", []stream.Stream{s0, s1})
 		win, _ := operators.Tumbling(time.Millisecond)
 		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
-		agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+		agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
 			Via(edge), Parallelism(2), WithCost(ServiceTime(30*time.Millisecond)))
 		require.True(t, agg.TwoPhase)
 		sink := &resultSink[uint64]{}
 		Sink(agg.Results, "sink", sink.add, Parallelism(1))
-		Sink(agg.Late, "late", func(int, datasets.Record) error { return nil })
+		Sink(agg.Late, "late", func(int, stream.Record) error { return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		done := runAsync(ctx, j)
@@ -99,6 +99,6 @@ func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
 			got[winKey{r.Key, r.Start}] += r.Value
 		}
 		t.Logf("results %v metrics %+v", got, j.Metrics())
-		require.Equal(t, testkit.ExactCounts[winKey]([]datasets.Record{a, a, a, a, x, x, y}, win), got)
+		require.Equal(t, testkit.ExactCounts[winKey]([]stream.Record{a, a, a, a, x, x, y}, win), got)
 	})
 }

@@ -9,10 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,10 +30,10 @@ type stalling struct {
 	n       int
 	sent    chan struct{}
 	release <-chan struct{}
-	resume  []datasets.Record
+	resume  []stream.Record
 }
 
-func (s *stalling) Fill(dst []datasets.Record) int {
+func (s *stalling) Fill(dst []stream.Record) int {
 	if s.n == hotN {
 		close(s.sent)
 		s.n++
@@ -45,7 +45,7 @@ func (s *stalling) Fill(dst []datasets.Record) int {
 		return k
 	}
 	for i := range dst {
-		dst[i] = datasets.Record{Key: idleHotKey, Time: 5}
+		dst[i] = stream.Record{Key: idleHotKey, Time: 5}
 	}
 	s.n += len(dst)
 	return len(dst)
@@ -59,12 +59,12 @@ type running struct {
 	start   <-chan struct{}
 	release <-chan struct{}
 	i       int64
-	recs    []datasets.Record
+	recs    []stream.Record
 }
 
 const runningPace = 100 * time.Microsecond
 
-func (r *running) Fill(dst []datasets.Record) int {
+func (r *running) Fill(dst []stream.Record) int {
 	if r.i == 0 {
 		<-r.start
 	}
@@ -75,9 +75,9 @@ func (r *running) Fill(dst []datasets.Record) int {
 	default:
 	}
 	for k := range dst {
-		rec := datasets.Record{Key: idleHotKey, Time: 5}
+		rec := stream.Record{Key: idleHotKey, Time: 5}
 		if r.i >= hotN {
-			rec = datasets.Record{Key: uint64(r.i%7) + 1, Time: int64(time.Millisecond) + r.i*1000}
+			rec = stream.Record{Key: uint64(r.i%7) + 1, Time: int64(time.Millisecond) + r.i*1000}
 		}
 		dst[k] = rec
 		r.i++
@@ -144,11 +144,11 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 	j, err := NewJob(IdleTimeout(20*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(1))
 	require.NoError(t, err)
 	sent, release := make(chan struct{}), make(chan struct{})
-	back := datasets.Record{Key: idleHotKey, Time: 5}
-	s1 := &stalling{sent: sent, release: release, resume: []datasets.Record{back}}
+	back := stream.Record{Key: idleHotKey, Time: 5}
+	s1 := &stalling{sent: sent, release: release, resume: []stream.Record{back}}
 	s0 := &running{start: sent, release: release}
-	src := Source(j, "src", []datasets.Stream{s0, s1})
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+	src := Source(j, "src", []stream.Stream{s0, s1})
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
 		Via(edge), Parallelism(2), AllowedLateness(lateness))
 	require.Equal(t, twoPhase, agg.TwoPhase)
 	sink := &resultSink[uint64]{}
@@ -160,14 +160,14 @@ func checkIdleInput(t *testing.T, edge Edge, twoPhase bool, win operators.Window
 		return sink.add(w, r)
 	}, Parallelism(1))
 	var lateStream atomic.Int64
-	Sink(agg.Late, "late", func(int, datasets.Record) error { lateStream.Add(1); return nil })
+	Sink(agg.Late, "late", func(int, stream.Record) error { lateStream.Add(1); return nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, waitRun(t, runAsync(ctx, j)))
 
-	recs := append([]datasets.Record(nil), s0.recs...)
+	recs := append([]stream.Record(nil), s0.recs...)
 	for range hotN {
-		recs = append(recs, datasets.Record{Key: idleHotKey, Time: 5})
+		recs = append(recs, stream.Record{Key: idleHotKey, Time: 5})
 	}
 	hot := winKey{idleHotKey, 0}
 	if win.IsSession() {
@@ -224,23 +224,23 @@ func TestBusyPartialWorkerIsWaitedFor(t *testing.T) {
 		onBubbleClock(j)
 		ms := int64(time.Millisecond)
 		steady := &paced{}
-		var recs []datasets.Record
+		var recs []stream.Record
 		for i := range int64(100) {
-			r := datasets.Record{Key: rvA, Time: (10 + i) * ms}
-			steady.phases = append(steady.phases, []datasets.Record{r})
+			r := stream.Record{Key: rvA, Time: (10 + i) * ms}
+			steady.phases = append(steady.phases, []stream.Record{r})
 			steady.pause = append(steady.pause, time.Millisecond)
 			recs = append(recs, r)
 		}
-		var busy []datasets.Record // all to partial worker 1, in window [0, 1ms)
+		var busy []stream.Record // all to partial worker 1, in window [0, 1ms)
 		for range 50 {
-			busy = append(busy, datasets.Record{Key: rvX, Time: ms / 10})
+			busy = append(busy, stream.Record{Key: rvX, Time: ms / 10})
 		}
 		recs = append(recs, busy...)
-		src := Source(j, "src", []datasets.Stream{steady, datasets.FromRecords(busy)})
+		src := Source(j, "src", []stream.Stream{steady, stream.FromRecords(busy)})
 		win, err := operators.Tumbling(time.Millisecond)
 		require.NoError(t, err)
 		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
-		agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+		agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
 			Via(edge), Parallelism(2), WithCost(ServiceTime(time.Millisecond)))
 		require.True(t, agg.TwoPhase)
 		sink := &resultSink[uint64]{}

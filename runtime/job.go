@@ -175,7 +175,7 @@ type Stream[T any] struct {
 	st    *stageBase
 	port  *port[T]
 	keyOf func(T) uint64
-	// recKey: T is datasets.Record and keyOf is its Key field (a source's
+	// recKey: T is stream.Record and keyOf is its Key field (a source's
 	// own key), which the exchange and the keyed state read inline.
 	recKey bool
 }
@@ -252,7 +252,9 @@ type output interface {
 // back that a receiver would otherwise fire without (a partial stage's
 // accumulators).
 type handler[In any] interface {
-	process(ev []operators.Event[In]) error
+	// process takes a batch's events and, when the sender computed them,
+	// their keys (else nil); it must not keep either slice.
+	process(ev []operators.Event[In], keys []uint64) error
 	advance(wm int64)
 	idle()
 }
@@ -349,7 +351,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			if !srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent))) {
 				return nil
 			}
-			if err := h.process(bt.ev); err != nil {
+			if err := h.process(bt.ev, bt.keys); err != nil {
 				return err
 			}
 			if idle {
@@ -368,7 +370,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		if bt.eof {
 			eofs++
 		}
-		bt.ev = bt.ev[:0]
+		bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
 		in.free <- bt // never blocks: free holds every buffer
 		if eofs == e.senders {
 			setWM(operators.EndOfInput)

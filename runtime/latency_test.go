@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +22,7 @@ func TestRateAndLatencyHook(t *testing.T) {
 	var mu sync.Mutex
 	var seen int
 	var maxIngest int64
-	Sink(src, "sink", func(int, datasets.Record) error { return nil }, WithLatency(func(_ int, ingest, now int64, records int) {
+	Sink(src, "sink", func(int, stream.Record) error { return nil }, WithLatency(func(_ int, ingest, now int64, records int) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen += records

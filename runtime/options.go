@@ -90,6 +90,7 @@ type stageConfig struct {
 	rate     float64
 	disorder time.Duration
 	procTime bool
+	timeOf   any // EventTime's func(T) int64, checked against the source's T
 }
 
 func (c *stageConfig) validate() error {
@@ -196,7 +197,20 @@ func OutOfOrderness(d time.Duration) SourceOpt {
 }
 
 // ProcessingTime stamps records with their ingest wall-clock time instead of
-// Record.Time, for processing-time windows; the watermark follows the clock.
+// their event time, for processing-time windows; the watermark follows the
+// clock. It is the default of the typed sources (FromFiller, FromSeq,
+// FromChan) without EventTime.
 func ProcessingTime() SourceOpt { return sourceOpt(func(c *stageConfig) { c.procTime = true }) }
+
+// EventTime makes timeOf the event time of a typed source's records, in
+// nanoseconds since the Unix epoch (for a time.Time field,
+// func(c Click) int64 { return c.At.UnixNano() }). The source's watermark
+// follows the largest event time seen, less OutOfOrderness. T must be the
+// source's record type: a mismatch fails the job's build with
+// ErrInvalidParameter. Source (of stream.Record) reads Record.Time without
+// it.
+func EventTime[T any](timeOf func(T) int64) SourceOpt {
+	return sourceOpt(func(c *stageConfig) { c.timeOf = timeOf })
+}
 
 func fmtStage(name string, err error) error { return fmt.Errorf("stage %q: %w", name, err) }

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,7 +60,7 @@ func TestWindowedCountMatchesExact(t *testing.T) {
 						j, err := NewJob(BatchSize(64), QueueBatches(4), FlushInterval(time.Millisecond))
 						require.NoError(t, err)
 						src := Source(j, "src", split(recs, par.src), OutOfOrderness(2*time.Millisecond))
-						agg := WindowAggregate(src, "count", operators.Count[datasets.Record](),
+						agg := WindowAggregate(src, "count", operators.Count[stream.Record](),
 							Window(win), Via(ec.edge), Parallelism(par.workers))
 						sink := &resultSink[uint64]{}
 						Sink(agg.Results, "sink", sink.add)

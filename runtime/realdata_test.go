@@ -14,12 +14,13 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
 // wordRecords reads Les Misérables as a stream of word hashes, one word
 // per millisecond of event time.
-func wordRecords(t *testing.T, limit int) []datasets.Record {
+func wordRecords(t *testing.T, limit int) []stream.Record {
 	t.Helper()
 	path, err := datasets.DataFile("pg135-les-miserables.txt")
 	if errors.Is(err, datasets.ErrNotShipped) {
@@ -35,15 +36,15 @@ func wordRecords(t *testing.T, limit int) []datasets.Record {
 	if len(words) > limit {
 		words = words[:limit]
 	}
-	recs := make([]datasets.Record, len(words))
+	recs := make([]stream.Record, len(words))
 	for i, w := range words {
-		recs[i] = datasets.Record{Key: sketch.HashString(w), Time: int64(i) * int64(time.Millisecond)}
+		recs[i] = stream.Record{Key: sketch.HashString(w), Time: int64(i) * int64(time.Millisecond)}
 	}
 	return recs
 }
 
 // driftRecords is Zipf(1.4) whose hot keys change at every quarter.
-func driftRecords(n int) []datasets.Record {
+func driftRecords(n int) []stream.Record {
 	recs := testkit.ZipfRecords(21, n, 1.4, 10_000, 50*time.Microsecond, time.Millisecond)
 	for i := range recs {
 		recs[i].Key = hashx.Mix64(recs[i].Key ^ uint64(4*i/n))
@@ -71,7 +72,7 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 	require.NoError(t, err)
 	workloads := []struct {
 		name string
-		recs []datasets.Record
+		recs []stream.Record
 		win  operators.Windows
 	}{
 		{"les-miserables", wordRecords(t, n), tw},
@@ -88,7 +89,7 @@ func TestRealAndDriftingWorkloads(t *testing.T) {
 				j, err := NewJob(BatchSize(256))
 				require.NoError(t, err)
 				src := Source(j, "src", split(wl.recs, 2), OutOfOrderness(time.Millisecond))
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(wl.win), Via(ec.edge), Parallelism(3))
+				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(wl.win), Via(ec.edge), Parallelism(3))
 				sink := &resultSink[uint64]{}
 				Sink(agg.Results, "sink", sink.add, Parallelism(1))
 				runJob(t, j)
@@ -109,8 +110,8 @@ func TestFanOut(t *testing.T) {
 	require.NoError(t, err)
 	src := Source(j, "src", split(testkit.ZipfRecords(2, n, 1.1, 50, time.Microsecond, 0), 2))
 	var a, b [2]int
-	Sink(src, "a", func(w int, _ datasets.Record) error { a[w]++; return nil })
-	Sink(src, "b", func(w int, _ datasets.Record) error { b[w]++; return nil }, Via(Hash()))
+	Sink(src, "a", func(w int, _ stream.Record) error { a[w]++; return nil })
+	Sink(src, "b", func(w int, _ stream.Record) error { b[w]++; return nil }, Via(Hash()))
 	runJob(t, j)
 	require.Equal(t, n, a[0]+a[1])
 	require.Equal(t, n, b[0]+b[1])
@@ -119,9 +120,9 @@ func TestFanOut(t *testing.T) {
 // datasetRecords draws n records from the datasets generators (Zipf(1.3)
 // over 10^5 keys, or its drifting variant) with event times at 10^5 records
 // per second and up to 1 ms of uniform disorder, none late.
-func datasetRecords(t *testing.T, n int, drift bool) []datasets.Record {
+func datasetRecords(t *testing.T, n int, drift bool) []stream.Record {
 	t.Helper()
-	var src datasets.Stream
+	var src stream.Stream
 	var err error
 	if drift {
 		src, err = datasets.NewDrift(datasets.DriftConfig{K: 100_000, S: 1.3, N: int64(n), Period: int64(n / 5), Shift: 7, Mode: datasets.DriftRotate, Seed: 5})
@@ -131,7 +132,7 @@ func datasetRecords(t *testing.T, n int, drift bool) []datasets.Record {
 	require.NoError(t, err)
 	et, err := datasets.NewEventTime(src, datasets.EventTimeConfig{Start: 1e18, Rate: 1e5, MaxDelay: int64(time.Millisecond), Seed: 6})
 	require.NoError(t, err)
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	require.Equal(t, n, et.Fill(recs))
 	return recs
 }
@@ -147,7 +148,7 @@ func TestLateAtMostSourceLate(t *testing.T) {
 	et, err := datasets.NewEventTime(z, datasets.EventTimeConfig{Start: 1e18, Rate: 1e5, MaxDelay: int64(time.Millisecond),
 		LateFraction: 0.02, MaxLateness: int64(50 * time.Millisecond), Seed: 9})
 	require.NoError(t, err)
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	require.Equal(t, n, et.Fill(recs))
 	tw, err := operators.Tumbling(10 * time.Millisecond)
 	require.NoError(t, err)
@@ -155,8 +156,8 @@ func TestLateAtMostSourceLate(t *testing.T) {
 		t.Run("edge="+ec.name, func(t *testing.T) {
 			j, err := NewJob(BatchSize(64))
 			require.NoError(t, err)
-			src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs)}, OutOfOrderness(time.Millisecond))
-			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Via(ec.edge), Parallelism(3))
+			src := Source(j, "src", []stream.Stream{stream.FromRecords(recs)}, OutOfOrderness(time.Millisecond))
+			agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Via(ec.edge), Parallelism(3))
 			sink := &resultSink[uint64]{}
 			Sink(agg.Results, "sink", sink.add, Parallelism(1))
 			runJob(t, j)
@@ -181,7 +182,7 @@ func TestBroadcast(t *testing.T) {
 	require.NoError(t, err)
 	src := Source(j, "src", split(testkit.ZipfRecords(3, n, 1.1, 50, time.Microsecond, 0), 2))
 	var got [3]int
-	Sink(src, "all", func(w int, _ datasets.Record) error { got[w]++; return nil }, Via(Broadcast()), Parallelism(3))
+	Sink(src, "all", func(w int, _ stream.Record) error { got[w]++; return nil }, Via(Broadcast()), Parallelism(3))
 	runJob(t, j)
 	require.Equal(t, [3]int{n, n, n}, got)
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,13 +25,13 @@ const disorderedBatch = 32
 // out-of-orderness, counted in windows win behind edge by 3 workers with
 // the given allowed lateness, the results into one sink (one FIFO: a key's
 // results in order). The caller wires agg.Late.
-func disorderedCount(t *testing.T, streams []datasets.Stream, win operators.Windows, edge Edge,
-	lateness time.Duration) (*Job, *Aggregated[datasets.Record, uint64], *resultSink[uint64]) {
+func disorderedCount(t *testing.T, streams []stream.Stream, win operators.Windows, edge Edge,
+	lateness time.Duration) (*Job, *Aggregated[stream.Record, uint64], *resultSink[uint64]) {
 	t.Helper()
 	j, err := NewJob(BatchSize(disorderedBatch), FlushInterval(time.Millisecond))
 	require.NoError(t, err)
 	src := Source(j, "src", streams, OutOfOrderness(2*time.Millisecond))
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win),
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
 		Via(edge), Parallelism(3), AllowedLateness(lateness))
 	sink := &resultSink[uint64]{}
 	Sink(agg.Results, "sink", sink.add, Parallelism(1))
@@ -51,7 +51,7 @@ func TestLateRecordsConserved(t *testing.T) {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
 				j, agg, sink := disorderedCount(t, split(recs, 2), tw, ec.edge, lateness)
 				var late atomic.Int64
-				Sink(agg.Late, "late", func(int, datasets.Record) error { late.Add(1); return nil })
+				Sink(agg.Late, "late", func(int, stream.Record) error { late.Add(1); return nil })
 				runJob(t, j)
 				// The last emitted value of each (key, window) is its final count.
 				final := map[winKey]uint64{}
@@ -89,7 +89,7 @@ func TestLateRecordsConserved(t *testing.T) {
 // blocked is a stream whose Fill waits for release, then ends.
 type blocked struct{ release chan struct{} }
 
-func (b blocked) Fill([]datasets.Record) int { <-b.release; return 0 }
+func (b blocked) Fill([]stream.Record) int { <-b.release; return 0 }
 
 // TestIdleSourceDoesNotHoldWatermark: one source never produces; with an
 // idle timeout windows still fire from the other.
@@ -97,10 +97,10 @@ func TestIdleSourceDoesNotHoldWatermark(t *testing.T) {
 	j, err := NewJob(IdleTimeout(10*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(16))
 	require.NoError(t, err)
 	release := make(chan struct{})
-	src := Source(j, "src", []datasets.Stream{&endless{}, blocked{release}})
+	src := Source(j, "src", []stream.Stream{&endless{}, blocked{release}})
 	tw, err := operators.Tumbling(time.Millisecond)
 	require.NoError(t, err)
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2))
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2))
 	fired := make(chan struct{})
 	var once sync.Once
 	Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error {
@@ -130,7 +130,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 	src := Source(j, "src", split(recs, 2), ProcessingTime())
 	tw, err := operators.Tumbling(2 * time.Millisecond)
 	require.NoError(t, err)
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
 	sink := &resultSink[uint64]{}
 	Sink(agg.Results, "sink", sink.add, Parallelism(1))
 	before := time.Now().UnixNano()
@@ -150,8 +150,8 @@ func TestMetricsCountEveryRecord(t *testing.T) {
 	require.NoError(t, err)
 	recs := testkit.ZipfRecords(5, n, 1.5, 300, time.Microsecond, 0)
 	src := Source(j, "src", split(recs, 2))
-	even := Filter(src, "even", func(r datasets.Record) bool { return r.Key%2 == 0 }, Parallelism(2))
-	agg := WindowAggregate(even, "count", operators.Count[datasets.Record](), Parallelism(3), Via(Shuffle()))
+	even := Filter(src, "even", func(r stream.Record) bool { return r.Key%2 == 0 }, Parallelism(2))
+	agg := WindowAggregate(even, "count", operators.Count[stream.Record](), Parallelism(3), Via(Shuffle()))
 	require.True(t, agg.TwoPhase)
 	var results atomic.Int64
 	Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { results.Add(1); return nil })
@@ -187,28 +187,28 @@ func TestBuildErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidParameter)
 	j, err := NewJob()
 	require.NoError(t, err)
-	src := Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})})
-	WindowAggregate(src, "bad", operators.Count[datasets.Record](), Via(Broadcast()))
+	src := Source(j, "src", []stream.Stream{stream.FromKeys([]uint64{1})})
+	WindowAggregate(src, "bad", operators.Count[stream.Record](), Via(Broadcast()))
 	require.ErrorIs(t, j.Run(context.Background()), ErrInvalidParameter)
 	j, err = NewJob()
 	require.NoError(t, err)
-	src = Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})})
-	m := Map(src, "m", func(r datasets.Record) uint64 { return r.Key })
+	src = Source(j, "src", []stream.Stream{stream.FromKeys([]uint64{1})})
+	m := Map(src, "m", func(r stream.Record) uint64 { return r.Key })
 	Sink(m, "s", func(int, uint64) error { return nil }, Via(Hash()))
 	require.ErrorIs(t, j.Err(), ErrInvalidParameter, "hash edge without a key")
 	j, err = NewJob()
 	require.NoError(t, err)
-	Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}), "s", func(int, datasets.Record) error { return nil }, Parallelism(-1))
+	Sink(Source(j, "src", []stream.Stream{stream.FromKeys([]uint64{1})}), "s", func(int, stream.Record) error { return nil }, Parallelism(-1))
 	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
 	j, err = NewJob()
 	require.NoError(t, err)
-	Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}), "s", func(int, datasets.Record) error { return nil }, Parallelism(partition.MaxWorkers+1))
+	Sink(Source(j, "src", []stream.Stream{stream.FromKeys([]uint64{1})}), "s", func(int, stream.Record) error { return nil }, Parallelism(partition.MaxWorkers+1))
 	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
 	require.ErrorContains(t, j.Err(), "Parallelism")
 	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
 		j, err = NewJob()
 		require.NoError(t, err)
-		Sink(Source(j, "src", []datasets.Stream{datasets.FromKeys([]uint64{1})}, Rate(rate)), "s", func(int, datasets.Record) error { return nil })
+		Sink(Source(j, "src", []stream.Stream{stream.FromKeys([]uint64{1})}, Rate(rate)), "s", func(int, stream.Record) error { return nil })
 		require.ErrorIs(t, j.Err(), ErrInvalidParameter, "Rate(%v)", rate)
 		require.ErrorContains(t, j.Err(), "Rate")
 	}
@@ -222,9 +222,9 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		return testing.AllocsPerRun(2, func() {
 			j, err := NewJob(BatchSize(256))
 			require.NoError(t, err)
-			src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs[:n/2]), datasets.FromRecords(recs[n/2 : n])})
+			src := Source(j, "src", []stream.Stream{stream.FromRecords(recs[:n/2]), stream.FromRecords(recs[n/2 : n])})
 			tw, _ := operators.Tumbling(time.Hour)
-			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+			agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
 			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
 			require.NoError(t, j.Run(context.Background()))
 		})

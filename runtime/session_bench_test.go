@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 var (
 	sessionBenchOnce sync.Once
-	sessionBenchRecs []datasets.Record
+	sessionBenchRecs []stream.Record
 )
 
 // sessionCountInput is a Zipf(1.1) stream over 10^6 keys, one record every
 // 100 ns of event time, in order (1M records; 100k under -short).
-func sessionCountInput() []datasets.Record {
+func sessionCountInput() []stream.Record {
 	sessionBenchOnce.Do(func() {
 		n := 1_000_000
 		if testing.Short() {
@@ -69,14 +69,14 @@ func BenchmarkSessionCount(b *testing.B) {
 // runWindowedCount counts recs from one source over 2 workers behind e
 // with the watermark 1 µs behind the source, and returns the number of
 // results.
-func runWindowedCount(b *testing.B, recs []datasets.Record, e Edge, win operators.Windows) uint64 {
+func runWindowedCount(b *testing.B, recs []stream.Record, e Edge, win operators.Windows) uint64 {
 	b.Helper()
 	j, err := NewJob(BatchSize(1024), QueueBatches(16))
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs)}, OutOfOrderness(time.Microsecond))
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win), Via(e), Parallelism(2))
+	src := Source(j, "src", []stream.Stream{stream.FromRecords(recs)}, OutOfOrderness(time.Microsecond))
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win), Via(e), Parallelism(2))
 	sums := make([]paddedSum, 2)
 	counts := make([]paddedSum, 2)
 	Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error {
@@ -102,9 +102,9 @@ func runWindowedCount(b *testing.B, recs []datasets.Record, e Edge, win operator
 // stage and the final stage merges the partial sessions.
 func BenchmarkSkewedServiceTimeSessions(b *testing.B) {
 	recs := skewInput()
-	timed := make([]datasets.Record, len(recs))
+	timed := make([]stream.Record, len(recs))
 	for i, r := range recs {
-		timed[i] = datasets.Record{Key: r.Key, Time: int64(i) * int64(time.Microsecond)}
+		timed[i] = stream.Record{Key: r.Key, Time: int64(i) * int64(time.Microsecond)}
 	}
 	sw, err := operators.Sessions(100 * time.Microsecond)
 	if err != nil {

@@ -10,10 +10,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,12 +56,12 @@ func applySessionUpdates(t *testing.T, results []operators.Result[uint64]) map[s
 // other goroutine of the job run until it blocks, then moves the bubble's
 // clock: what the job does with the earlier phases is done first.
 type paced struct {
-	phases [][]datasets.Record
+	phases [][]stream.Record
 	pause  []time.Duration
 	p, pos int
 }
 
-func (s *paced) Fill(dst []datasets.Record) int {
+func (s *paced) Fill(dst []stream.Record) int {
 	for s.p < len(s.phases) && s.pos == len(s.phases[s.p]) {
 		s.p, s.pos = s.p+1, 0
 	}
@@ -87,17 +87,17 @@ func (s *paced) Fill(dst []datasets.Record) int {
 // T-4.4ms (behind the watermark by 2.4 ms: within a lateness of 3 ms, it
 // extends the fired session) and one of k2 at T-6ms (4 ms behind: late
 // under either lateness).
-func lateTail(own []datasets.Record, after int64) (body, marks, late []datasets.Record) {
+func lateTail(own []stream.Record, after int64) (body, marks, late []stream.Record) {
 	ms := int64(time.Millisecond)
 	tEnd := after + 30*ms
 	k, m, k2 := hashx.Mix64(1<<40), hashx.Mix64(1<<40+1), hashx.Mix64(1<<40+2)
 	cut := len(own) - len(own)%disorderedBatch
 	body = own[:cut]
-	marks = append(slices.Clone(own[cut:]), datasets.Record{Key: k, Time: tEnd - 4500*int64(time.Microsecond)})
+	marks = append(slices.Clone(own[cut:]), stream.Record{Key: k, Time: tEnd - 4500*int64(time.Microsecond)})
 	for len(marks)%disorderedBatch != 0 {
-		marks = append(marks, datasets.Record{Key: m, Time: tEnd})
+		marks = append(marks, stream.Record{Key: m, Time: tEnd})
 	}
-	late = []datasets.Record{{Key: k, Time: tEnd - 4400*int64(time.Microsecond)}, {Key: k2, Time: tEnd - 6*ms}}
+	late = []stream.Record{{Key: k, Time: tEnd - 4400*int64(time.Microsecond)}, {Key: k2, Time: tEnd - 6*ms}}
 	return body, marks, late
 }
 
@@ -129,10 +129,10 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
 			t.Run(fmt.Sprintf("edge=%s,lateness=%v", ec.name, lateness), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					streams := []datasets.Stream{
-						datasets.FromRecords(random[:n/2]),
+					streams := []stream.Stream{
+						stream.FromRecords(random[:n/2]),
 						&paced{
-							phases: [][]datasets.Record{body, marks, lateRecs},
+							phases: [][]stream.Record{body, marks, lateRecs},
 							// The marks' watermark goes out on the flush
 							// deadline; the late records wait for k's
 							// session to fire (a few flush ticks).
@@ -158,20 +158,20 @@ func TestSessionLateRecordsConserved(t *testing.T) {
 
 // checkSessionLateRecords runs the job and checks conservation; it returns
 // the results and the records on the late stream.
-func checkSessionLateRecords(t *testing.T, recs []datasets.Record, streams []datasets.Stream, gap operators.Windows, edge Edge,
-	lateness time.Duration) ([]operators.Result[uint64], map[datasets.Record]int) {
+func checkSessionLateRecords(t *testing.T, recs []stream.Record, streams []stream.Stream, gap operators.Windows, edge Edge,
+	lateness time.Duration) ([]operators.Result[uint64], map[stream.Record]int) {
 	t.Helper()
 	j, agg, sink := disorderedCount(t, streams, gap, edge, lateness)
 	var mu sync.Mutex
-	late := map[datasets.Record]int{}
-	Sink(agg.Late, "late", func(_ int, r datasets.Record) error {
+	late := map[stream.Record]int{}
+	Sink(agg.Late, "late", func(_ int, r stream.Record) error {
 		mu.Lock()
 		late[r]++
 		mu.Unlock()
 		return nil
 	})
 	runJob(t, j)
-	var kept []datasets.Record
+	var kept []stream.Record
 	lateLeft := maps.Clone(late)
 	for _, r := range recs {
 		if lateLeft[r] > 0 {
@@ -229,8 +229,8 @@ func TestSessionSteadyStateAllocatesNothing(t *testing.T) {
 			// first needed, and a small bound is reached early in both runs.
 			j, err := NewJob(BatchSize(256), QueueBatches(2))
 			require.NoError(t, err)
-			src := Source(j, "src", []datasets.Stream{datasets.FromRecords(recs[:n/2]), datasets.FromRecords(recs[n/2 : n])})
-			agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
+			src := Source(j, "src", []stream.Stream{stream.FromRecords(recs[:n/2]), stream.FromRecords(recs[n/2 : n])})
+			agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
 			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
 			require.NoError(t, j.Run(context.Background()))
 		})
@@ -255,7 +255,7 @@ func TestSessionProcessingTime(t *testing.T) {
 	src := Source(j, "src", split(recs, 2), ProcessingTime())
 	gap, err := operators.Sessions(200 * time.Microsecond)
 	require.NoError(t, err)
-	agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
+	agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(gap), Parallelism(2), Via(Shuffle()))
 	require.True(t, agg.TwoPhase)
 	sink := &resultSink[uint64]{}
 	Sink(agg.Results, "sink", sink.add, Parallelism(1))

@@ -11,6 +11,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,12 +19,12 @@ var quantileRanks = []float64{0, 0.5, 0.9, 0.99, 0.999, 1}
 
 // latencyOf is a record's value in the quantile tests: log-uniform in
 // [1, 2^20), a function of the record alone.
-func latencyOf(r datasets.Record) float64 {
+func latencyOf(r stream.Record) float64 {
 	return math.Exp2(20 * float64(hashx.Mix64(uint64(r.Time)^r.Key)>>11) * 0x1p-53)
 }
 
 // windowTruths is the exact values of each tumbling window.
-func windowTruths(recs []datasets.Record, tw operators.Windows) map[int64]*datasets.ValueTruth {
+func windowTruths(recs []stream.Record, tw operators.Windows) map[int64]*datasets.ValueTruth {
 	vals := map[int64][]float64{}
 	for _, r := range recs {
 		s := tw.LastStart(r.Time)
@@ -39,11 +40,11 @@ func windowTruths(recs []datasets.Record, tw operators.Windows) map[int64]*datas
 // runQuantiles runs agg per tumbling window over recs under one key, so
 // that a splitting edge spreads it over every worker, and returns each
 // window's result.
-func runQuantiles[Acc any](t *testing.T, recs []datasets.Record, tw operators.Windows, agg operators.Aggregate[datasets.Record, Acc, []float64], ec edgeCase) map[int64][]float64 {
+func runQuantiles[Acc any](t *testing.T, recs []stream.Record, tw operators.Windows, agg operators.Aggregate[stream.Record, Acc, []float64], ec edgeCase) map[int64][]float64 {
 	t.Helper()
 	j, err := NewJob(BatchSize(128))
 	require.NoError(t, err)
-	src := KeyBy(Source(j, "src", split(recs, 2)), func(datasets.Record) uint64 { return 0 })
+	src := KeyBy(Source(j, "src", split(recs, 2)), func(stream.Record) uint64 { return 0 })
 	res := WindowAggregate(src, "quantiles", agg, Window(tw), Via(ec.edge), Parallelism(3))
 	require.Equal(t, ec.name != "hash", res.TwoPhase)
 	sink := &resultSink[[]float64]{}
@@ -131,7 +132,7 @@ func TestKLLQuantilesPerWindow(t *testing.T) {
 // chain.
 func TestQuantilesInvalidValueStopsJob(t *testing.T) {
 	recs := testkit.ZipfRecords(17, 1000, 1.1, 100, time.Millisecond, 0)
-	agg, err := operators.Quantiles(0.01, 2048, quantileRanks, func(r datasets.Record) float64 {
+	agg, err := operators.Quantiles(0.01, 2048, quantileRanks, func(r stream.Record) float64 {
 		if r.Time == recs[500].Time {
 			return math.NaN()
 		}
@@ -140,7 +141,7 @@ func TestQuantilesInvalidValueStopsJob(t *testing.T) {
 	require.NoError(t, err)
 	j, err := NewJob(BatchSize(64))
 	require.NoError(t, err)
-	src := KeyBy(Source(j, "src", split(recs, 1)), func(datasets.Record) uint64 { return 0 })
+	src := KeyBy(Source(j, "src", split(recs, 1)), func(stream.Record) uint64 { return 0 })
 	res := WindowAggregate(src, "quantiles", agg, Via(Hash()), Parallelism(2))
 	Sink(res.Results, "sink", func(int, operators.Result[[]float64]) error { return nil })
 	err = j.Run(context.Background())

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,7 +17,7 @@ import (
 // the estimate of hash (one worker, one sketch), window for window.
 func TestDistinctCountPerWindow(t *testing.T) {
 	recs := testkit.ZipfRecords(12, 40_000, 1.1, 100_000, 50*time.Microsecond, 0)
-	agg, err := operators.DistinctCount(12, func(r datasets.Record) uint64 { return r.Key })
+	agg, err := operators.DistinctCount(12, func(r stream.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
 	require.NoError(t, err)
@@ -26,7 +26,7 @@ func TestDistinctCountPerWindow(t *testing.T) {
 		t.Run("edge="+ec.name, func(t *testing.T) {
 			j, err := NewJob(BatchSize(128))
 			require.NoError(t, err)
-			src := KeyBy(Source(j, "src", split(recs, 2)), func(datasets.Record) uint64 { return 0 })
+			src := KeyBy(Source(j, "src", split(recs, 2)), func(stream.Record) uint64 { return 0 })
 			res := WindowAggregate(src, "distinct", agg, Window(tw), Via(ec.edge), Parallelism(3))
 			require.Equal(t, ec.name != "hash", res.TwoPhase)
 			sink := &resultSink[uint64]{}
@@ -60,7 +60,7 @@ func TestDistinctCountPerWindow(t *testing.T) {
 // every estimate equals hash's and never undercounts.
 func TestFrequencyPerWindow(t *testing.T) {
 	recs := testkit.ZipfRecords(13, 30_000, 1.3, 50_000, 50*time.Microsecond, 0)
-	agg, err := operators.Frequency(1024, 4, func(r datasets.Record) uint64 { return r.Key })
+	agg, err := operators.Frequency(1024, 4, func(r stream.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestFrequencyPerWindow(t *testing.T) {
 		t.Run("edge="+ec.name, func(t *testing.T) {
 			j, err := NewJob(BatchSize(128))
 			require.NoError(t, err)
-			src := KeyBy(Source(j, "src", split(recs, 2)), func(datasets.Record) uint64 { return 0 })
+			src := KeyBy(Source(j, "src", split(recs, 2)), func(stream.Record) uint64 { return 0 })
 			res := WindowAggregate(src, "freq", agg, Window(tw), Via(ec.edge), Parallelism(3))
 			var got []operators.Result[*sketch.CountMin]
 			Sink(res.Results, "sink", func(_ int, r operators.Result[*sketch.CountMin]) error { got = append(got, r); return nil }, Parallelism(1))

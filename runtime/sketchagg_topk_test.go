@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +18,7 @@ import (
 // out in order, each count within its reported error of the true count.
 func TestTopKPerWindow(t *testing.T) {
 	recs := testkit.ZipfRecords(14, 30_000, 1.5, 10_000, 50*time.Microsecond, 0)
-	agg, err := operators.TopK(64, 3, func(r datasets.Record) uint64 { return r.Key })
+	agg, err := operators.TopK(64, 3, func(r stream.Record) uint64 { return r.Key })
 	require.NoError(t, err)
 	tw, err := operators.Tumbling(500 * time.Millisecond)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestTopKPerWindow(t *testing.T) {
 		t.Run("edge="+ec.name, func(t *testing.T) {
 			j, err := NewJob(BatchSize(128))
 			require.NoError(t, err)
-			src := KeyBy(Source(j, "src", split(recs, 2)), func(datasets.Record) uint64 { return 0 })
+			src := KeyBy(Source(j, "src", split(recs, 2)), func(stream.Record) uint64 { return 0 })
 			res := WindowAggregate(src, "top", agg, Window(tw), Via(ec.edge), Parallelism(3))
 			var got []operators.Result[[]sketch.Counter[uint64]]
 			Sink(res.Results, "sink", func(_ int, r operators.Result[[]sketch.Counter[uint64]]) error { got = append(got, r); return nil }, Parallelism(1))

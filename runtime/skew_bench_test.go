@@ -8,17 +8,18 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 var (
 	skewOnce sync.Once
-	skewRecs []datasets.Record
+	skewRecs []stream.Record
 )
 
 // skewInput is the service-time figure's stream: the datasets Zipf(1.5)
 // generator over 10^6 keys (the hottest key carries 1/zeta(1.5) = 38% of
 // the records).
-func skewInput() []datasets.Record {
+func skewInput() []stream.Record {
 	skewOnce.Do(func() {
 		n := 200_000
 		if testing.Short() {
@@ -28,7 +29,7 @@ func skewInput() []datasets.Record {
 		if err != nil {
 			panic(err)
 		}
-		skewRecs = make([]datasets.Record, n)
+		skewRecs = make([]stream.Record, n)
 		z.Fill(skewRecs)
 	})
 	return skewRecs
@@ -40,10 +41,10 @@ var skewEdges = []edgeCase{{"hash", Hash()}, {"pkg", kindEdge("pkg")}, {"dchoice
 
 // contiguous deals recs to sources as contiguous slices (no copy), as the
 // no-exchange ideal's goroutines read them.
-func contiguous(recs []datasets.Record, sources int) []datasets.Stream {
-	streams := make([]datasets.Stream, sources)
+func contiguous(recs []stream.Record, sources int) []stream.Stream {
+	streams := make([]stream.Stream, sources)
 	for i := range streams {
-		streams[i] = datasets.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
+		streams[i] = stream.FromRecords(recs[i*len(recs)/sources : (i+1)*len(recs)/sources])
 	}
 	return streams
 }
@@ -52,14 +53,14 @@ func contiguous(recs []datasets.Record, sources int) []datasets.Stream {
 // workers behind e, each worker charging cost per record, and returns the
 // wall time. src configures the source; agg adds to the aggregation's
 // options (a window, say).
-func runKeyedCount(b *testing.B, streams []datasets.Stream, records, workers int, e Edge, cost Cost, src []SourceOpt, agg ...AggOpt) time.Duration {
+func runKeyedCount(b *testing.B, streams []stream.Stream, records, workers int, e Edge, cost Cost, src []SourceOpt, agg ...AggOpt) time.Duration {
 	b.Helper()
 	j, err := NewJob(BatchSize(64), QueueBatches(8), FlushInterval(2*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
 	}
 	opts := append([]AggOpt{Parallelism(workers), Via(e), WithCost(cost)}, agg...)
-	counts := WindowAggregate(Source(j, "src", streams, src...), "count", operators.Count[datasets.Record](), opts...)
+	counts := WindowAggregate(Source(j, "src", streams, src...), "count", operators.Count[stream.Record](), opts...)
 	sums := make([]uint64, workers)
 	Sink(counts.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

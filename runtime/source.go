@@ -2,18 +2,106 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"iter"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
-type sourceStage struct {
+// reader is one source worker's input: read fills buf with up to len(buf)
+// values and reports whether the input ended after them. held is called
+// before read blocks on an input that has nothing ready (a channel), so
+// that the worker first sends the batches it holds.
+type reader[T any] interface {
+	read(ctx context.Context, buf []T, held func()) (n int, end bool)
+	// stop releases what the reader holds (an iterator's goroutine).
+	stop()
+}
+
+// fillReader reads a stream.Filler: a short Fill is the end.
+type fillReader[T any] struct{ f stream.Filler[T] }
+
+func (r fillReader[T]) read(_ context.Context, buf []T, _ func()) (int, bool) {
+	n := r.f.Fill(buf)
+	return n, n < len(buf)
+}
+
+func (fillReader[T]) stop() {}
+
+// chanReader reads a channel: it takes what is ready without waiting, and
+// waits (after held) only when nothing is, so a live channel's records
+// are sent as they come, not when a batch fills. A closed channel is the
+// end.
+type chanReader[T any] struct{ ch <-chan T }
+
+func (r chanReader[T]) read(ctx context.Context, buf []T, held func()) (int, bool) {
+	n := 0
+	for n < len(buf) {
+		select {
+		case v, ok := <-r.ch:
+			if !ok {
+				return n, true
+			}
+			buf[n] = v
+			n++
+			continue
+		default:
+		}
+		if n > 0 {
+			return n, false
+		}
+		held()
+		select {
+		case v, ok := <-r.ch:
+			if !ok {
+				return 0, true
+			}
+			buf[0] = v
+			n = 1
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+	return n, false
+}
+
+func (chanReader[T]) stop() {}
+
+// seqReader reads an iterator through iter.Pull: the iterator runs as a
+// coroutine of the worker, a value at a time, with no goroutine switch of
+// the scheduler's.
+type seqReader[T any] struct {
+	next  func() (T, bool)
+	close func()
+}
+
+func newSeqReader[T any](seq iter.Seq[T]) *seqReader[T] {
+	next, stop := iter.Pull(seq)
+	return &seqReader[T]{next: next, close: stop}
+}
+
+func (r *seqReader[T]) read(_ context.Context, buf []T, _ func()) (int, bool) {
+	for i := range buf {
+		v, ok := r.next()
+		if !ok {
+			return i, true
+		}
+		buf[i] = v
+	}
+	return len(buf), false
+}
+
+func (r *seqReader[T]) stop() { r.close() }
+
+type sourceStage[T any] struct {
 	stageBase
-	streams []datasets.Stream
-	out     *port[datasets.Record]
-	colls   []*collector[datasets.Record]
+	inputs []func() reader[T] // one per worker, opened when the worker starts
+	timeOf func(T) int64      // nil: processing time
+	out    *port[T]
+	colls  []*collector[T]
 }
 
 // Source adds a source reading each stream in its own worker (parallelism
@@ -21,35 +109,116 @@ type sourceStage struct {
 // outgoing edge. Records keep Record.Time as event time (or get their ingest
 // time with ProcessingTime) and the stream is keyed by Record.Key. Parallel
 // sources' watermarks are merged downstream as a minimum.
-func Source(j *Job, name string, streams []datasets.Stream, opts ...SourceOpt) *Stream[datasets.Record] {
-	st := &sourceStage{streams: streams, out: &port[datasets.Record]{}}
+func Source(j *Job, name string, streams []stream.Stream, opts ...SourceOpt) *Stream[stream.Record] {
+	inputs := make([]func() reader[stream.Record], len(streams))
+	for i, s := range streams {
+		if s == nil {
+			j.fail(invalidParam(fmt.Sprintf("%s streams[%d]", name, i), "nil", "a stream"))
+			continue
+		}
+		inputs[i] = func() reader[stream.Record] { return fillReader[stream.Record]{s} }
+	}
+	out := addSource(j, name, inputs, recordKey, recordTime, opts)
+	out.recKey = true
+	return out
+}
+
+// FromFiller adds a source of the user's records of type T: each filler is
+// read in its own worker, a batch at a time into a buffer the worker owns
+// (no allocation per record). keyOf gives a record's 64-bit key hash
+// (stream.StringKey and its kin build one from a field); nil leaves the
+// stream unkeyed until KeyBy. Event time comes from EventTime's extractor,
+// or is the ingest time (processing time) without one.
+func FromFiller[T any](j *Job, name string, fillers []stream.Filler[T], keyOf func(T) uint64, opts ...SourceOpt) *Stream[T] {
+	inputs := make([]func() reader[T], len(fillers))
+	for i, f := range fillers {
+		if f == nil {
+			j.fail(invalidParam(fmt.Sprintf("%s fillers[%d]", name, i), "nil", "a filler"))
+			continue
+		}
+		inputs[i] = func() reader[T] { return fillReader[T]{f} }
+	}
+	return addSource(j, name, inputs, keyOf, nil, opts)
+}
+
+// FromSeq adds a source of the user's records of type T, each iterator
+// ranged over in its own worker (through iter.Pull, so the iterator runs
+// on the worker's goroutine). Records are sent a batch (BatchSize) at a
+// time or when the iterator ends: an iterator that blocks between values
+// delays its batch, so a live input belongs in FromChan. keyOf and event
+// time as for FromFiller. A cancelled job stops ranging (the iterator's
+// loop sees yield return false).
+func FromSeq[T any](j *Job, name string, seqs []iter.Seq[T], keyOf func(T) uint64, opts ...SourceOpt) *Stream[T] {
+	inputs := make([]func() reader[T], len(seqs))
+	for i, s := range seqs {
+		if s == nil {
+			j.fail(invalidParam(fmt.Sprintf("%s seqs[%d]", name, i), "nil", "an iterator"))
+			continue
+		}
+		inputs[i] = func() reader[T] { return newSeqReader(s) }
+	}
+	return addSource(j, name, inputs, keyOf, nil, opts)
+}
+
+// FromChan adds a source of the user's records of type T, each channel
+// received from in its own worker; a closed channel ends its worker's
+// input. A worker takes what its channel holds without waiting and sends
+// its batches before it waits for more, so records from a live channel
+// are not held back for a batch to fill. keyOf and event time as for
+// FromFiller.
+func FromChan[T any](j *Job, name string, chs []<-chan T, keyOf func(T) uint64, opts ...SourceOpt) *Stream[T] {
+	inputs := make([]func() reader[T], len(chs))
+	for i, ch := range chs {
+		if ch == nil {
+			j.fail(invalidParam(fmt.Sprintf("%s chs[%d]", name, i), "nil", "a channel"))
+			continue
+		}
+		inputs[i] = func() reader[T] { return chanReader[T]{ch} }
+	}
+	return addSource(j, name, inputs, keyOf, nil, opts)
+}
+
+// addSource builds a source stage over inputs. defTime is the event time
+// of a record without an EventTime option (nil: processing time).
+func addSource[T any](j *Job, name string, inputs []func() reader[T], keyOf func(T) uint64, defTime func(T) int64, opts []SourceOpt) *Stream[T] {
+	st := &sourceStage[T]{inputs: inputs, out: &port[T]{}, timeOf: defTime}
 	st.name, st.source = name, true
-	st.cfg.parallelism = len(streams)
 	for _, o := range opts {
 		o.applySource(&st.cfg)
 	}
-	st.cfg.parallelism = len(streams)
+	st.cfg.parallelism = len(inputs)
 	if err := st.cfg.validate(); err != nil {
-		j.fail(err)
+		j.fail(fmtStage(name, err))
 	}
-	for i, s := range streams {
-		if s == nil {
-			j.fail(invalidParam("streams[i]", i, "non-nil"))
+	if st.cfg.timeOf != nil {
+		f, ok := st.cfg.timeOf.(func(T) int64)
+		switch {
+		case !ok:
+			var zero T
+			j.fail(fmtStage(name, invalidParam("EventTime", fmt.Sprintf("%T", st.cfg.timeOf), fmt.Sprintf("a func(%T) int64 for this source's records", zero))))
+		case f == nil:
+			j.fail(fmtStage(name, invalidParam("EventTime", "nil", "a function")))
+		default:
+			st.timeOf = f
 		}
+	}
+	if st.cfg.procTime || st.timeOf == nil {
+		st.cfg.procTime, st.timeOf = true, nil
 	}
 	if j.ran.Load() {
 		j.fail(ErrAlreadyRun)
 	}
 	j.addStage(st)
-	return &Stream[datasets.Record]{job: j, st: &st.stageBase, port: st.out, keyOf: recordKey, recKey: true}
+	return &Stream[T]{job: j, st: &st.stageBase, port: st.out, keyOf: keyOf}
 }
 
-func recordKey(r datasets.Record) uint64 { return r.Key }
+func recordKey(r stream.Record) uint64 { return r.Key }
+func recordTime(r stream.Record) int64 { return r.Time }
 
-func (s *sourceStage) prepareInputs() {}
+func (s *sourceStage[T]) prepareInputs() {}
 
-func (s *sourceStage) prepareOutputs(ctx context.Context) error {
-	s.colls = make([]*collector[datasets.Record], s.cfg.parallelism)
+func (s *sourceStage[T]) prepareOutputs(ctx context.Context) error {
+	s.colls = make([]*collector[T], s.cfg.parallelism)
 	for w := range s.colls {
 		c, err := newCollector(ctx, s.job, s.out, w, &s.metrics[w])
 		if err != nil {
@@ -60,16 +229,22 @@ func (s *sourceStage) prepareOutputs(ctx context.Context) error {
 	return nil
 }
 
-func (s *sourceStage) work(ctx context.Context, w int) error {
+func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 	j := s.job
 	m := &s.metrics[w]
 	out := s.colls[w]
-	stream := s.streams[w]
+	in := s.inputs[w]()
+	defer in.stop()
 	gen, err := operators.NewBoundedOutOfOrderness(s.cfg.disorder)
 	if err != nil {
 		return err
 	}
-	buf := make([]datasets.Record, j.cfg.batchSize)
+	buf := make([]T, j.cfg.batchSize)
+	recs, isRecords := any(buf).([]stream.Record)
+	var times []int64 // scratch for emitBatch (typed sources)
+	if !isRecords && !s.cfg.procTime {
+		times = make([]int64, len(buf))
+	}
 	srv := server{cost: s.cfg.cost, sleep: j.cfg.sleep}
 	var timer *time.Timer
 	defer func() {
@@ -80,6 +255,7 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 	rate := s.cfg.rate
 	emitted := 0
 	lastFlush := j.now()
+	held := out.flushHeld
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -117,49 +293,51 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 			want = min(due, want)
 		}
 		t0 := time.Now()
-		n := stream.Fill(buf[:want])
+		n, end := in.read(ctx, buf[:want], held)
 		if n > 0 {
 			if !srv.charge(ctx, n, time.Now()) {
 				return nil
 			}
-			var wall int64
-			if s.cfg.procTime {
-				wall = time.Now().UnixNano()
-			}
 			out.setIngest(now)
 			switch {
 			case rate > 0 || s.cfg.procTime:
+				var wall int64
+				if s.cfg.procTime {
+					wall = time.Now().UnixNano()
+				}
 				for i := range buf[:n] {
-					r := buf[i]
 					if rate > 0 {
 						out.setIngest(int64(float64(emitted+i) / rate * 1e9))
 					}
-					t := r.Time
-					if s.cfg.procTime {
-						t = wall
+					t := wall
+					if !s.cfg.procTime {
+						t = s.timeOf(buf[i])
 					}
 					gen.Observe(t)
-					out.emit(operators.Event[datasets.Record]{Time: t, Value: r})
+					out.emit(operators.Event[T]{Time: t, Value: buf[i]})
 				}
-			default: // the common case, kept tight
-				maxT := buf[0].Time
-				for i := range buf[:n] {
-					maxT = max(maxT, buf[i].Time)
+			case isRecords: // the common case, kept tight
+				rs := recs[:n]
+				maxT := rs[0].Time
+				for i := range rs {
+					maxT = max(maxT, rs[i].Time)
 				}
-				emitRecords(out, buf[:n])
+				emitRecords(any(out).(*collector[stream.Record]), rs)
 				gen.Observe(maxT)
+			default:
+				gen.Observe(emitBatch(out, buf[:n], s.timeOf, times))
 			}
 			emitted += n
 			out.setWatermark(gen.Watermark())
 			m.in.Add(uint64(n))
 			m.batches.Add(1)
 		}
-		if n < want {
+		if end {
 			out.close() // the records go with the end of input
 			m.busy.Add(uint64(time.Since(t0)))
 			return nil
 		}
-		// Before the next Fill, which may block: receivers with an empty
+		// Before the next read, which may block: receivers with an empty
 		// queue get what this buffer left them.
 		out.flushIdle()
 		now = j.now()
@@ -173,21 +351,79 @@ func (s *sourceStage) work(ctx context.Context, w int) error {
 
 // emitRecords emits recs, timed by Record.Time, to every outgoing edge: the
 // source's common case, routed a whole buffer at a time.
-func emitRecords(c *collector[datasets.Record], recs []datasets.Record) {
+func emitRecords(c *collector[stream.Record], recs []stream.Record) {
 	c.count += uint64(len(recs))
 	for _, o := range c.outs {
 		putRecords(o, recs, c.wm)
 	}
 }
 
+// emitBatch emits vs, each timed by timeOf, to every outgoing edge, and
+// returns the largest time: a typed source's batch, routed a whole buffer
+// at a time. With one edge, times and routes are one pass; with several,
+// the times are computed once into times (len(vs) or more).
+func emitBatch[T any](c *collector[T], vs []T, timeOf func(T) int64, times []int64) int64 {
+	c.count += uint64(len(vs))
+	if len(c.outs) == 1 {
+		return putBatch(c.outs[0], vs, timeOf, c.wm)
+	}
+	maxT := timeOf(vs[0])
+	ts := times[:len(vs)]
+	for i := range vs {
+		ts[i] = timeOf(vs[i])
+		maxT = max(maxT, ts[i])
+	}
+	for _, o := range c.outs {
+		for i := range vs {
+			o.put(operators.Event[T]{Time: ts[i], Value: vs[i]}, c.wm)
+		}
+	}
+	return maxT
+}
+
+// putBatch is put for every value of vs, timed by timeOf, and returns the
+// largest time. On a keyed hash edge it routes with a direct (inlined)
+// call and appends each value, and its key, to its receiver's open batch
+// in one loop.
+func putBatch[T any](o *outbox[T], vs []T, timeOf func(T) int64, wm int64) int64 {
+	maxT := timeOf(vs[0])
+	h, ok := o.part.(*partition.Hash)
+	keyOf := o.e.keyOf
+	if !ok || keyOf == nil {
+		for i := range vs {
+			t := timeOf(vs[i])
+			maxT = max(maxT, t)
+			o.put(operators.Event[T]{Time: t, Value: vs[i]}, wm)
+		}
+		return maxT
+	}
+	for i := range vs {
+		v := &vs[i]
+		t := timeOf(*v)
+		maxT = max(maxT, t)
+		k := keyOf(*v)
+		d := h.Route(k)
+		b := o.cur[d]
+		if b == nil {
+			b = o.open(d)
+		}
+		b.ev = append(b.ev, operators.Event[T]{Time: t, Value: *v})
+		b.keys = append(b.keys, k)
+		if len(b.ev) == o.size {
+			o.send(d, wm, false)
+		}
+	}
+	return maxT
+}
+
 // putRecords is put for every record of recs. On a hash edge keyed by the
 // records' own key it routes with a direct (inlined) call and appends each
 // record to its receiver's open batch in one loop.
-func putRecords(o *outbox[datasets.Record], recs []datasets.Record, wm int64) {
+func putRecords(o *outbox[stream.Record], recs []stream.Record, wm int64) {
 	h, ok := o.part.(*partition.Hash)
 	if !ok || !o.e.recKey {
 		for i := range recs {
-			o.put(operators.Event[datasets.Record]{Time: recs[i].Time, Value: recs[i]}, wm)
+			o.put(operators.Event[stream.Record]{Time: recs[i].Time, Value: recs[i]}, wm)
 		}
 		return
 	}
@@ -198,7 +434,7 @@ func putRecords(o *outbox[datasets.Record], recs []datasets.Record, wm int64) {
 		if b == nil {
 			b = o.open(d)
 		}
-		b.ev = append(b.ev, operators.Event[datasets.Record]{Time: r.Time, Value: *r})
+		b.ev = append(b.ev, operators.Event[stream.Record]{Time: r.Time, Value: *r})
 		if len(b.ev) == o.size {
 			o.send(d, wm, false)
 		}

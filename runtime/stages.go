@@ -75,7 +75,7 @@ type mapHandler[In, Out any] struct {
 	out *collector[Out]
 }
 
-func (h *mapHandler[In, Out]) process(ev []operators.Event[In]) error {
+func (h *mapHandler[In, Out]) process(ev []operators.Event[In], _ []uint64) error {
 	h.buf = operators.Map(h.buf[:0], ev, h.f)
 	for _, e := range h.buf {
 		h.out.emit(e)
@@ -113,7 +113,7 @@ type filterHandler[T any] struct {
 	out  *collector[T]
 }
 
-func (h *filterHandler[T]) process(ev []operators.Event[T]) error {
+func (h *filterHandler[T]) process(ev []operators.Event[T], _ []uint64) error {
 	h.buf = operators.Filter(h.buf[:0], ev, h.keep)
 	for _, e := range h.buf {
 		h.out.emit(e)
@@ -144,7 +144,7 @@ type flatMapHandler[In, Out any] struct {
 	out *collector[Out]
 }
 
-func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In]) error {
+func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In], _ []uint64) error {
 	h.buf = h.fm.Apply(h.buf[:0], ev)
 	for _, e := range h.buf {
 		h.out.emit(e)
@@ -180,7 +180,7 @@ type sinkHandler[T any] struct {
 	ingest  *int64
 }
 
-func (h *sinkHandler[T]) process(ev []operators.Event[T]) error {
+func (h *sinkHandler[T]) process(ev []operators.Event[T], _ []uint64) error {
 	for _, e := range ev {
 		if err := h.fn(h.w, e.Value); err != nil {
 			return err

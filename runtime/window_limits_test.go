@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,9 +21,9 @@ func TestWindowsAtInt64LimitsThroughJob(t *testing.T) {
 	const sec = int64(time.Second)
 	times := []int64{math.MinInt64, math.MinInt64 + 1, math.MinInt64 + sec, -1, 0,
 		math.MaxInt64 - sec, math.MaxInt64 - 1, math.MaxInt64}
-	recs := make([]datasets.Record, len(times))
+	recs := make([]stream.Record, len(times))
 	for i, tm := range times {
-		recs[i] = datasets.Record{Key: 1, Time: tm}
+		recs[i] = stream.Record{Key: 1, Time: tm}
 	}
 	tumble, err := operators.Tumbling(time.Second)
 	require.NoError(t, err)
@@ -55,9 +55,9 @@ func TestWindowsAtInt64LimitsThroughJob(t *testing.T) {
 				j, err := NewJob(BatchSize(4))
 				require.NoError(t, err)
 				src := Source(j, "src", split(recs, 2))
-				agg := WindowAggregate(src, "count", operators.Count[datasets.Record](), Window(win), Via(ec.edge), Parallelism(3))
+				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win), Via(ec.edge), Parallelism(3))
 				var late atomic.Int64
-				Sink(agg.Late, "late", func(int, datasets.Record) error { late.Add(1); return nil })
+				Sink(agg.Late, "late", func(int, stream.Record) error { late.Add(1); return nil })
 				sink := &resultSink[uint64]{}
 				Sink(agg.Results, "sink", sink.add, Parallelism(1))
 				runJob(t, j)

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Epoch is the event time of the first record of ZipfRecords, in Unix
@@ -19,10 +19,10 @@ const Epoch int64 = 1_700_000_000_000_000_000
 // ranks (s > 1, keys >= 2; the key of rank r is hashx.Mix64(r)), and
 // record i at event time Epoch + i*step plus a uniform jitter in
 // [0, disorder). The same arguments give the same records.
-func ZipfRecords(seed uint64, n int, s float64, keys uint64, step, disorder time.Duration) []datasets.Record {
+func ZipfRecords(seed uint64, n int, s float64, keys uint64, step, disorder time.Duration) []stream.Record {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	z := rand.NewZipf(r, s, 1, keys-1)
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	for i := range recs {
 		recs[i].Key = hashx.Mix64(z.Uint64() + 1)
 		t := int64(i) * int64(step)
@@ -48,7 +48,7 @@ type WindowKey interface {
 // ExactCounts is the single-threaded model of a windowed count: the number
 // of records of each (key, window), for global, tumbling, sliding and
 // session windows.
-func ExactCounts[K WindowKey](recs []datasets.Record, w operators.Windows) map[K]uint64 {
+func ExactCounts[K WindowKey](recs []stream.Record, w operators.Windows) map[K]uint64 {
 	m := make(map[K]uint64)
 	if w.IsSession() {
 		EachSession(recs, int64(w.Gap()), func(key uint64, start, _ int64, n uint64) { m[windowKey[K](key, start)] = n })
@@ -84,7 +84,7 @@ func EachWindow(w operators.Windows, t int64, f func(start int64)) {
 // sorts the event times and cuts wherever two consecutive ones are gap or
 // more apart; f gets each session [start, end) (end = last time + gap) and
 // its number of records, keys in no particular order.
-func EachSession(recs []datasets.Record, gap int64, f func(key uint64, start, end int64, n uint64)) {
+func EachSession(recs []stream.Record, gap int64, f func(key uint64, start, end int64, n uint64)) {
 	byKey := map[uint64][]int64{}
 	for _, r := range recs {
 		byKey[r.Key] = append(byKey[r.Key], r.Time)

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +44,7 @@ func TestZipfRecords(t *testing.T) {
 // and global windows, and sessions cut at the gap.
 func TestExactCounts(t *testing.T) {
 	ms := int64(time.Millisecond)
-	recs := []datasets.Record{{Key: 1, Time: 0}, {Key: 1, Time: 3 * ms}, {Key: 2, Time: 4 * ms}, {Key: 1, Time: 12 * ms}}
+	recs := []stream.Record{{Key: 1, Time: 0}, {Key: 1, Time: 3 * ms}, {Key: 2, Time: 4 * ms}, {Key: 1, Time: 12 * ms}}
 	tumbling, err := operators.Tumbling(5 * time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, map[winKey]uint64{{1, 0}: 2, {2, 0}: 1, {1, 10 * ms}: 1}, ExactCounts[winKey](recs, tumbling))

@@ -15,10 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/bench"
-	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // BenchConfig configures RunBench, the logic of `streambench kafka`. Every
@@ -41,7 +41,7 @@ type BenchConfig struct {
 	Workers []int
 	// Input is the stream, sent once per configuration; each record's Time
 	// is replaced by the wall clock when it is sent.
-	Input []datasets.Record
+	Input []stream.Record
 	// Window is the tumbling window of the count, in event time (> 0).
 	Window time.Duration
 	// ClientOpts are added to every client (TLS, SASL, ...).
@@ -181,7 +181,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 		}
 		cl.Close()
 	}
-	agg := operators.Count[datasets.Record]()
+	agg := operators.Count[stream.Record]()
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
@@ -224,7 +224,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 }
 
 // benchStream sends the stream, reads the results and measures.
-func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []datasets.Record) (BenchRow, error) {
+func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stream.Record) (BenchRow, error) {
 	row := BenchRow{Partitioner: kind, Tuples: int64(len(keys))}
 	reader, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,17 +28,17 @@ func testContext(t *testing.T) context.Context {
 }
 
 // zipfInput is n records of a Zipf(s) stream over k keys.
-func zipfInput(t testing.TB, k uint64, s float64, n int64, seed uint64) []datasets.Record {
+func zipfInput(t testing.TB, k uint64, s float64, n int64, seed uint64) []stream.Record {
 	t.Helper()
 	z, err := datasets.NewZipf(k, s, n, seed)
 	require.NoError(t, err)
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	require.EqualValues(t, n, z.Fill(recs))
 	return recs
 }
 
 // config is a BenchConfig for the in-process cluster with every field set.
-func config(input []datasets.Record, partitioners ...string) BenchConfig {
+func config(input []stream.Record, partitioners ...string) BenchConfig {
 	return BenchConfig{Partitioners: partitioners, Partitions: 12, PartialsPartitions: 4, Workers: []int{3},
 		Input: input, Window: 100 * time.Millisecond}
 }
