@@ -19,9 +19,9 @@ const module = "github.com/skewerhq/skewer"
 var allowed = map[string][]string{
 	"sketch":    {"internal/hashx", "internal/u64map"},
 	"datasets":  {"internal/hashx", "internal/u64map", "sketch"},
-	"partition": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
+	"partition": {"internal/hashx", "internal/u64map", "internal/hotkey", "sketch", "datasets"},
 	"operators": {"internal/hashx", "internal/u64map", "sketch", "datasets"},
-	"runtime":   {"internal/hashx", "internal/u64map", "sketch", "datasets", "partition", "operators"},
+	"runtime":   {"internal/hashx", "internal/u64map", "internal/hotkey", "sketch", "datasets", "partition", "operators"},
 }
 
 func TestHousePlan(t *testing.T) {
