@@ -35,12 +35,10 @@ func ZipfPMF(k int, s float64) []float64 {
 // by key. Rank r's key is hashx.Mix64(r). It holds the m keys in memory.
 func ExactZipf(m, k int, s float64, seed uint64) ([]uint64, map[uint64]float64) {
 	ps := ZipfPMF(k, s)
-	probs := make(map[uint64]float64, k)
 	keys := make([]uint64, 0, m)
 	for r := range k {
 		c := int(math.Floor(ps[r] * float64(m)))
 		key := hashx.Mix64(uint64(r))
-		probs[key] = ps[r]
 		for range c {
 			keys = append(keys, key)
 		}
@@ -50,7 +48,19 @@ func ExactZipf(m, k int, s float64, seed uint64) ([]uint64, map[uint64]float64) 
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	return keys, probs
+	return keys, ExactZipfProbs(k, s)
+}
+
+// ExactZipfProbs returns the probabilities by key of ExactZipf's stream
+// over k ranks with exponent s (the Zipf pmf; the stream's counted shares
+// differ from them by less than 1/m).
+func ExactZipfProbs(k int, s float64) map[uint64]float64 {
+	ps := ZipfPMF(k, s)
+	probs := make(map[uint64]float64, k)
+	for r, p := range ps {
+		probs[hashx.Mix64(uint64(r))] = p
+	}
+	return probs
 }
 
 // Empirical returns each key's share of keys and the largest share, p1.
