@@ -3,6 +3,7 @@ package partition
 import (
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/internal/u64map"
 )
 
 // headAll routes tail keys as PKG does and spreads head keys over all n
@@ -12,7 +13,8 @@ import (
 type headAll struct {
 	load       []uint64
 	det        hotkey.Detector
-	oracle     *hotkey.Oracle // det when it is one (see dChoices.oracle)
+	oracle     *hotkey.Oracle       // det when it is one (see dChoices.oracle)
+	oracleHead *u64map.Map[float64] // its head table, looked up here so that Get inlines
 	roundRobin bool
 	sw         sweep // wchoices: the least loaded worker; rr-head: sw.next only
 	tie        uint64
@@ -78,7 +80,9 @@ func newHeadAll(n int, c *config, rr bool) (*headAll, error) {
 // or shared) loads.
 func headAllOn(load []uint64, det hotkey.Detector, c *config, rr bool) *headAll {
 	p := &headAll{load: load, det: det, roundRobin: rr, tie: c.tie}
-	p.oracle, _ = det.(*hotkey.Oracle)
+	if o, ok := det.(*hotkey.Oracle); ok {
+		p.oracle, p.oracleHead = o, o.Table()
+	}
 	p.sw.next = sweepStart(c.tie, len(load))
 	return p
 }
@@ -89,7 +93,7 @@ func (p *headAll) Route(key uint64) int {
 	if o := p.oracle; o == nil {
 		head, _ = p.det.Observe(key)
 	} else if o.MayContain(key) {
-		head = o.IsHead(key)
+		head = p.oracleHead.Get(key) != nil
 	}
 	return p.place(key, head)
 }

@@ -98,7 +98,7 @@ func (f *headFilter) mayContain(key uint64) bool {
 // Oracle knows every key's true probability in advance: the "oracle head"
 // of the papers' simulations, and the reference other detectors are
 // compared with. It does not count. Partitioners that recognise it read
-// its head directly (MayContain, Get, Heads) instead of calling Observe.
+// its head directly (MayContain, Table, Heads) instead of calling Observe.
 type Oracle struct {
 	filter headFilter
 	head   u64map.Map[float64] // head key -> probability, at most an eighth full
@@ -155,8 +155,10 @@ func (o *Oracle) Observe(key uint64) (bool, float64) {
 // filter, for callers that look up the head themselves.
 func (o *Oracle) MayContain(key uint64) bool { return o.filter.mayContain(key) }
 
-// IsHead reports whether key is head.
-func (o *Oracle) IsHead(key uint64) bool { return o.head.Get(key) != nil }
+// Table returns the head: key -> probability, read only. A caller that
+// looks keys up in its own loop calls Get on it there, where Get inlines
+// (a method of Oracle doing the lookup would be a call per key).
+func (o *Oracle) Table() *u64map.Map[float64] { return &o.head }
 
 // Heads returns the head keys, heaviest first (ByWeight); the slice is the
 // oracle's own.
