@@ -46,9 +46,9 @@ func ExampleParseFloats() {
 // Rows print as an aligned table, CSV, JSON or Go benchmark lines.
 func ExampleWrite() {
 	s := 1.5
-	rows := []bench.PartitionRow{{Partitioner: "hash", Workload: "zipf", ZipfS: &s, Keys: 1000, Workers: 4, Sources: 1, P1: 0.38, Imbalance: 1.1, MaxOverAvg: 2.1, Replication: 1}}
+	rows := []bench.PartitionRow{{Partitioner: "hash", Workload: "zipf", ZipfS: &s, Keys: 1000, Workers: 4, Sources: 1, Detector: "default", P1: 0.38, Imbalance: 1.1, MaxOverAvg: 2.1, Replication: 1}}
 	_ = bench.Write(os.Stdout, "csv", bench.Meta{Command: "partition"}, bench.PartitionRows(rows))
 	// Output:
-	// partitioner,workload,zipf_s,keys,workers,sources,tuples,seed,p1,imbalance,max_over_avg,imbalance_over_m,replication,cardinality_imbalance,aggregation_cost,period,distinct,chosen,interrupted
-	// hash,zipf,1.5,1000,4,1,0,0,0.38,1.1,2.1,0,1,0,0,0,0,,false
+	// partitioner,workload,zipf_s,keys,workers,sources,tuples,seed,detector,source_windows,p1,imbalance,max_over_avg,imbalance_over_m,replication,cardinality_imbalance,aggregation_cost,period,distinct,chosen,interrupted
+	// hash,zipf,1.5,1000,4,1,0,0,default,false,0.38,1.1,2.1,0,1,0,0,0,0,,false
 }

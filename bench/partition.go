@@ -3,9 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/stream"
 )
@@ -29,6 +32,11 @@ type PartitionConfig struct {
 	// Period is the aggregation period in tuples for the aggregation cost
 	// (0: a tenth of the stream, at least 1).
 	Period int
+	// Detector is the hot-key detector the partitioners route with, one of
+	// DetectorKinds ("" is default). SourceWindows divides a windowed
+	// detector's window by the sources, as WithSources does the default's.
+	Detector      string
+	SourceWindows bool
 	// Progress, when non-nil, receives a status line per simulation.
 	Progress func(string)
 }
@@ -49,6 +57,10 @@ func (c *PartitionConfig) validate() error {
 		return invalidParam("-zipf-s", "none", "at least one exponent")
 	case c.Spec.File != "" && len(c.ZipfS) > 0:
 		return invalidParam("-zipf-s", c.ZipfS, "none with -file (a file has no Zipf exponent)")
+	case c.Detector != "" && !slices.Contains(DetectorKinds, c.Detector):
+		return invalidChoice("-detector", c.Detector, DetectorKinds)
+	case c.SourceWindows && !slices.Contains(hotkey.Names(), c.Detector):
+		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(hotkey.Names(), ", ")+"); default divides its own windows")
 	}
 	return checkSweep(c.Workers, c.Sources, c.Partitioners)
 }
@@ -68,6 +80,10 @@ type PartitionRow struct {
 	Sources int     `json:"sources"`
 	Tuples  uint64  `json:"tuples"`
 	Seed    uint64  `json:"seed"`
+	// Detector is the hot-key detector (DetectorKinds); SourceWindows is
+	// set when its windows were divided by the sources.
+	Detector      string `json:"detector"`
+	SourceWindows bool   `json:"source_windows,omitempty"`
 	// Imbalance λ = (max - avg)/avg of tuples per worker; MaxOverAvg = 1+λ;
 	// ImbalanceOverM is PKG's I(t)/m = (max - avg)/m.
 	Imbalance      float64 `json:"imbalance"`
@@ -101,6 +117,8 @@ func (r PartitionRow) Cells() []Cell {
 		{Name: "sources", Head: "SOURCES", Value: r.Sources, Key: true},
 		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Key: true, NoTable: true},
 		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
+		{Name: "detector", Head: "DETECTOR", Value: r.Detector, Key: true, NoTable: true},
+		{Name: "source_windows", Head: "SOURCE-WINDOWS", Value: r.SourceWindows, Key: true, NoTable: true},
 		{Name: "p1", Head: "P1", Value: r.P1, Prec: 4, Unit: "p1"},
 		{Name: "imbalance", Head: "IMBALANCE", Value: r.Imbalance, Prec: PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 4, Unit: "max/avg"},
@@ -124,27 +142,13 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	skews := cfg.ZipfS
-	if cfg.Spec.File != "" {
-		skews = []float64{0}
-	}
 	var rows []PartitionRow
-	for _, s := range skews {
-		spec := cfg.Spec
-		spec.ZipfS = s
-		wl, err := spec.Build()
-		if err != nil {
-			return nil, err
-		}
-		// Read the stream once: every configuration replays the same records.
-		recs, err := wl.Read(ctx, cfg.Tuples)
-		if err != nil {
-			return rows, err
-		}
+	err := sweepStreams(ctx, cfg.Spec, cfg.ZipfS, cfg.Tuples, func(spec WorkloadSpec, wl Workload, recs []stream.Record) error {
+		s := spec.ZipfS
 		truth := datasets.NewTruth()
 		for i := 0; i < len(recs); i += updateChunk {
 			if ctx.Err() != nil {
-				return rows, ctx.Err()
+				return ctx.Err()
 			}
 			truth.AddRecords(recs[i:min(len(recs), i+updateChunk)])
 		}
@@ -152,32 +156,65 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 		if period == 0 {
 			period = max(1, len(recs)/10)
 		}
+		det := detectorSpec{name: cfg.Detector, sourceWindows: cfg.SourceWindows}
+		if det.name == "" {
+			det.name = "default"
+		}
+		if det.probs = wl.Probs; det.probs == nil {
+			det.probs = func() map[uint64]float64 { return shares(truth) }
+		}
+		det.probs = sync.OnceValue(det.probs) // one map per stream, for every oracle
 		for _, n := range cfg.Workers {
 			for _, src := range cfg.Sources {
 				for _, kind := range cfg.Partitioners {
 					if ctx.Err() != nil {
-						return rows, ctx.Err()
+						return ctx.Err()
 					}
 					if cfg.Progress != nil {
 						cfg.Progress(fmt.Sprintf("partition: s=%g n=%d S=%d %s", s, n, src, kind))
 					}
-					row, err := simulate(ctx, period, spec, wl, recs, truth, kind, n, src)
+					row, err := simulate(ctx, period, spec, wl, recs, truth, det, kind, n, src)
 					if ctx.Err() != nil {
 						if err == nil {
 							row.Interrupted = true
 							rows = append(rows, row)
 						}
-						return rows, ctx.Err()
+						return ctx.Err()
 					}
 					if err != nil {
-						return rows, err
+						return err
 					}
 					rows = append(rows, row)
 				}
 			}
 		}
+		return nil
+	})
+	return rows, err
+}
+
+// sweepStreams reads the stream of spec at each exponent of zipfS (a file's
+// once: it has no exponent), at most tuples records, and hands it to visit
+// with its spec and workload: the sweeps' outermost loop.
+func sweepStreams(ctx context.Context, spec WorkloadSpec, zipfS []float64, tuples int64, visit func(WorkloadSpec, Workload, []stream.Record) error) error {
+	if spec.File != "" {
+		zipfS = []float64{0}
 	}
-	return rows, nil
+	for _, s := range zipfS {
+		spec.ZipfS = s
+		wl, err := spec.Build()
+		if err != nil {
+			return err
+		}
+		recs, err := wl.Read(ctx, tuples)
+		if err != nil {
+			return err
+		}
+		if err := visit(spec, wl, recs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // doneStream ends a stream as soon as done is closed: the simulator, which
@@ -196,10 +233,36 @@ func (s doneStream) Fill(dst []stream.Record) int {
 	}
 }
 
-func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, recs []stream.Record, truth *datasets.Truth, kind string, n, sources int) (PartitionRow, error) {
+// detectorSpec is the detector of a sweep: its name, whether its windows
+// are divided by the sources, and the keys' probabilities for the oracle.
+type detectorSpec struct {
+	name          string
+	sourceWindows bool
+	probs         func() map[uint64]float64
+}
+
+// shares returns each key's counted share of the stream.
+func shares(t *datasets.Truth) map[uint64]float64 {
+	p := make(map[uint64]float64, t.Distinct())
+	n := float64(t.N())
+	for k, c := range t.Counts() {
+		p[k] = float64(c) / n
+	}
+	return p
+}
+
+func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, recs []stream.Record, truth *datasets.Truth, det detectorSpec, kind string, n, sources int) (PartitionRow, error) {
 	// Each source has its own partitioner: tell them how many share the
 	// stream, so detector windows span the same stretch of it.
-	f, err := partition.NewFactory(kind, partition.WithSeed(spec.Seed), partition.WithSources(sources))
+	df, err := detectorFactory(det.name, det.probs, sources, det.sourceWindows)
+	if err != nil {
+		return PartitionRow{}, err
+	}
+	opts := []partition.Option{partition.WithSeed(spec.Seed), partition.WithSources(sources)}
+	if df != nil {
+		opts = append(opts, partition.WithDetector(df))
+	}
+	f, err := partition.NewFactory(kind, opts...)
 	if err != nil {
 		return PartitionRow{}, invalidChoice("partitioner", kind, partition.Kinds())
 	}
@@ -212,6 +275,7 @@ func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, r
 	row := PartitionRow{
 		Partitioner: kind, Workload: wl.Name, ZipfS: wl.Exponent(), Keys: wl.Keys, P1: truth.P1(),
 		Workers: n, Sources: sources, Tuples: res.Tuples, Seed: spec.Seed,
+		Detector: det.name, SourceWindows: det.sourceWindows,
 		Imbalance: res.Imbalance, MaxOverAvg: res.MaxOverAvg, ImbalanceOverM: res.ImbalanceOverM,
 		Replication: res.Replication, CardinalityImbalance: res.CardinalityImbalance,
 		AggregationCost: res.MeanPartials, Period: period, Distinct: res.Distinct,

@@ -5,6 +5,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 func partitionConfig() PartitionConfig {
@@ -28,6 +33,8 @@ func TestPartitionConfigErrors(t *testing.T) {
 		{"-period", func(c *PartitionConfig) { c.Period = -1 }},
 		{"-zipf-s", func(c *PartitionConfig) { c.ZipfS = nil }},
 		{"-zipf-s", func(c *PartitionConfig) { c.Spec.File = "words.txt" }},
+		{"-detector", func(c *PartitionConfig) { c.Detector = "psychic" }},
+		{"-source-windows", func(c *PartitionConfig) { c.SourceWindows = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := partitionConfig()
@@ -79,4 +86,57 @@ func TestPartitionInterrupted(t *testing.T) {
 		require.True(t, rows[1].Interrupted)
 		require.Equal(t, "pkg", rows[1].Partitioner)
 	}
+}
+
+// TestPartitionDetectors pins that -detector reaches the partitioners:
+// every detector runs, the oracle's head on grid-zipf is the Zipf pmf (the
+// grids' oracle), and a detector that sees no head leaves D-Choices
+// routing as PKG, unlike one that sees the hot key.
+func TestPartitionDetectors(t *testing.T) {
+	cfg := partitionConfig()
+	cfg.Spec = WorkloadSpec{Kind: "grid-zipf", Keys: 1000, Seed: 11}
+	cfg.ZipfS, cfg.Workers, cfg.Partitioners, cfg.Tuples = []float64{1.4}, []int{10}, []string{"pkg", "dchoices"}, 50_000
+	lambda, rep := map[string]float64{}, map[string]float64{}
+	for _, d := range DetectorKinds {
+		cfg.Detector = d
+		rows, err := RunPartition(context.Background(), cfg)
+		require.NoError(t, err, d)
+		require.Len(t, rows, 2)
+		require.Equal(t, d, rows[1].Detector)
+		lambda[d], rep[d] = rows[1].Imbalance, rows[1].Replication
+		require.Less(t, rows[1].Imbalance, 1e-3, "dchoices with %s", d)
+		require.Greater(t, rows[0].Imbalance, 0.1, "pkg cannot balance p1 = %.2f over 10 workers", rows[0].P1)
+	}
+	// The oracle on grid-zipf is partlab's pmf: the same placement as an
+	// oracle built by hand over partlab.ExactZipf's probabilities.
+	keys, probs := partlab.ExactZipf(50_000, 1000, 1.4, 11)
+	df, err := detectorFactory("oracle", func() map[uint64]float64 { return probs }, 1, false)
+	require.NoError(t, err)
+	f, err := partition.NewFactory("dchoices", partition.WithSeed(11), partition.WithSources(1), partition.WithDetector(df))
+	require.NoError(t, err)
+	res, err := partition.Run(partition.Config{Stream: stream.FromKeys(keys), Factory: f, Sources: 1, Workers: 10, Period: 5000})
+	require.NoError(t, err)
+	require.Equal(t, lambda["oracle"], res.Imbalance)
+	require.Equal(t, rep["oracle"], res.Replication)
+	require.NotEqual(t, rep["oracle"], rep["cumulative"], "the detectors differ")
+}
+
+// TestSourceWindows pins that -source-windows divides a windowed
+// detector's window by the sources (at least 1024), as WithSources does
+// the default's, and leaves it alone without the flag.
+func TestSourceWindows(t *testing.T) {
+	window := func(sources int, divide bool) int {
+		df, err := detectorFactory("spacesaving", nil, sources, divide)
+		require.NoError(t, err)
+		d, err := df(100, 1.0/500)
+		require.NoError(t, err)
+		return d.(labDetector).d.(*hotkey.Windowed).Window()
+	}
+	w := hotkey.DefaultWindow(1.0 / 500)
+	require.Equal(t, w, window(5, false))
+	require.Equal(t, w/5, window(5, true))
+	require.Equal(t, w, window(1, true))
+	require.Equal(t, minSourceWindow, window(1000, true))
+	_, err := detectorFactory("psychic", nil, 1, false)
+	require.ErrorIs(t, err, ErrInvalidParameter)
 }

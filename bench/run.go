@@ -35,6 +35,10 @@ type Workload struct {
 	Open func(n int64) (stream.Stream, error)
 	// Namer, when set, gives the original form of keys (words, item ids).
 	Namer stream.Namer
+	// Probs, when set, returns the probability of each key as the
+	// generator draws it (grid-zipf: the Zipf pmf); the oracle detector
+	// takes its head from them. Nil: the shares counted on the stream.
+	Probs func() map[uint64]float64
 }
 
 // open opens the workload's stream of n records, or returns ctx's error as

@@ -7,15 +7,20 @@ import (
 	"path/filepath"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
 // WorkloadKinds names the synthetic workloads, FileFormats the formats of a
 // user's data file.
 var (
-	WorkloadKinds = []string{"zipf", "exact-zipf", "uniform", "drift"}
+	WorkloadKinds = []string{"zipf", "exact-zipf", "grid-zipf", "uniform", "drift"}
 	FileFormats   = []string{"words", "items", "freq"}
 )
+
+// MaxGridKeys bounds the keys of a grid-zipf stream, whose generator holds
+// a probability per key.
+const MaxGridKeys = 1 << 24
 
 // WorkloadSpec describes a workload as the command line gives it: a
 // synthetic kind with its parameters, or a file in one of FileFormats.
@@ -44,8 +49,11 @@ func (s WorkloadSpec) Build() (Workload, error) {
 		return w, err
 	}
 	maxKeys := uint64(datasets.MaxZipfKeys)
-	if s.Kind == "exact-zipf" {
+	switch s.Kind {
+	case "exact-zipf":
 		maxKeys = 1<<32 - 1
+	case "grid-zipf":
+		maxKeys = MaxGridKeys
 	}
 	switch {
 	case math.IsNaN(s.ZipfS) || math.IsInf(s.ZipfS, 0) || s.ZipfS < 0:
@@ -71,6 +79,17 @@ func (s WorkloadSpec) Build() (Workload, error) {
 			}
 			return wrapData(datasets.NewExactZipf(s.Keys, s.ZipfS, n, s.Seed))
 		}
+	case "grid-zipf":
+		// The partitioning grids' stream (internal/partlab), held whole.
+		k := int(s.Keys)
+		w.Open = func(n int64) (stream.Stream, error) {
+			if n > MaxHeldTuples {
+				return nil, invalidParam("-tuples", n, fmt.Sprintf("at most %d for grid-zipf (the stream is held: 8 bytes a record)", MaxHeldTuples))
+			}
+			keys, _ := partlab.ExactZipf(int(n), k, s.ZipfS, s.Seed)
+			return stream.FromKeys(keys), nil
+		}
+		w.Probs = func() map[uint64]float64 { return partlab.ExactZipfProbs(k, s.ZipfS) }
 	case "drift":
 		w.Open = func(n int64) (stream.Stream, error) {
 			every := s.DriftEvery

@@ -32,11 +32,12 @@ type Partitioner struct {
 type PartitionerOpt struct {
 	// Options are passed to partition.NewFactory.
 	Options []partition.Option
-	// Buffered makes partitioners that expose their candidates (PKG)
-	// choose, among a key's candidates, the partition with the fewest
-	// records buffered in this client (kgo.TopicBackupPartitioner), ties
-	// broken by the records routed: a partition whose broker is slow
-	// stops receiving the keys that can go elsewhere.
+	// Buffered makes partitioners that expose their candidates
+	// (partition.Candidater: PKG) choose, among a key's candidates, the
+	// partition with the fewest records buffered in this client
+	// (kgo.TopicBackupPartitioner), ties broken by the records routed: a
+	// partition whose broker is slow stops receiving the keys that can go
+	// elsewhere. Other kinds route as without it.
 	Buffered bool
 	// HashKeys routes every record on the XXH64 of its key bytes, 8-byte
 	// keys included. Without it an 8-byte key is taken as the key hash
@@ -89,14 +90,10 @@ func (p *Partitioner) ForTopic(string) kgo.TopicPartitioner {
 	return t
 }
 
-type candidater interface {
-	Candidates(dst []int, key uint64) []int
-}
-
 type topicPartitioner struct {
 	factory partition.Factory
 	p       partition.Partitioner
-	cand    candidater
+	cand    partition.Candidater
 	n       int
 	sent    []uint64
 	hashAll bool // PartitionerOpt.HashKeys
@@ -126,7 +123,7 @@ func (t *topicPartitioner) ensure(n int) bool {
 		return false
 	}
 	t.p, t.n, t.sent = p, n, make([]uint64, n)
-	t.cand, _ = p.(candidater)
+	t.cand, _ = p.(partition.Candidater)
 	return true
 }
 

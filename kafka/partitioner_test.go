@@ -154,7 +154,7 @@ func TestPartitionerBuffered(t *testing.T) {
 				if hashKeys {
 					h = xxhash.Sum64(keyed(key).Key)
 				}
-				c := pkg.Candidates(nil, h)
+				c := pkg.(partition.Candidater).Candidates(nil, h)
 				if len(c) < 2 {
 					continue
 				}

@@ -6,10 +6,11 @@ import (
 	"slices"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// Auto measures the stream and routes with the cheapest partitioner that
+// auto measures the stream and routes with the cheapest partitioner that
 // balances it: hash while no key is hot enough to unbalance key grouping,
 // PKG while p1 <= pkgMargin * 2/n, D-Choices beyond (W-Choices when
 // D-Choices would need every worker anyway). Until its first decision, it
@@ -29,14 +30,14 @@ import (
 // All modes share one load vector, so a switch keeps the balance already
 // reached. Choices lists the decisions. Route does not allocate: the sample
 // buffer and the counting table are made once.
-type Auto struct {
+type auto struct {
 	n       int
 	load    []uint64
-	det     HotKeyDetector
+	det     hotkey.Detector
 	theta   float64
 	hashLim float64 // WithAutoHashLimit
-	dc      *DChoices
-	wc      *HeadAll
+	dc      *dChoices
+	wc      *headAll
 	mode    string
 	window  int
 	seen    int
@@ -65,7 +66,7 @@ const (
 	pkgMargin = 0.7
 )
 
-func newAuto(n int, c *config) (*Auto, error) {
+func newAuto(n int, c *config) (*auto, error) {
 	det, err := c.newDetector(n)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 		return nil, err
 	}
 	load := make([]uint64, n)
-	a := &Auto{hll: hll, first: true,
+	a := &auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), hashLim: c.hashLimit, mode: modeD,
 		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
 		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
@@ -90,7 +91,7 @@ func newAuto(n int, c *config) (*Auto, error) {
 }
 
 // Route implements Partitioner.
-func (a *Auto) Route(key uint64) int {
+func (a *auto) Route(key uint64) int {
 	head, pr := a.det.Observe(key)
 	a.hll.AddHash(key)
 	a.total++
@@ -122,21 +123,21 @@ func (a *Auto) Route(key uint64) int {
 }
 
 // RouteBatch implements BatchRouter.
-func (a *Auto) RouteBatch(keys []uint64, dst []int) {
+func (a *auto) RouteBatch(keys []uint64, dst []int) {
 	dst = dst[:len(keys)]
 	for i, k := range keys {
 		dst[i] = a.Route(k)
 	}
 }
 
-// SkewEstimate is Auto's estimate of the skew from one window's sample.
-type SkewEstimate struct {
+// skewEstimate is Auto's estimate of the skew from one window's sample.
+type skewEstimate struct {
 	P1, SumP2, Zipf float64
 	Distinct        int // distinct keys in the sample
 }
 
 // estimate measures the current sample.
-func (a *Auto) estimate() SkewEstimate {
+func (a *auto) estimate() skewEstimate {
 	clear(a.counts)
 	for _, k := range a.sample {
 		a.counts[k]++
@@ -149,7 +150,7 @@ func (a *Auto) estimate() SkewEstimate {
 	}
 	slices.SortFunc(a.ranks, func(x, y float64) int { return int(y - x) })
 	k := float64(len(a.sample))
-	e := SkewEstimate{Distinct: len(a.counts)}
+	e := skewEstimate{Distinct: len(a.counts)}
 	if k < 2 {
 		return e
 	}
@@ -182,7 +183,7 @@ func fitZipf(sortedCounts, xs []float64) float64 {
 }
 
 // decide ends a window: estimate the skew, pick a mode, start a new sample.
-func (a *Auto) decide() {
+func (a *auto) decide() {
 	e := a.estimate()
 	a.seen = 0
 	a.sample = a.sample[:0]
@@ -199,7 +200,7 @@ func (a *Auto) decide() {
 		mode = modePKG
 	default:
 		st := a.det.Stats()
-		if st.Count > 0 && SolveD(st, a.n, a.dc.eps, distinctCoverage) >= a.n {
+		if st.Count > 0 && solveD(st, a.n, a.dc.eps, distinctCoverage) >= a.n {
 			mode = modeW
 		}
 	}
@@ -224,14 +225,14 @@ func hysteresis(current bool) float64 {
 }
 
 // Mode is the partitioner Auto routes with now.
-func (a *Auto) Mode() string { return a.mode }
+func (a *auto) Mode() string { return a.mode }
 
 // Choices implements Chooser: the mode changes (the last 64 kept in full;
 // later ones overwrite the last entry so Route never allocates).
-func (a *Auto) Choices() []Choice { return slices.Clone(a.choice) }
+func (a *auto) Choices() []Choice { return slices.Clone(a.choice) }
 
 // Workers implements Partitioner.
-func (a *Auto) Workers() int { return a.n }
+func (a *auto) Workers() int { return a.n }
 
 // SplitsKeys implements Splitter: Auto may split keys once it leaves hash.
-func (*Auto) SplitsKeys() bool { return true }
+func (*auto) SplitsKeys() bool { return true }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/partlab"
 )
 
 func TestAutoChoosesBySkew(t *testing.T) {
@@ -22,10 +24,10 @@ func TestAutoChoosesBySkew(t *testing.T) {
 		{2.0, 5, modeW},     // p1 = 0.61 with 5 workers: d solves to n
 	} {
 		t.Run(fmt.Sprintf("s=%.1f/n=%d", tc.s, tc.n), func(t *testing.T) {
-			keys, _ := exactZipf(300_000, 100_000, tc.s, 9)
+			keys, _ := partlab.ExactZipf(300_000, 100_000, tc.s, 9)
 			p, err := New("auto", tc.n, WithSeed(1))
 			require.NoError(t, err)
-			a := p.(*Auto)
+			a := p.(*auto)
 			for _, k := range keys {
 				a.Route(k)
 			}
@@ -41,10 +43,10 @@ func TestAutoChoosesBySkew(t *testing.T) {
 
 func TestAutoZipfFit(t *testing.T) {
 	for _, s := range []float64{0.8, 1.2, 1.6} {
-		keys, _ := exactZipf(200_000, 100_000, s, 10)
+		keys, _ := partlab.ExactZipf(200_000, 100_000, s, 10)
 		p, err := New("auto", 10, WithSeed(2), WithAutoWindow(1<<20, 1<<15))
 		require.NoError(t, err)
-		a := p.(*Auto)
+		a := p.(*auto)
 		for _, k := range keys[:1<<15-1] { // one short of the first decision, which empties the sample
 			a.Route(k)
 		}
@@ -60,11 +62,11 @@ func TestAutoSwitchesWhenTheStreamChanges(t *testing.T) {
 	if testing.Short() {
 		seg, win = 120_000, 1<<14
 	}
-	flat, _ := exactZipf(seg, 100_000, 0.2, 11)
-	skewed, _ := exactZipf(seg, 100_000, 1.6, 12)
+	flat, _ := partlab.ExactZipf(seg, 100_000, 0.2, 11)
+	skewed, _ := partlab.ExactZipf(seg, 100_000, 1.6, 12)
 	p, err := New("auto", 10, WithSeed(3), WithAutoWindow(win, 4096))
 	require.NoError(t, err)
-	a := p.(*Auto)
+	a := p.(*auto)
 	load, _ := route(t, p, append(append(flat, skewed...), flat...))
 	modes := []string{}
 	for _, c := range a.Choices() {
@@ -88,11 +90,11 @@ func TestAutoSwitchesWhenTheStreamChanges(t *testing.T) {
 // and walks the key's whole sequence as an "overflow".
 func TestAutoDChoicesSeesWholeLoad(t *testing.T) {
 	seg, win := 120_000, 1<<14
-	flat, _ := exactZipf(seg, 100_000, 0.2, 11)
-	skewed, _ := exactZipf(seg, 100_000, 1.6, 12)
+	flat, _ := partlab.ExactZipf(seg, 100_000, 0.2, 11)
+	skewed, _ := partlab.ExactZipf(seg, 100_000, 1.6, 12)
 	p, err := New("auto", 10, WithSeed(3), WithAutoWindow(win, 4096))
 	require.NoError(t, err)
-	a := p.(*Auto)
+	a := p.(*auto)
 	route(t, p, append(flat, skewed...))
 	require.Equal(t, modeD, a.Mode(), "%+v", a.Choices())
 	var sum uint64
@@ -100,19 +102,19 @@ func TestAutoDChoicesSeesWholeLoad(t *testing.T) {
 		sum += l
 	}
 	require.Equal(t, sum, a.dc.sum, "D-Choices' total load")
-	require.Less(t, a.dc.Overflows(), uint64(seg/100), "head tuples sent beyond their d candidates")
+	require.Less(t, a.dc.overflows, uint64(seg/100), "head tuples sent beyond their d candidates")
 }
 
 // TestAutoHashLimit: at low skew the default limit routes by hash (one
 // worker per key), WithAutoHashLimit(0) never does and PKG balances
 // instead, and a limit outside [0, 1) is an error naming it.
 func TestAutoHashLimit(t *testing.T) {
-	keys, _ := exactZipf(300_000, 100_000, 0.5, 13)
-	run := func(opts ...Option) (*Auto, Snapshot) {
+	keys, _ := partlab.ExactZipf(300_000, 100_000, 0.5, 13)
+	run := func(opts ...Option) (*auto, Snapshot) {
 		p, err := New("auto", 10, append(opts, WithSeed(1))...)
 		require.NoError(t, err)
-		a := p.(*Auto)
-		mt, err := NewMetrics(10)
+		a := p.(*auto)
+		mt, err := newMetrics(10)
 		require.NoError(t, err)
 		for _, k := range keys {
 			mt.Observe(k, a.Route(k))

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/partlab"
 )
 
 // TestRouteBatchMatchesRoute routes one stream twice per kind, with Route
@@ -16,14 +18,14 @@ func TestRouteBatchMatchesRoute(t *testing.T) {
 	if testing.Short() {
 		m = 20_000
 	}
-	keys, probs := exactZipf(m, 5_000, 1.3, 9)
+	keys, probs := partlab.ExactZipf(m, 5_000, 1.3, 9)
 	for _, kind := range Kinds() {
 		for _, det := range []string{"oracle", "default"} {
 			for _, n := range []int{1, 7, 50} {
 				t.Run(fmt.Sprintf("kind=%s/detector=%s/n=%d", kind, det, n), func(t *testing.T) {
 					var opts []Option
 					if det == "oracle" {
-						opts = append(opts, WithDetector(OracleDetectorFactory(probs)))
+						opts = append(opts, WithDetector(oracleFactory(probs)))
 					}
 					fa, err := NewFactory(kind, opts...)
 					require.NoError(t, err)
@@ -45,8 +47,8 @@ func TestRouteBatchMatchesRoute(t *testing.T) {
 								}
 							}
 						}
-						if pa, ok := a.(*PKG); ok {
-							require.Equal(t, pa.Load(), b.(*PKG).Load())
+						if pa, ok := a.(*pkg); ok {
+							require.Equal(t, pa.loads(), b.(*pkg).loads())
 						}
 					}
 				})
@@ -55,29 +57,28 @@ func TestRouteBatchMatchesRoute(t *testing.T) {
 	}
 }
 
-// TestPKGLoadIsExact checks that Load includes the last tuple's increment,
+// TestPKGLoadIsExact checks that loads includes the last tuple's increment,
 // which Route defers past the next tuple's reads.
 func TestPKGLoadIsExact(t *testing.T) {
-	keys, _ := exactZipf(10_000, 1_000, 1.2, 4)
-	p, err := NewPKG(9)
-	require.NoError(t, err)
+	keys, _ := partlab.ExactZipf(10_000, 1_000, 1.2, 4)
+	p := newPKG(9, 0)
 	want := make([]uint64, 9)
 	for i, k := range keys {
 		want[p.Route(k)]++
 		if i%997 == 0 {
-			require.Equal(t, want, p.Load(), "after tuple %d", i)
+			require.Equal(t, want, p.loads(), "after tuple %d", i)
 		}
 	}
-	require.Equal(t, want, p.Load())
+	require.Equal(t, want, p.loads())
 }
 
 // TestRouteBatchDoesNotAllocate: RouteBatch, like Route, allocates nothing.
 func TestRouteBatchDoesNotAllocate(t *testing.T) {
-	keys, probs := exactZipf(50_000, 5_000, 1.2, 2)
+	keys, probs := partlab.ExactZipf(50_000, 5_000, 1.2, 2)
 	dst := make([]int, 512)
 	for _, kind := range Kinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16, WithDetector(OracleDetectorFactory(probs)))
+			p, err := New(kind, 16, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			for i := 0; i+512 <= 20_000; i += 512 { // warm-up, as in TestRouteDoesNotAllocate
 				RouteBatch(p, keys[i:i+512], dst)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skewerhq/skewer/internal/partlab"
 )
 
 var sinkWorker int
@@ -32,7 +34,7 @@ func benchKeys(s float64) benchStream {
 	if testing.Short() {
 		m, k = 1<<16, 10_000
 	}
-	keys, probs := exactZipf(m, k, s, 7)
+	keys, probs := partlab.ExactZipf(m, k, s, 7)
 	st := benchStream{keys, probs}
 	benchStreams[s] = st
 	return st
@@ -62,7 +64,7 @@ func benchRoute(b *testing.B, kinds []string, det func(probs map[uint64]float64)
 					route(b, p, st.keys)
 					b.StopTimer()
 					q, _ := New(kind, n, opt)
-					mt, _ := NewMetrics(n)
+					mt, _ := newMetrics(n)
 					for _, k := range st.keys {
 						mt.Observe(k, q.Route(k))
 					}
@@ -74,8 +76,6 @@ func benchRoute(b *testing.B, kinds []string, det func(probs map[uint64]float64)
 		}
 	}
 }
-
-func oracleOption(probs map[uint64]float64) Option { return WithDetector(OracleDetectorFactory(probs)) }
 
 // routeEach calls Route once per tuple, through the Partitioner interface.
 func routeEach(b *testing.B, p Partitioner, keys []uint64) {

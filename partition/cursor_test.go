@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/internal/partlab"
 )
 
 // TestCursorMatchesScan routes skewed streams twice per D-Choices variant:
@@ -21,10 +23,10 @@ func TestCursorMatchesScan(t *testing.T) {
 	}
 	for _, kind := range []string{"dchoices", "dchoices-paper"} {
 		for _, s := range []float64{0.8, 1.4, 2.0} {
-			keys, probs := exactZipf(m, k, s, 3)
+			keys, probs := partlab.ExactZipf(m, k, s, 3)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(OracleDetectorFactory(probs)))
+					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
 					for inst := range 2 {
 						a, err := f(n)
@@ -35,8 +37,8 @@ func TestCursorMatchesScan(t *testing.T) {
 							a, err = f(n)
 							require.NoError(t, err)
 						}
-						ref := b.(*DChoices)
-						ref.tie = a.(*DChoices).tie
+						ref := b.(*dChoices)
+						ref.tie = a.(*dChoices).tie
 						ref.scanOnly = true
 						for i, key := range keys {
 							require.Equal(t, ref.Route(key), a.Route(key), "tuple %d", i)
@@ -126,17 +128,17 @@ func TestDChoicesMatchesModel(t *testing.T) {
 	}
 	for _, kind := range []string{"dchoices", "dchoices-paper"} {
 		for _, s := range []float64{0.8, 1.4, 2.0} {
-			keys, probs := exactZipf(m, k, s, 5)
+			keys, probs := partlab.ExactZipf(m, k, s, 5)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(OracleDetectorFactory(probs)))
+					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
-					opaque, err := NewFactory(kind, WithDetector(func(n int, theta float64) (HotKeyDetector, error) {
-						o, err := NewOracleDetector(probs, theta)
-						return struct{ HotKeyDetector }{o}, err
+					opaque, err := NewFactory(kind, WithDetector(func(n int, theta float64) (Detector, error) {
+						o, err := hotkey.NewOracle(probs, theta)
+						return opaqueDetector{o}, err
 					}))
 					require.NoError(t, err)
-					oracle, err := NewOracleDetector(probs, 1/(5*float64(n)))
+					oracle, err := hotkey.NewOracle(probs, 1/(5*float64(n)))
 					require.NoError(t, err)
 					for inst := range 3 {
 						p, err := f(n)
@@ -144,15 +146,15 @@ func TestDChoicesMatchesModel(t *testing.T) {
 							p, err = opaque(n)
 						}
 						require.NoError(t, err)
-						dc := p.(*DChoices)
+						dc := p.(*dChoices)
 						require.Equal(t, inst < 2, dc.heads.fixed)
 						require.Equal(t, inst == 1, dc.tie != 0)
 						model := &dchoicesModel{load: make([]uint64, n), tie: dc.tie, paper: dc.paper, strides: coprimes(n)}
 						for i, key := range keys {
 							got := p.Route(key)
 							head, _ := oracle.Observe(key)
-							if want := model.route(key, head, dc.D()); got != want {
-								require.Equal(t, want, got, "instance %d tuple %d head %v d %d", inst, i, head, dc.D())
+							if want := model.route(key, head, dc.d); got != want {
+								require.Equal(t, want, got, "instance %d tuple %d head %v d %d", inst, i, head, dc.d)
 							}
 						}
 					}
@@ -164,13 +166,13 @@ func TestDChoicesMatchesModel(t *testing.T) {
 
 // TestRealizedCoverageRaisesD: where the head keys' realized candidate sets
 // overlap more than independent random sets would, D-Choices raises d above
-// SolveD's until every prefix condition of realizedOK holds, and no
+// solveD's until every prefix condition of realizedOK holds, and no
 // further; with an oracle it does so from its first re-solve (tuple 1),
 // over the oracle's whole head. Key hashes are drawn per trial, so the
 // realized sets differ.
 func TestRealizedCoverageRaisesD(t *testing.T) {
 	const n, k, s, trials = 5, 3000, 1.3, 200
-	zipf := zipfPMF(k, s)
+	zipf := partlab.ZipfPMF(k, s)
 	raised := 0
 	for trial := range uint64(trials) {
 		probs := make(map[uint64]float64, k)
@@ -179,12 +181,12 @@ func TestRealizedCoverageRaisesD(t *testing.T) {
 		}
 		p, err := New("dchoices", n, oracleOption(probs))
 		require.NoError(t, err)
-		dc := p.(*DChoices)
+		dc := p.(*dChoices)
 		p.Route(hashx.Mix64(trial << 32)) // the top key; tuple 1 re-solves
-		st := dc.Detector().Stats()
-		d0 := SolveD(st, n, dc.eps, distinctCoverage)
+		st := dc.det.Stats()
+		d0 := solveD(st, n, dc.eps, distinctCoverage)
 		heads, tail := dc.heads.sorted(), max(0, 1-st.Mass)
-		d := dc.D()
+		d := dc.d
 		require.GreaterOrEqual(t, d, d0, "trial %d", trial)
 		require.LessOrEqual(t, d, n)
 		require.True(t, dc.realizedOK(d, heads, tail), "trial %d: d = %d", trial, d)
@@ -204,25 +206,25 @@ func TestRealizedCoverageRaisesD(t *testing.T) {
 // workers as dchoicesModel, and without allocating.
 func TestDChoicesFullHeadTable(t *testing.T) {
 	const n, theta = 100, 1e-4
-	keys, probs := exactZipf(100_000, 20_000, 0.8, 9)
-	f, err := NewFactory("dchoices", WithTheta(theta), WithDetector(func(_ int, th float64) (HotKeyDetector, error) {
-		o, err := NewOracleDetector(probs, th)
-		return struct{ HotKeyDetector }{o}, err // not an *OracleDetector: the generic path
+	keys, probs := partlab.ExactZipf(100_000, 20_000, 0.8, 9)
+	f, err := NewFactory("dchoices", WithTheta(theta), WithDetector(func(_ int, th float64) (Detector, error) {
+		o, err := hotkey.NewOracle(probs, th)
+		return opaqueDetector{o}, err // not unwrapped: the generic path
 	}))
 	require.NoError(t, err)
 	p, err := f(n)
 	require.NoError(t, err)
-	dc := p.(*DChoices)
+	dc := p.(*dChoices)
 	require.False(t, dc.heads.fixed)
-	oracle, err := NewOracleDetector(probs, theta)
+	oracle, err := hotkey.NewOracle(probs, theta)
 	require.NoError(t, err)
 	model := &dchoicesModel{load: make([]uint64, n), strides: coprimes(n)}
 	full := 0
 	for i, key := range keys {
 		got := p.Route(key)
 		head, _ := oracle.Observe(key)
-		if want := model.route(key, head, dc.D()); got != want {
-			require.Equal(t, want, got, "tuple %d head %v d %d", i, head, dc.D())
+		if want := model.route(key, head, dc.d); got != want {
+			require.Equal(t, want, got, "tuple %d head %v d %d", i, head, dc.d)
 		}
 		if dc.heads.m.Len() == dc.heads.limit {
 			full++

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/hotkey"
 )
 
 // DChoices is D-Choices (Nasir et al., "When two choices are not enough",
@@ -35,15 +36,15 @@ import (
 // (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide:
 // c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one sequence per
 // key, so raising d only adds workers.
-type DChoices struct {
+type dChoices struct {
 	load []uint64
-	det  HotKeyDetector
-	// oracle is det when it is an *OracleDetector whose head has at most
+	det  hotkey.Detector
+	// oracle is det when it is a *hotkey.Oracle whose head has at most
 	// maxFixedHead keys. Its head is then put into heads once, and Route
 	// finds a head key and its cursor with one probe of that table behind
 	// the oracle's filter: no interface call, and not the oracle's table
 	// and then heads.
-	oracle  *OracleDetector
+	oracle  *hotkey.Oracle
 	eps     float64
 	d       int
 	paper   bool
@@ -75,7 +76,7 @@ type DChoices struct {
 
 // refreshMin recomputes minLoad and sum (also after others wrote the
 // loads: Auto's other modes share them).
-func (p *DChoices) refreshMin() {
+func (p *dChoices) refreshMin() {
 	m, s := p.load[0], uint64(0)
 	for _, x := range p.load {
 		s += x
@@ -85,15 +86,15 @@ func (p *DChoices) refreshMin() {
 }
 
 // count records one tuple on worker w, whose load before it was l.
-func (p *DChoices) count(w int, l uint64) {
+func (p *dChoices) count(w int, l uint64) {
 	p.load[w] = l + 1
 	p.sum++
 }
 
 // bump counts one tuple on worker w.
-func (p *DChoices) bump(w int) { p.count(w, p.load[w]) }
+func (p *dChoices) bump(w int) { p.count(w, p.load[w]) }
 
-func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
+func newDChoices(n int, c *config, paper bool) (*dChoices, error) {
 	det, err := c.newDetector(n)
 	if err != nil {
 		return nil, err
@@ -102,19 +103,19 @@ func newDChoices(n int, c *config, paper bool) (*DChoices, error) {
 }
 
 // dchoicesOn returns D-Choices over the given (zero or shared) loads.
-func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoices {
+func dchoicesOn(load []uint64, det hotkey.Detector, c *config, paper bool) *dChoices {
 	n := len(load)
-	p := &DChoices{
+	p := &dChoices{
 		load: load, det: det, eps: c.epsilon, d: min(2, n), paper: paper,
 		strides: coprimes(n), every: c.resolveEvery, next: 1, tie: c.tie,
 		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64),
 	}
-	if o, ok := det.(*OracleDetector); ok && o.stats.Count <= maxFixedHead {
+	if o, ok := det.(*hotkey.Oracle); ok && o.Stats().Count <= maxFixedHead {
 		p.oracle = o
-		p.heads = newHeadTable(max(maxRealizedKeys*4, o.stats.Count))
+		p.heads = newHeadTable(max(maxRealizedKeys*4, o.Stats().Count))
 		p.heads.fixed = true
-		for _, h := range o.heads { // heaviest first: they take their home slots
-			p.heads.put(h.key, h.p)
+		for _, h := range o.Heads() { // heaviest first: they take their home slots
+			p.heads.put(h.Key, h.P)
 		}
 	}
 	p.refreshMin()
@@ -124,7 +125,7 @@ func dchoicesOn(load []uint64, det HotKeyDetector, c *config, paper bool) *DChoi
 // maxFixedHead bounds the oracle heads D-Choices copies into its own
 // table: a 48-byte slot per key in a table 2-4 times the head's size, plus
 // a 16-byte sorted copy, 112-208 bytes a key (about 0.45 MiB at this
-// bound). A larger oracle head is observed through the HotKeyDetector
+// bound). A larger oracle head is observed through the Detector
 // interface like any detector. The default theta = 1/(5n) has at most 5n head keys, so
 // the bound holds up to n = 819.
 const maxFixedHead = 1 << 12
@@ -158,9 +159,9 @@ func hashedCoverage(d, n int) float64 {
 	return 1 - math.Pow(float64(n-1)/float64(n), float64(d))
 }
 
-// SolveD returns the number of choices D-Choices gives head keys for head
+// solveD returns the number of choices D-Choices gives head keys for head
 // statistics st, n workers and tolerance eps; coverage is c(d).
-func SolveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
+func solveD(st hotkey.HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
 	if st.Count == 0 || n <= 2 {
 		return min(2, n)
 	}
@@ -177,7 +178,7 @@ func SolveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) i
 }
 
 // Route implements Partitioner.
-func (p *DChoices) Route(key uint64) int {
+func (p *dChoices) Route(key uint64) int {
 	o := p.oracle
 	if o == nil {
 		head, pr := p.det.Observe(key)
@@ -188,7 +189,7 @@ func (p *DChoices) Route(key uint64) int {
 	if p.total++; p.total == p.next {
 		p.resolve()
 	}
-	if o.filter.mayContain(key) {
+	if o.MayContain(key) {
 		if h := p.heads.m.Get(key); h != nil {
 			return p.placeSlot(h, key)
 		}
@@ -197,7 +198,7 @@ func (p *DChoices) Route(key uint64) int {
 }
 
 // RouteBatch implements BatchRouter.
-func (p *DChoices) RouteBatch(keys []uint64, dst []int) {
+func (p *dChoices) RouteBatch(keys []uint64, dst []int) {
 	dst = dst[:len(keys)]
 	for i, k := range keys {
 		dst[i] = p.Route(k)
@@ -206,7 +207,7 @@ func (p *DChoices) RouteBatch(keys []uint64, dst []int) {
 
 // place routes a key whose head status and probability are known and
 // counts it.
-func (p *DChoices) place(key uint64, head bool, pr float64) int {
+func (p *dChoices) place(key uint64, head bool, pr float64) int {
 	if p.total++; p.total == p.next {
 		p.resolve()
 	}
@@ -224,7 +225,7 @@ func (p *DChoices) place(key uint64, head bool, pr float64) int {
 
 // tail routes and counts a tail tuple: PKG's choice on exact loads
 // (pkgPick's body, inlined by hand).
-func (p *DChoices) tail(key uint64) int {
+func (p *dChoices) tail(key uint64) int {
 	load := p.load
 	a, b := pkgPair(key, len(load))
 	w, l := pkgChoose(a, b, load[a], load[b], key*p.tie)
@@ -233,7 +234,7 @@ func (p *DChoices) tail(key uint64) int {
 }
 
 // placeSlot routes and counts a head tuple whose slot (cursor) is h.
-func (p *DChoices) placeSlot(h *headSlot, key uint64) int {
+func (p *dChoices) placeSlot(h *headSlot, key uint64) int {
 	var w int
 	if p.paper {
 		w = p.leastHashed(h, key)
@@ -247,7 +248,7 @@ func (p *DChoices) placeSlot(h *headSlot, key uint64) int {
 // scheduleResolve sets when d is re-solved next: at tuples 1, 2, 4, ...
 // while below every, and every `every` tuples after the last re-solve, so
 // the start of a stream is not routed with a stale d.
-func (p *DChoices) scheduleResolve() {
+func (p *dChoices) scheduleResolve() {
 	t, every := p.total, uint64(p.every)
 	p.next = t + every
 	if pw := uint64(1) << bits.Len64(t); pw < every {
@@ -255,24 +256,24 @@ func (p *DChoices) scheduleResolve() {
 	}
 }
 
-func (p *DChoices) resolve() {
+func (p *dChoices) resolve() {
 	p.scheduleResolve()
 	p.refreshMin()
 	st := p.det.Stats()
 	if p.paper {
-		p.d = SolveD(st, len(p.load), p.eps, hashedCoverage)
+		p.d = solveD(st, len(p.load), p.eps, hashedCoverage)
 		if !p.heads.fixed {
 			p.heads.clear() // only the cursors use it
 		}
 		return
 	}
-	d := SolveD(st, len(p.load), p.eps, distinctCoverage)
+	d := solveD(st, len(p.load), p.eps, distinctCoverage)
 	p.d = p.solveRealized(d, p.heads.sorted(), max(0, 1-st.Mass))
 }
 
-// HeadCandidates appends the d candidates a head key has now (with the
+// headCandidates appends the d candidates a head key has now (with the
 // paper's variant, duplicates included as drawn).
-func (p *DChoices) HeadCandidates(dst []int, key uint64) []int {
+func (p *dChoices) headCandidates(dst []int, key uint64) []int {
 	n := len(p.load)
 	if p.paper {
 		g, h2 := key, secondHash(key)
@@ -293,18 +294,8 @@ func (p *DChoices) HeadCandidates(dst []int, key uint64) []int {
 	return dst
 }
 
-// Overflows is the number of head tuples routed beyond their first d
-// candidates because all d were above the mean load.
-func (p *DChoices) Overflows() uint64 { return p.overflows }
-
-// D returns the number of choices head keys currently get.
-func (p *DChoices) D() int { return p.d }
-
 // Workers implements Partitioner.
-func (p *DChoices) Workers() int { return len(p.load) }
+func (p *dChoices) Workers() int { return len(p.load) }
 
 // SplitsKeys implements Splitter.
-func (*DChoices) SplitsKeys() bool { return true }
-
-// Detector returns the instance's hot-key detector.
-func (p *DChoices) Detector() HotKeyDetector { return p.det }
+func (*dChoices) SplitsKeys() bool { return true }

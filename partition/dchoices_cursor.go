@@ -3,7 +3,7 @@ package partition
 import "github.com/skewerhq/skewer/internal/hashx"
 
 // distinctStart returns the start and stride of a key's distinct sequence.
-func (p *DChoices) distinctStart(key uint64) (int, int) {
+func (p *dChoices) distinctStart(key uint64) (int, int) {
 	n := len(p.load)
 	return hashx.Reduce(key, n), int(p.strides[hashx.Reduce(secondHash(key), len(p.strides))])
 }
@@ -26,7 +26,7 @@ func (p *DChoices) distinctStart(key uint64) (int, int) {
 // recomputed by a scan. While the candidates are level, the steady state
 // D-Choices produces, that is O(1) loads per tuple amortised; placement is
 // unchanged (golden vectors and every figure).
-func (p *DChoices) leastDistinct(h *headSlot, key uint64) int {
+func (p *dChoices) leastDistinct(h *headSlot, key uint64) int {
 	if p.scanOnly {
 		start, stride := p.distinctStart(key)
 		return p.checkOverflow(p.scanLeast(p.offset(key), start, stride), start, stride)
@@ -55,7 +55,7 @@ func (p *DChoices) leastDistinct(h *headSlot, key uint64) int {
 }
 
 // offset is where a key's scan starts among its d candidates.
-func (p *DChoices) offset(key uint64) int {
+func (p *dChoices) offset(key uint64) int {
 	if p.tie == 0 {
 		return 0
 	}
@@ -64,7 +64,7 @@ func (p *DChoices) offset(key uint64) int {
 
 // candidate returns the worker at scan position j (offset (o+j) mod d of
 // the sequence).
-func (p *DChoices) candidate(o, j, start, stride int) int {
+func (p *dChoices) candidate(o, j, start, stride int) int {
 	i := o + j
 	if i >= p.d {
 		i -= p.d
@@ -74,7 +74,7 @@ func (p *DChoices) candidate(o, j, start, stride int) int {
 
 // scanLeast returns the first candidate in scan order at the smallest load
 // of the d (stopping early at one at minLoad, a lower bound on every load).
-func (p *DChoices) scanLeast(o, start, stride int) int {
+func (p *dChoices) scanLeast(o, start, stride int) int {
 	best, _ := p.scanFrom(o, 0, start, stride, p.minLoad)
 	return best
 }
@@ -82,7 +82,7 @@ func (p *DChoices) scanLeast(o, start, stride int) int {
 // scanFrom scans positions j0, ..., d-1 and returns the first at the
 // smallest load among them and its position. lb is a lower bound on their
 // loads: a candidate at lb is the smallest, and the scan stops there.
-func (p *DChoices) scanFrom(o, j0, start, stride int, lb uint64) (int, int) {
+func (p *dChoices) scanFrom(o, j0, start, stride int, lb uint64) (int, int) {
 	n, load := len(p.load), p.load
 	c := p.candidate(o, j0, start, stride)
 	best, bj, bl := c, j0, load[c]
@@ -102,7 +102,7 @@ func (p *DChoices) scanFrom(o, j0, start, stride int, lb uint64) (int, int) {
 }
 
 // cursorLeast is scanLeast with the key's cursor (see leastDistinct).
-func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
+func (p *dChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 	n, load := len(p.load), p.load
 	lb := p.minLoad // every load is >= minLoad
 	if int(h.d) == p.d {
@@ -138,7 +138,7 @@ func (p *DChoices) cursorLeast(h *headSlot, key uint64, start, stride int) int {
 
 // checkOverflow returns best, a least loaded candidate, unless it is above
 // the mean by more than the slack.
-func (p *DChoices) checkOverflow(best, start, stride int) int {
+func (p *dChoices) checkOverflow(best, start, stride int) int {
 	n, load := len(p.load), p.load
 	bl := load[best]
 	if bl*uint64(n) <= p.sum+p.sum/4096+uint64(n) {
@@ -162,7 +162,7 @@ func (p *DChoices) checkOverflow(best, start, stride int) int {
 
 // leastHashed returns the first of the paper's d hashed candidates at the
 // smallest load, with the same per-key cursor as leastDistinct (offset 0).
-func (p *DChoices) leastHashed(h *headSlot, key uint64) int {
+func (p *dChoices) leastHashed(h *headSlot, key uint64) int {
 	if p.scanOnly {
 		h = &headSlot{}
 	}
@@ -189,7 +189,7 @@ func (p *DChoices) leastHashed(h *headSlot, key uint64) int {
 
 // scanHashed returns the first hashed candidate at the smallest load
 // (stopping early at lb, a lower bound on the loads) and its position.
-func (p *DChoices) scanHashed(key uint64, lb uint64) (int, int) {
+func (p *dChoices) scanHashed(key uint64, lb uint64) (int, int) {
 	n := len(p.load)
 	load := p.load
 	h2 := secondHash(key)

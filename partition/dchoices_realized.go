@@ -1,9 +1,9 @@
 package partition
 
 import (
-	"cmp"
 	"slices"
 
+	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/u64map"
 )
 
@@ -43,10 +43,7 @@ type headSlot struct {
 
 // headKey is a head key and its probability, as the realized check takes
 // them.
-type headKey struct {
-	key uint64
-	p   float64
-}
+type headKey = hotkey.HeadKey
 
 // headTable collects the head keys seen since the last re-solve with their
 // latest estimated probability (or, fixed, an oracle's whole head, kept):
@@ -85,13 +82,6 @@ func (t *headTable) put(key uint64, p float64) *headSlot {
 	return h
 }
 
-// each visits the keys in the table.
-func (t *headTable) each(visit func(key uint64)) {
-	for k := range t.m.All() {
-		visit(k)
-	}
-}
-
 // clear empties the table.
 func (t *headTable) clear() { t.m.Clear() }
 
@@ -105,33 +95,25 @@ func (t *headTable) sorted() []headKey {
 	}
 	t.list = t.list[:0]
 	for k, h := range t.m.All() {
-		t.list = append(t.list, headKey{k, h.p})
+		t.list = append(t.list, headKey{Key: k, P: h.p})
 	}
 	if !t.fixed {
 		t.m.Clear()
 	}
-	slices.SortFunc(t.list, byWeight)
+	slices.SortFunc(t.list, hotkey.ByWeight)
 	return t.list[:min(len(t.list), maxRealizedKeys)]
-}
-
-// byWeight orders head keys heaviest first, ties by key.
-func byWeight(a, b headKey) int {
-	if c := cmp.Compare(b.p, a.p); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.key, b.key)
 }
 
 // realizedOK reports whether d distinct candidates satisfy the prefix
 // conditions for the given head keys.
-func (p *DChoices) realizedOK(d int, keys []headKey, tail float64) bool {
+func (p *dChoices) realizedOK(d int, keys []headKey, tail float64) bool {
 	n := len(p.load)
 	clear(p.cover)
 	covered := 0
 	var mass float64
 	for _, h := range keys {
-		mass += h.p
-		c, stride := p.distinctStart(h.key)
+		mass += h.P
+		c, stride := p.distinctStart(h.Key)
 		for range d {
 			if w, b := c>>6, uint64(1)<<(c&63); p.cover[w]&b == 0 {
 				p.cover[w] |= b
@@ -150,7 +132,7 @@ func (p *DChoices) realizedOK(d int, keys []headKey, tail float64) bool {
 }
 
 // solveRealized raises d from d0 until the realized conditions hold.
-func (p *DChoices) solveRealized(d0 int, keys []headKey, tail float64) int {
+func (p *dChoices) solveRealized(d0 int, keys []headKey, tail float64) int {
 	n := len(p.load)
 	if len(keys) == 0 || d0 >= n || p.realizedOK(d0, keys, tail) {
 		return d0

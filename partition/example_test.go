@@ -24,7 +24,7 @@ func skewedKeys() []uint64 {
 func Example() {
 	// One partitioner per source; D-Choices spreads the hot key over the
 	// workers it needs and keeps every other key on at most two.
-	p, err := partition.New("dchoices", 8)
+	p, err := partition.NewDChoices(8)
 	if err != nil {
 		panic(err)
 	}
@@ -57,4 +57,38 @@ func ExampleRun() {
 func ExampleKinds() {
 	fmt.Println(partition.Kinds())
 	// Output: [auto dchoices dchoices-paper hash pkg rr-head shuffle wchoices]
+}
+
+// knownHot is a Detector for a stream whose hot keys are known in advance
+// (from configuration, say): a key is head when it is on the list, with
+// the share the list gives it. It holds no per-tuple state, so Observe
+// cannot allocate, and its Stats are fixed.
+type knownHot struct {
+	share map[uint64]float64
+	stats partition.HeadStats
+}
+
+func (k *knownHot) Observe(key uint64) (bool, float64) {
+	p, ok := k.share[key]
+	return ok, p
+}
+
+func (k *knownHot) Stats() partition.HeadStats { return k.stats }
+
+func ExampleWithDetector() {
+	hot := &knownHot{
+		share: map[uint64]float64{hashx.Mix64(0): 0.5},
+		stats: partition.HeadStats{P1: 0.5, Mass: 0.5, Count: 1},
+	}
+	p, err := partition.NewDChoices(8, partition.WithDetector(
+		func(workers int, theta float64) (partition.Detector, error) { return hot, nil }))
+	if err != nil {
+		panic(err)
+	}
+	load := make([]uint64, p.Workers())
+	for _, k := range skewedKeys() {
+		load[p.Route(k)]++
+	}
+	fmt.Printf("lambda=%.3f\n", partition.LoadStats(load).Imbalance)
+	// Output: lambda=0.000
 }

@@ -15,7 +15,7 @@ func FuzzRoute(f *testing.F) {
 		n := int(nb)%128 + 1
 		probs := map[uint64]float64{key: 0.5}
 		for _, kind := range Kinds() {
-			p, err := New(kind, n, WithDetector(OracleDetectorFactory(probs)))
+			p, err := New(kind, n, WithDetector(oracleFactory(probs)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -25,13 +25,13 @@ func FuzzRoute(f *testing.F) {
 					t.Fatalf("%s: worker %d out of [0, %d)", kind, w, n)
 				}
 				switch q := p.(type) {
-				case *PKG:
+				case *pkg:
 					if c := q.Candidates(nil, key); !contains(c, w) {
 						t.Fatalf("pkg: %d not in %v", w, c)
 					}
-				case *DChoices:
-					if c := q.HeadCandidates(nil, key); !contains(c, w) {
-						t.Fatalf("%s: %d not in %v (d=%d)", kind, w, c, q.D())
+				case *dChoices:
+					if c := q.headCandidates(nil, key); !contains(c, w) {
+						t.Fatalf("%s: %d not in %v (d=%d)", kind, w, c, q.d)
 					}
 				}
 			}

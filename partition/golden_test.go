@@ -49,10 +49,10 @@ func TestGoldenPlacement(t *testing.T) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "# key hash worker | pkg candidates | dchoices d=%d distinct | dchoices-paper d=%d\n", min(n, 7), min(n, 7))
 			for _, k := range goldenKeys() {
-				dist := &DChoices{load: make([]uint64, n), d: min(n, 7), strides: coprimes(n)}
-				paper := &DChoices{load: make([]uint64, n), d: min(n, 7), strides: coprimes(n), paper: true}
-				fmt.Fprintf(&b, "%016x %d | %v | %v | %v\n", k, h.Route(k), p.Candidates(nil, k),
-					dist.HeadCandidates(nil, k), paper.HeadCandidates(nil, k))
+				dist := &dChoices{load: make([]uint64, n), d: min(n, 7), strides: coprimes(n)}
+				paper := &dChoices{load: make([]uint64, n), d: min(n, 7), strides: coprimes(n), paper: true}
+				fmt.Fprintf(&b, "%016x %d | %v | %v | %v\n", k, h.Route(k), p.(Candidater).Candidates(nil, k),
+					dist.headCandidates(nil, k), paper.headCandidates(nil, k))
 			}
 			checkGolden(t, fmt.Sprintf("placement_n%d.golden", n), b.String())
 		})

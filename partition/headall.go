@@ -1,15 +1,20 @@
 package partition
 
-import "github.com/skewerhq/skewer/internal/hashx"
+import (
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/internal/u64map"
+)
 
-// HeadAll routes tail keys as PKG does and spreads head keys over all n
+// headAll routes tail keys as PKG does and spreads head keys over all n
 // workers: to the least loaded (W-Choices, Nasir et al. ICDE 2016, kind
 // "wchoices") or round-robin (kind "rr-head"). Head keys may then reach
 // every worker, so the merge stage combines up to n partials per head key.
-type HeadAll struct {
+type headAll struct {
 	load       []uint64
-	det        HotKeyDetector
-	oracle     *OracleDetector // det when it is one (see DChoices.oracle)
+	det        hotkey.Detector
+	oracle     *hotkey.Oracle       // det when it is one (see dChoices.oracle)
+	oracleHead *u64map.Map[float64] // its head table, looked up here so that Get inlines
 	roundRobin bool
 	sw         sweep // wchoices: the least loaded worker; rr-head: sw.next only
 	tie        uint64
@@ -63,7 +68,7 @@ func sweepStart(tie uint64, n int) int {
 	return hashx.Reduce(tie, n)
 }
 
-func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
+func newHeadAll(n int, c *config, rr bool) (*headAll, error) {
 	det, err := c.newDetector(n)
 	if err != nil {
 		return nil, err
@@ -73,26 +78,28 @@ func newHeadAll(n int, c *config, rr bool) (*HeadAll, error) {
 
 // headAllOn returns W-Choices (rr false) or RR-head over the given (zero
 // or shared) loads.
-func headAllOn(load []uint64, det HotKeyDetector, c *config, rr bool) *HeadAll {
-	p := &HeadAll{load: load, det: det, roundRobin: rr, tie: c.tie}
-	p.oracle, _ = det.(*OracleDetector)
+func headAllOn(load []uint64, det hotkey.Detector, c *config, rr bool) *headAll {
+	p := &headAll{load: load, det: det, roundRobin: rr, tie: c.tie}
+	if o, ok := det.(*hotkey.Oracle); ok {
+		p.oracle, p.oracleHead = o, o.Table()
+	}
 	p.sw.next = sweepStart(c.tie, len(load))
 	return p
 }
 
 // Route implements Partitioner.
-func (p *HeadAll) Route(key uint64) int {
+func (p *headAll) Route(key uint64) int {
 	var head bool
 	if o := p.oracle; o == nil {
 		head, _ = p.det.Observe(key)
-	} else if o.filter.mayContain(key) {
-		head = o.head.Get(key) != nil
+	} else if o.MayContain(key) {
+		head = p.oracleHead.Get(key) != nil
 	}
 	return p.place(key, head)
 }
 
 // RouteBatch implements BatchRouter.
-func (p *HeadAll) RouteBatch(keys []uint64, dst []int) {
+func (p *headAll) RouteBatch(keys []uint64, dst []int) {
 	dst = dst[:len(keys)]
 	for i, k := range keys {
 		dst[i] = p.Route(k)
@@ -100,7 +107,7 @@ func (p *HeadAll) RouteBatch(keys []uint64, dst []int) {
 }
 
 // place routes a key whose head status is known and counts it.
-func (p *HeadAll) place(key uint64, head bool) int {
+func (p *headAll) place(key uint64, head bool) int {
 	var w int
 	switch {
 	case !head:
@@ -118,10 +125,7 @@ func (p *HeadAll) place(key uint64, head bool) int {
 }
 
 // Workers implements Partitioner.
-func (p *HeadAll) Workers() int { return len(p.load) }
+func (p *headAll) Workers() int { return len(p.load) }
 
 // SplitsKeys implements Splitter.
-func (*HeadAll) SplitsKeys() bool { return true }
-
-// Detector returns the instance's hot-key detector.
-func (p *HeadAll) Detector() HotKeyDetector { return p.det }
+func (*headAll) SplitsKeys() bool { return true }

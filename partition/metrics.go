@@ -2,13 +2,13 @@ package partition
 
 import "math/bits"
 
-// Metrics accumulates what a routed stream did to the workers: load per
+// metrics accumulates what a routed stream did to the workers: load per
 // worker, the workers each key reached (exactly: keys are mapped to dense
 // ids with one map, and each id owns a bitset of ceil(n/64) words) and the
 // (key, worker) partials of the current aggregation period (a second
 // bitset, cleared per period). Memory is O(distinct keys * n/64) words;
 // Observe is for simulation, not for the hot path.
-type Metrics struct {
+type metrics struct {
 	n        int
 	words    int
 	load     []uint64
@@ -20,16 +20,16 @@ type Metrics struct {
 	m        uint64
 }
 
-// NewMetrics returns empty metrics for n workers.
-func NewMetrics(workers int) (*Metrics, error) {
+// newMetrics returns empty metrics for n workers.
+func newMetrics(workers int) (*metrics, error) {
 	if err := checkWorkers(workers); err != nil {
 		return nil, err
 	}
-	return &Metrics{n: workers, words: (workers + 63) / 64, load: make([]uint64, workers), ids: make(map[uint64]uint32)}, nil
+	return &metrics{n: workers, words: (workers + 63) / 64, load: make([]uint64, workers), ids: make(map[uint64]uint32)}, nil
 }
 
 // Observe records that a tuple with this key hash went to worker w.
-func (mt *Metrics) Observe(key uint64, w int) {
+func (mt *metrics) Observe(key uint64, w int) {
 	id, ok := mt.ids[key]
 	if !ok {
 		id = uint32(len(mt.ids))
@@ -52,26 +52,26 @@ func (mt *Metrics) Observe(key uint64, w int) {
 // ClosePeriod ends an aggregation period: it records the number of
 // (key, worker) partials the period produced, which a merge stage must
 // combine, and starts a new one.
-func (mt *Metrics) ClosePeriod() {
+func (mt *metrics) ClosePeriod() {
 	mt.partials = append(mt.partials, mt.open)
 	mt.open = 0
 	clear(mt.period)
 }
 
 // Load returns the tuples per worker (not a copy).
-func (mt *Metrics) Load() []uint64 { return mt.load }
+func (mt *metrics) Load() []uint64 { return mt.load }
 
 // Tuples is the number of tuples observed, m.
-func (mt *Metrics) Tuples() uint64 { return mt.m }
+func (mt *metrics) Tuples() uint64 { return mt.m }
 
 // Distinct is the number of distinct keys observed, |K|.
-func (mt *Metrics) Distinct() int { return len(mt.ids) }
+func (mt *metrics) Distinct() int { return len(mt.ids) }
 
 // Partials returns the partial counts of the closed periods.
-func (mt *Metrics) Partials() []uint64 { return mt.partials }
+func (mt *metrics) Partials() []uint64 { return mt.partials }
 
 // Snapshot summarises the metrics so far.
-func (mt *Metrics) Snapshot() Snapshot {
+func (mt *metrics) Snapshot() Snapshot {
 	s := LoadStats(mt.load)
 	card := make([]uint64, mt.n)
 	var sum uint64

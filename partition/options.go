@@ -8,7 +8,10 @@ import (
 	"github.com/skewerhq/skewer/internal/hashx"
 )
 
-// Option configures a partitioner built by New or NewFactory.
+// Option configures a partitioner: every constructor, New and NewFactory
+// take them, and validate them all in one place (an error wraps
+// ErrInvalidParameter and names the option). An option a kind has no use
+// for is validated and ignored: WithTheta means nothing to hash.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -19,7 +22,7 @@ type config struct {
 	theta        float64 // head threshold; 0 means 1/(5n)
 	thetaSet     bool
 	epsilon      float64
-	detector     DetectorFactory
+	detector     DetectorFactory // nil: the default
 	detectorSet  bool
 	resolveEvery int
 	autoWindow   int
@@ -34,7 +37,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{epsilon: 1e-3, detector: DefaultDetector, resolveEvery: 4096, autoWindow: 1 << 16, autoSample: 4096, hashLimit: DefaultAutoHashLimit, sources: 1}
+	return config{epsilon: 1e-3, resolveEvery: 4096, autoWindow: 1 << 16, autoSample: 4096, hashLimit: DefaultAutoHashLimit, sources: 1}
 }
 
 // WithTheta sets the head threshold: keys with probability >= theta are
@@ -46,7 +49,10 @@ func WithTheta(theta float64) Option {
 // WithEpsilon sets the imbalance tolerance D-Choices solves d for. Default 1e-3.
 func WithEpsilon(eps float64) Option { return optionFunc(func(c *config) { c.epsilon = eps }) }
 
-// WithDetector sets how head keys are detected. Default DefaultDetector.
+// WithDetector sets how head keys are detected: f builds each instance's
+// Detector (see Detector for what it must guarantee). By default, two
+// windowed Space-Saving summaries behind a row of bucket counters, whose
+// window WithSources adjusts; f's detectors are used as they are.
 func WithDetector(f DetectorFactory) Option {
 	return optionFunc(func(c *config) { c.detector, c.detectorSet = f, true })
 }
@@ -84,8 +90,8 @@ func WithAutoHashLimit(lambda float64) Option {
 // instance each, as a Factory builds them (default 1). Each source sees
 // about 1/S of the tuples, so a window counted in one source's tuples spans
 // S times more of the stream and reacts S times later to a key that turns
-// hot. With S > 1 the default detector's window becomes
-// max(1024, DefaultWindow(theta)/S) source tuples and Auto's decision window
+// hot. With S > 1 the default detector's window W = max(2^14, 64/θ)
+// becomes max(1024, W/S) source tuples and Auto's decision window
 // max(sample, window/S): the same stretch of the stream as for one source.
 // Its effect on real streams: docs/results.md, "Several sources with
 // WithSources". The price is noisier
@@ -110,6 +116,18 @@ func checkTheta(theta float64) error {
 		return invalidParam("theta", theta, fmt.Sprintf("in [MinTheta = %g, 1)", MinTheta))
 	}
 	return nil
+}
+
+// newConfig applies and validates opts.
+func newConfig(opts []Option) (config, error) {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return c, invalidParam("option", "nil", "an Option")
+		}
+		o.apply(&c)
+	}
+	return c, c.validate()
 }
 
 // validate checks every option once, for all kinds.
@@ -160,35 +178,12 @@ func (c *config) autoWindowFor() int {
 	return max(c.autoSample, c.autoWindow/c.sources)
 }
 
-// minSourceWindow is the smallest window WithSources shrinks the default
-// detector's to.
-const minSourceWindow = 1024
-
-func (c *config) newDetector(n int) (HotKeyDetector, error) {
-	if !c.detectorSet && c.sources > 1 {
-		theta := c.thetaFor(n)
-		return NewFilteredSpaceSavingDetector(theta, max(minSourceWindow, DefaultWindow(theta)/c.sources))
-	}
-	d, err := c.detector(n, c.thetaFor(n))
-	if err != nil {
-		return nil, err
-	}
-	if d == nil {
-		return nil, invalidParam("detector", "factory returned nil", "a HotKeyDetector")
-	}
-	return d, nil
-}
-
+// kinds builds each kind for n workers (already checked) and a validated
+// config.
 var kinds = map[string]func(n int, c *config) (Partitioner, error){
-	"hash":    func(n int, _ *config) (Partitioner, error) { return NewHash(n) },
-	"shuffle": func(n int, _ *config) (Partitioner, error) { return NewShuffle(n) },
-	"pkg": func(n int, c *config) (Partitioner, error) {
-		p, err := NewPKG(n)
-		if err == nil {
-			p.tie = c.tie
-		}
-		return p, err
-	},
+	"hash":    func(n int, _ *config) (Partitioner, error) { return &Hash{n: n}, nil },
+	"shuffle": func(n int, _ *config) (Partitioner, error) { return newShuffle(n), nil },
+	"pkg":     func(n int, c *config) (Partitioner, error) { return newPKG(n, c.tie), nil },
 	"dchoices": func(n int, c *config) (Partitioner, error) {
 		return newDChoices(n, c, false)
 	},
@@ -200,7 +195,11 @@ var kinds = map[string]func(n int, c *config) (Partitioner, error){
 	"auto":     func(n int, c *config) (Partitioner, error) { return newAuto(n, c) },
 }
 
-// Kinds lists the partitioner kinds New accepts, sorted.
+// Kinds lists the partitioner kinds New and NewFactory accept, sorted:
+// auto, dchoices, hash, pkg, shuffle and wchoices (each with its typed
+// constructor), and dchoices-paper (the paper's D-Choices: candidates from
+// independent hashes, which collide) and rr-head (head keys round-robin
+// over all workers), kept for the comparisons of docs/results.md.
 func Kinds() []string {
 	ks := make([]string, 0, len(kinds))
 	for k := range kinds {
@@ -210,7 +209,9 @@ func Kinds() []string {
 	return ks
 }
 
-// New builds a partitioner of the named kind (see Kinds) for n workers.
+// New builds a partitioner of the named kind (see Kinds) for n workers: the
+// string form of the typed constructors, for command lines and
+// configuration files.
 func New(kind string, workers int, opts ...Option) (Partitioner, error) {
 	f, err := NewFactory(kind, opts...)
 	if err != nil {
@@ -220,20 +221,16 @@ func New(kind string, workers int, opts ...Option) (Partitioner, error) {
 }
 
 // NewFactory validates kind and options once and returns a Factory that
-// builds one partitioner per source.
+// builds one partitioner per source. Instances of one factory break ties
+// between equally loaded workers differently, so that S sources do not all
+// favour the same workers; give it WithSources(S).
 func NewFactory(kind string, opts ...Option) (Factory, error) {
 	mk, ok := kinds[kind]
 	if !ok {
 		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", Kinds()))
 	}
-	c := defaultConfig()
-	for _, o := range opts {
-		if o == nil {
-			return nil, invalidParam("option", "nil", "an Option")
-		}
-		o.apply(&c)
-	}
-	if err := c.validate(); err != nil {
+	c, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	var instances atomic.Uint64
@@ -250,4 +247,49 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 		}
 		return mk(workers, &cc)
 	}, nil
+}
+
+// NewShuffle returns round-robin routing over n workers (kind "shuffle"):
+// perfect balance, but every key may reach every worker, so keyed state
+// needs a merge of up to n partials per key.
+func NewShuffle(workers int, opts ...Option) (Partitioner, error) {
+	return New("shuffle", workers, opts...)
+}
+
+// NewPKG returns partial key grouping over n workers (kind "pkg"; Nasir et
+// al., ICDE 2015): each key has two distinct candidate workers and each
+// tuple goes to the one this instance has loaded least. It balances while
+// the top key's share p1 <= 2/n (degrading already near 2/n); at most two
+// partials per key. It implements Candidater.
+//
+// A tuple's choice may miss the previous tuple's increment (a one-tuple
+// lag that lets consecutive tuples overlap in the CPU): a comparison is off
+// by at most one tuple; counts stay exact.
+func NewPKG(workers int, opts ...Option) (Partitioner, error) {
+	return New("pkg", workers, opts...)
+}
+
+// NewDChoices returns D-Choices over n workers (kind "dchoices"; Nasir et
+// al., "When two choices are not enough", ICDE 2016): tail keys as PKG, and
+// head keys, as the Detector reports them, to the least loaded of d
+// distinct candidates, d solved from the head's statistics so that the
+// workers stay balanced (docs/partitioning.md, "How D-Choices solves d").
+// About d partials per head key, at most two per tail key.
+func NewDChoices(workers int, opts ...Option) (Partitioner, error) {
+	return New("dchoices", workers, opts...)
+}
+
+// NewWChoices returns W-Choices over n workers (kind "wchoices", same
+// paper): tail keys as PKG, head keys to the least loaded of all n
+// workers. Up to n partials per head key.
+func NewWChoices(workers int, opts ...Option) (Partitioner, error) {
+	return New("wchoices", workers, opts...)
+}
+
+// NewAuto returns a partitioner that measures the stream and routes as
+// hash, PKG, D-Choices or W-Choices, switching as the stream changes (kind
+// "auto"; docs/partitioning.md, "Auto"). It starts as D-Choices, the mode
+// that is safe under unknown skew, and implements Chooser.
+func NewAuto(workers int, opts ...Option) (Partitioner, error) {
+	return New("auto", workers, opts...)
 }

@@ -69,6 +69,19 @@ func RouteBatch(p Partitioner, keys []uint64, dst []int) {
 	}
 }
 
+// Candidater is implemented by partitioners whose every key has a fixed
+// set of candidate workers, the only workers Route ever gives it (PKG: two
+// distinct workers, or one when n = 1). Candidates appends the key's
+// candidates to dst, in the same order for the same key and worker count,
+// without changing the partitioner's state. A caller that knows more about
+// the workers than the partitioner's own load counts may pick among them
+// itself and keep placement: the Kafka producer (kafka.PartitionerOpt's
+// Buffered) sends a record to the candidate partition with the fewest
+// records buffered in the client.
+type Candidater interface {
+	Candidates(dst []int, key uint64) []int
+}
+
 // Factory makes one Partitioner per source for n workers. Runtimes call it
 // once per source so that load estimates stay local.
 type Factory func(workers int) (Partitioner, error)
@@ -87,50 +100,69 @@ func checkWorkers(n int) error {
 	return nil
 }
 
-// Hash is key grouping: every tuple of a key goes to the same worker,
-// hashx.Reduce(key, n). It needs no merge stage and balances only when no
-// key is hot.
+// Hash is key grouping (kind "hash"): every tuple of a key goes to the same
+// worker, hashx.Reduce(key, n). It needs no merge stage and balances only
+// when no key is hot. It is the one kind this package exports as a type:
+// its Route is a pure function of the key that the compiler inlines, so a
+// hot loop that holds a *Hash (the runtime's sources do) routes with one
+// multiplication and no call. Safe for concurrent use (it holds no state
+// but n). The zero Hash is not usable: its methods panic with a message
+// naming NewHash.
 type Hash struct{ n int }
 
-// NewHash returns key grouping over n workers.
-func NewHash(workers int) (*Hash, error) {
+// NewHash returns key grouping over n workers. Options are validated as
+// for every kind; none changes key grouping.
+func NewHash(workers int, opts ...Option) (*Hash, error) {
+	if _, err := newConfig(opts); err != nil {
+		return nil, err
+	}
 	if err := checkWorkers(workers); err != nil {
 		return nil, err
 	}
 	return &Hash{n: workers}, nil
 }
 
+// zeroHash is the panic of a zero Hash.
+const zeroHash = "partition: Hash used without NewHash (the zero Hash has no workers)"
+
 // Route implements Partitioner.
-func (h *Hash) Route(key uint64) int { return hashx.Reduce(key, h.n) }
+func (h *Hash) Route(key uint64) int {
+	if h.n == 0 {
+		panic(zeroHash)
+	}
+	return hashx.Reduce(key, h.n)
+}
 
 // RouteBatch implements BatchRouter.
 func (h *Hash) RouteBatch(keys []uint64, dst []int) {
-	dst = dst[:len(keys)]
 	n := h.n
+	if n == 0 {
+		panic(zeroHash)
+	}
+	dst = dst[:len(keys)]
 	for i, k := range keys {
 		dst[i] = hashx.Reduce(k, n)
 	}
 }
 
 // Workers implements Partitioner.
-func (h *Hash) Workers() int { return h.n }
+func (h *Hash) Workers() int {
+	if h.n == 0 {
+		panic(zeroHash)
+	}
+	return h.n
+}
 
-// Shuffle deals tuples round-robin, ignoring keys: perfect balance, and every
-// key may reach every worker.
-type Shuffle struct {
+// shuffle deals tuples round-robin, ignoring keys: perfect balance, and
+// every key may reach every worker.
+type shuffle struct {
 	n, next int
 }
 
-// NewShuffle returns round-robin routing over n workers.
-func NewShuffle(workers int) (*Shuffle, error) {
-	if err := checkWorkers(workers); err != nil {
-		return nil, err
-	}
-	return &Shuffle{n: workers}, nil
-}
+func newShuffle(workers int) *shuffle { return &shuffle{n: workers} }
 
 // Route implements Partitioner.
-func (s *Shuffle) Route(uint64) int {
+func (s *shuffle) Route(uint64) int {
 	w := s.next
 	s.next++
 	if s.next == s.n {
@@ -140,7 +172,7 @@ func (s *Shuffle) Route(uint64) int {
 }
 
 // RouteBatch implements BatchRouter.
-func (s *Shuffle) RouteBatch(keys []uint64, dst []int) {
+func (s *shuffle) RouteBatch(keys []uint64, dst []int) {
 	dst = dst[:len(keys)]
 	w, n := s.next, s.n
 	for i := range keys {
@@ -153,7 +185,7 @@ func (s *Shuffle) RouteBatch(keys []uint64, dst []int) {
 }
 
 // Workers implements Partitioner.
-func (s *Shuffle) Workers() int { return s.n }
+func (s *shuffle) Workers() int { return s.n }
 
 // SplitsKeys implements Splitter.
-func (*Shuffle) SplitsKeys() bool { return true }
+func (*shuffle) SplitsKeys() bool { return true }

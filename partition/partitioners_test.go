@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -46,13 +48,13 @@ func lambda(load []uint64) float64 {
 
 func TestPlacementBounds(t *testing.T) {
 	const n = 10
-	keys, probs := exactZipf(200_000, 10_000, 1.4, 1)
+	keys, probs := partlab.ExactZipf(200_000, 10_000, 1.4, 1)
 	for _, kind := range Kinds() {
 		if kind == "auto" {
 			continue
 		}
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, n, WithDetector(OracleDetectorFactory(probs)))
+			p, err := New(kind, n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			_, seen := route(t, p, keys)
 			theta := 1 / (5.0 * n)
@@ -66,18 +68,18 @@ func TestPlacementBounds(t *testing.T) {
 					if probs[k] < theta {
 						require.LessOrEqual(t, len(ws), 2, "tail key on more than two workers")
 					} else {
-						dc := p.(*DChoices)
+						dc := p.(*dChoices)
 						if kind == "dchoices-paper" {
-							require.LessOrEqual(t, len(ws), dc.D())
-							cands := dc.HeadCandidates(nil, k)
+							require.LessOrEqual(t, len(ws), dc.d)
+							cands := dc.headCandidates(nil, k)
 							for w := range ws {
 								require.Contains(t, cands, w)
 							}
 						} else {
 							// The first d candidates, plus overflow further
 							// along the key's sequence, which is rare.
-							require.LessOrEqual(t, len(ws), dc.D()+int(dc.Overflows()))
-							require.Less(t, float64(dc.Overflows()), 0.01*float64(len(keys)))
+							require.LessOrEqual(t, len(ws), dc.d+int(dc.overflows))
+							require.Less(t, float64(dc.overflows), 0.01*float64(len(keys)))
 						}
 					}
 				case "wchoices", "rr-head":
@@ -94,12 +96,12 @@ func TestPlacementBounds(t *testing.T) {
 
 func TestDistinctCandidates(t *testing.T) {
 	for _, n := range []int{1, 2, 5, 10, 12, 50, 100} {
-		p, err := New("dchoices", n, WithDetector(OracleDetectorFactory(map[uint64]float64{})))
+		p, err := New("dchoices", n, oracleOption(map[uint64]float64{}))
 		require.NoError(t, err)
-		dc := p.(*DChoices)
+		dc := p.(*dChoices)
 		dc.d = n
 		for k := uint64(1); k < 200; k++ {
-			c := dc.HeadCandidates(nil, k*0x9e3779b97f4a7c15)
+			c := dc.headCandidates(nil, k*0x9e3779b97f4a7c15)
 			s := slices.Clone(c)
 			slices.Sort(s)
 			require.Len(t, slices.Compact(s), n, "n=%d: candidates not distinct: %v", n, c)
@@ -109,24 +111,24 @@ func TestDistinctCandidates(t *testing.T) {
 
 func TestSolveD(t *testing.T) {
 	for _, tc := range []struct {
-		st    HeadStats
+		st    hotkey.HeadStats
 		n     int
 		paper bool
 		want  int
 	}{
-		{HeadStats{}, 10, false, 2},
-		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, false, 7}, // .5 + .4c^2 <= 1.001c from c = .7
-		{HeadStats{P1: 0.5, Mass: 0.5, Count: 1}, 10, false, 10}, // U = c: .5 + .5c^2 <= c only at c = 1
-		{HeadStats{P1: 1, Mass: 1, Count: 1}, 50, false, 50},
-		{HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, true, 10},   // needs 1-.9^d >= .7: d = 12 > n
-		{HeadStats{P1: 0.25, Mass: 0.6, Count: 3}, 100, false, 83}, // U = 1-(1-d/n)^3: .6+.4U^2 <= 1.001U from d = 83
+		{hotkey.HeadStats{}, 10, false, 2},
+		{hotkey.HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, false, 7}, // .5 + .4c^2 <= 1.001c from c = .7
+		{hotkey.HeadStats{P1: 0.5, Mass: 0.5, Count: 1}, 10, false, 10}, // U = c: .5 + .5c^2 <= c only at c = 1
+		{hotkey.HeadStats{P1: 1, Mass: 1, Count: 1}, 50, false, 50},
+		{hotkey.HeadStats{P1: 0.5, Mass: 0.6, Count: 20}, 10, true, 10},   // needs 1-.9^d >= .7: d = 12 > n
+		{hotkey.HeadStats{P1: 0.25, Mass: 0.6, Count: 3}, 100, false, 83}, // U = 1-(1-d/n)^3: .6+.4U^2 <= 1.001U from d = 83
 	} {
 		t.Run(fmt.Sprintf("%+v/n=%d/paper=%v", tc.st, tc.n, tc.paper), func(t *testing.T) {
 			cov := distinctCoverage
 			if tc.paper {
 				cov = hashedCoverage
 			}
-			got := SolveD(tc.st, tc.n, 1e-3, cov)
+			got := solveD(tc.st, tc.n, 1e-3, cov)
 			c := cov(got, tc.n)
 			if got < tc.n {
 				require.LessOrEqual(t, tc.st.P1, 1.001*c)
@@ -142,14 +144,21 @@ func TestSolveD(t *testing.T) {
 func TestWithSourcesScalesWindows(t *testing.T) {
 	window := func(t *testing.T, p Partitioner) int {
 		t.Helper()
-		w, ok := p.(interface{ Detector() HotKeyDetector }).Detector().(*WindowedDetector)
+		var det hotkey.Detector
+		switch q := p.(type) {
+		case *dChoices:
+			det = q.det
+		case *headAll:
+			det = q.det
+		}
+		w, ok := det.(*hotkey.Windowed)
 		require.True(t, ok)
 		return w.Window()
 	}
 	theta := 1.0 / 500
 	for _, tc := range []struct {
 		sources, want int
-	}{{1, DefaultWindow(theta)}, {5, DefaultWindow(theta) / 5}, {1000, minSourceWindow}} {
+	}{{1, hotkey.DefaultWindow(theta)}, {5, hotkey.DefaultWindow(theta) / 5}, {1000, minSourceWindow}} {
 		t.Run(fmt.Sprintf("sources=%d", tc.sources), func(t *testing.T) {
 			p, err := New("dchoices", 100, WithSources(tc.sources))
 			require.NoError(t, err)
@@ -157,20 +166,20 @@ func TestWithSourcesScalesWindows(t *testing.T) {
 		})
 	}
 	t.Run("explicit detector", func(t *testing.T) {
-		p, err := New("wchoices", 100, WithSources(5), WithDetector(SpaceSavingDetectorFactory))
+		p, err := New("wchoices", 100, WithSources(5), WithDetector(windowedFactory("spacesaving")))
 		require.NoError(t, err)
-		require.Equal(t, DefaultWindow(theta), window(t, p))
+		require.Equal(t, hotkey.DefaultWindow(theta), window(t, p))
 	})
 	t.Run("auto", func(t *testing.T) {
 		p, err := New("auto", 100, WithSources(8))
 		require.NoError(t, err)
-		require.Equal(t, (1<<16)/8, p.(*Auto).window)
+		require.Equal(t, (1<<16)/8, p.(*auto).window)
 		p, err = New("auto", 100, WithAutoWindow(100, 4096))
 		require.NoError(t, err)
-		require.Equal(t, 100, p.(*Auto).window, "one source: the window as given")
+		require.Equal(t, 100, p.(*auto).window, "one source: the window as given")
 		p, err = New("auto", 100, WithAutoWindow(1<<16, 4096), WithSources(100))
 		require.NoError(t, err)
-		require.Equal(t, 4096, p.(*Auto).window, "never below the sample")
+		require.Equal(t, 4096, p.(*auto).window, "never below the sample")
 	})
 }
 
@@ -200,12 +209,6 @@ func TestBadInput(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err := NewOracleDetector(nil, 0.1)
-	require.ErrorIs(t, err, ErrInvalidParameter)
-	_, err = NewOracleDetector(map[uint64]float64{1: 2}, 0.1)
-	require.ErrorIs(t, err, ErrInvalidParameter)
-	_, err = NewExactDetector(1.5)
-	require.ErrorIs(t, err, ErrInvalidParameter)
 }
 
 // allocatedBy returns the bytes the process allocated while f ran.
@@ -217,7 +220,7 @@ func allocatedBy(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestWorkersBound pins that every kind (and Metrics, ReplicationSketch and
+// TestWorkersBound pins that every kind (and metrics, replicationSketch and
 // Run) refuses a worker count outside [1, MaxWorkers] with an error naming
 // workers, before allocating anything sized by it, and that MaxWorkers
 // itself builds within bounded memory.
@@ -250,8 +253,8 @@ func TestWorkersBound(t *testing.T) {
 	}
 	for _, n := range bad {
 		t.Run(fmt.Sprintf("others/n=%d", n), func(t *testing.T) {
-			refused(t, func() error { _, err := NewMetrics(n); return err })
-			refused(t, func() error { _, err := NewReplicationSketch(n, 10); return err })
+			refused(t, func() error { _, err := newMetrics(n); return err })
+			refused(t, func() error { _, err := newReplicationSketch(n, 10); return err })
 			refused(t, func() error {
 				f, err := NewFactory("pkg")
 				require.NoError(t, err)
@@ -262,19 +265,26 @@ func TestWorkersBound(t *testing.T) {
 	}
 }
 
-// TestThetaBound pins that every detector refuses a threshold below
-// MinTheta (whose sketches would take O(1/theta) memory: gigabytes near
-// 1e-8) with an error naming theta, before allocating, and builds at
-// MinTheta within bounded memory.
+// TestThetaBound pins that every kind with a detector refuses a threshold
+// below MinTheta (whose sketches would take O(1/theta) memory: gigabytes
+// near 1e-8) with an error naming theta, before allocating, and builds at
+// MinTheta within bounded memory, with the default detector and with each
+// of internal/hotkey's.
 func TestThetaBound(t *testing.T) {
+	require.Equal(t, hotkey.MinTheta, MinTheta)
 	detectors := map[string]func(theta float64) error{
-		"filtered":    func(th float64) error { _, err := NewFilteredSpaceSavingDetector(th, DefaultWindow(th)); return err },
-		"spacesaving": func(th float64) error { _, err := NewSpaceSavingDetector(th, DefaultWindow(th)); return err },
-		"lossy":       func(th float64) error { _, err := NewLossyCountingDetector(th, DefaultWindow(th)); return err },
-		"countmin":    func(th float64) error { _, err := NewCountMinDetector(th, DefaultWindow(th)); return err },
-		"exact":       func(th float64) error { _, err := NewWindowedExactDetector(th, DefaultWindow(th)); return err },
-		"oracle":      func(th float64) error { _, err := NewOracleDetector(map[uint64]float64{1: 1}, th); return err },
-		"dchoices":    func(th float64) error { _, err := New("dchoices", 4, WithTheta(th)); return err },
+		"dchoices": func(th float64) error { _, err := NewDChoices(4, WithTheta(th)); return err },
+		"auto":     func(th float64) error { _, err := NewAuto(4, WithTheta(th)); return err },
+		"oracle": func(th float64) error {
+			_, err := New("wchoices", 4, WithTheta(th), oracleOption(map[uint64]float64{1: 1}))
+			return err
+		},
+	}
+	for _, name := range hotkey.Names() {
+		detectors[name] = func(th float64) error {
+			_, err := New("dchoices", 4, WithTheta(th), WithDetector(windowedFactory(name)))
+			return err
+		}
 	}
 	for name, build := range detectors {
 		t.Run(name, func(t *testing.T) {
@@ -298,12 +308,12 @@ func TestThetaBound(t *testing.T) {
 // that lets the summaries reach their capacity): a swap reuses the
 // detector's buffers, so Route stays allocation-free.
 func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
-	keys, _ := exactZipf(100_000, 20_000, 1.1, 4)
+	keys, _ := partlab.ExactZipf(100_000, 20_000, 1.1, 4)
 	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"} {
 		t.Run("kind="+kind, func(t *testing.T) {
 			p, err := New(kind, 16)
 			require.NoError(t, err)
-			w := DefaultWindow(1.0 / 80)
+			w := hotkey.DefaultWindow(1.0 / 80)
 			i := 0
 			for ; i < 4*w; i++ {
 				p.Route(keys[i%len(keys)])
@@ -323,10 +333,10 @@ func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
 }
 
 func TestRouteDoesNotAllocate(t *testing.T) {
-	keys, probs := exactZipf(50_000, 5_000, 1.2, 2)
+	keys, probs := partlab.ExactZipf(50_000, 5_000, 1.2, 2)
 	for _, kind := range Kinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16, WithDetector(OracleDetectorFactory(probs)))
+			p, err := New(kind, 16, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			i := 0
 			for ; i < 20_000; i++ { // warm-up: Auto's sparse HyperLogLog turns dense
@@ -365,10 +375,10 @@ func TestImbalanceBeatsHash(t *testing.T) {
 		{1.0, 50, "dchoices", 2e-3},
 	} {
 		t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", tc.kind, tc.s, tc.n), func(t *testing.T) {
-			keys, probs := exactZipf(m, k, tc.s, 3)
+			keys, probs := partlab.ExactZipf(m, k, tc.s, 3)
 			h, _ := NewHash(tc.n)
 			lh, _ := route(t, h, keys)
-			p, err := New(tc.kind, tc.n, WithDetector(OracleDetectorFactory(probs)))
+			p, err := New(tc.kind, tc.n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			lp, _ := route(t, p, keys)
 			require.Less(t, lambda(lp), tc.max)

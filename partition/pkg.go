@@ -74,7 +74,7 @@ func pkgChoose(a, b int, la, lb, tieBits uint64) (int, uint64) {
 	return w, l
 }
 
-// PKG is partial key grouping (Nasir et al., ICDE 2015): each key has two
+// pkg is partial key grouping (Nasir et al., ICDE 2015): each key has two
 // candidate workers and each tuple goes to the one this instance has loaded
 // least. It balances while the top key's probability p1 <= 2/n; beyond,
 // use D-Choices or W-Choices. Keys reach at most two workers, so a merge
@@ -89,25 +89,23 @@ func pkgChoose(a, b int, la, lb, tieBits uint64) (int, uint64) {
 // (docs/results.md, "Routing cost", has PKG's cost with the lag). The lag is one
 // tuple: a choice may miss one increment, so a comparison is off by at
 // most one tuple, far below the imbalance a source's blindness to the
-// other sources' loads already allows. Counts stay exact: Load adds the
-// pending increment first.
-type PKG struct {
+// other sources' loads already allows. Counts stay exact: loads adds the
+// pending increment first (loads).
+type pkg struct {
 	load []uint64
 	tie  uint64
 	prev int    // the last tuple's worker, whose increment is pending
 	pend uint64 // 1 when that increment has not been added to load[prev]
 }
 
-// NewPKG returns partial key grouping over n workers.
-func NewPKG(workers int) (*PKG, error) {
-	if err := checkWorkers(workers); err != nil {
-		return nil, err
-	}
-	return &PKG{load: make([]uint64, workers)}, nil
+// newPKG returns partial key grouping over n workers with tie salt tie
+// (see config.tie).
+func newPKG(workers int, tie uint64) *pkg {
+	return &pkg{load: make([]uint64, workers), tie: tie}
 }
 
 // Route implements Partitioner.
-func (p *PKG) Route(key uint64) int {
+func (p *pkg) Route(key uint64) int {
 	// pkgPick's body with the one-tuple lag, inlined by hand (the
 	// compiler will not: too large), saves a call on PKG's whole cost.
 	load := p.load
@@ -121,7 +119,7 @@ func (p *PKG) Route(key uint64) int {
 
 // RouteBatch implements BatchRouter: Route over keys (the same choices),
 // with the pending increment kept in registers.
-func (p *PKG) RouteBatch(keys []uint64, dst []int) {
+func (p *pkg) RouteBatch(keys []uint64, dst []int) {
 	dst = dst[:len(keys)]
 	load := p.load
 	n := len(load)
@@ -138,14 +136,14 @@ func (p *PKG) RouteBatch(keys []uint64, dst []int) {
 }
 
 // Workers implements Partitioner.
-func (p *PKG) Workers() int { return len(p.load) }
+func (p *pkg) Workers() int { return len(p.load) }
 
 // SplitsKeys implements Splitter.
-func (*PKG) SplitsKeys() bool { return true }
+func (*pkg) SplitsKeys() bool { return true }
 
-// Candidates appends the key's candidate workers to dst: two distinct
-// workers, or one when n = 1.
-func (p *PKG) Candidates(dst []int, key uint64) []int {
+// Candidates implements Candidater: the key's two distinct candidates, or
+// one when n = 1.
+func (p *pkg) Candidates(dst []int, key uint64) []int {
 	a, b := pkgPair(key, len(p.load))
 	if a == b {
 		return append(dst, a)
@@ -153,11 +151,11 @@ func (p *PKG) Candidates(dst []int, key uint64) []int {
 	return append(dst, a, b)
 }
 
-// Load returns the number of tuples this instance sent to each worker,
+// loads returns the number of tuples this instance sent to each worker,
 // exact as of the call (the slice is the instance's own). It adds the
 // pending increment, so the next tuple's choice reads exact loads: calling
-// Load between tuples can change later choices (never the counts).
-func (p *PKG) Load() []uint64 {
+// loads between tuples can change later choices (never the counts).
+func (p *pkg) loads() []uint64 {
 	p.load[p.prev] += p.pend
 	p.pend = 0
 	return p.load

@@ -5,21 +5,20 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// ReplicationSketch estimates the replication factor sum_i |K_i| / |K| of
+// replicationSketch estimates the replication factor sum_i |K_i| / |K| of
 // streams too big to hold their key sets: one HyperLogLog per worker for
 // |K_i| and one for |K|. With 2^p registers each estimate has relative
 // standard error about 1.04/sqrt(2^p), so the ratio is within a few times
-// that. Memory: (n+1) * 2^p bytes once dense. The zero ReplicationSketch
-// is not usable: its methods panic with a message naming
-// NewReplicationSketch. Not safe for concurrent use.
-type ReplicationSketch struct {
+// that. Memory: (n+1) * 2^p bytes once dense. Run builds one for
+// Config.HLLPrecision. Not safe for concurrent use.
+type replicationSketch struct {
 	workers []*sketch.HyperLogLog
 	all     *sketch.HyperLogLog
 }
 
-// NewReplicationSketch returns an empty sketch for n workers at the given
+// newReplicationSketch returns an empty sketch for n workers at the given
 // HyperLogLog precision (4..18).
-func NewReplicationSketch(workers int, precision uint8) (*ReplicationSketch, error) {
+func newReplicationSketch(workers int, precision uint8) (*replicationSketch, error) {
 	if err := checkWorkers(workers); err != nil {
 		return nil, err
 	}
@@ -27,7 +26,7 @@ func NewReplicationSketch(workers int, precision uint8) (*ReplicationSketch, err
 	if err != nil {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	r := &ReplicationSketch{all: all}
+	r := &replicationSketch{all: all}
 	for range workers {
 		h, _ := sketch.NewHyperLogLog(precision)
 		r.workers = append(r.workers, h)
@@ -35,16 +34,8 @@ func NewReplicationSketch(workers int, precision uint8) (*ReplicationSketch, err
 	return r, nil
 }
 
-// checkBuilt panics if r is a zero ReplicationSketch.
-func (r *ReplicationSketch) checkBuilt() {
-	if r.all == nil {
-		panic("partition: ReplicationSketch used without NewReplicationSketch (its zero value is not usable)")
-	}
-}
-
 // Observe records that a tuple with this key hash went to worker w.
-func (r *ReplicationSketch) Observe(key uint64, w int) {
-	r.checkBuilt()
+func (r *replicationSketch) Observe(key uint64, w int) {
 	// Routing chose w from the key's top bits, which HyperLogLog also uses
 	// to pick a register: without remixing, worker i's keys would fill
 	// only the registers of its slice of the hash space. Mix64 is a
@@ -56,8 +47,7 @@ func (r *ReplicationSketch) Observe(key uint64, w int) {
 
 // Estimate returns the estimated replication factor (0 before any key) and
 // the estimated distinct keys per worker, appended to dst.
-func (r *ReplicationSketch) Estimate(dst []uint64) (float64, []uint64) {
-	r.checkBuilt()
+func (r *replicationSketch) Estimate(dst []uint64) (float64, []uint64) {
 	var sum uint64
 	for _, h := range r.workers {
 		e := h.Estimate()

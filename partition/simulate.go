@@ -22,8 +22,9 @@ type Config struct {
 	Period int
 	// MaxTuples stops the simulation after that many tuples (0: no limit).
 	MaxTuples int
-	// HLLPrecision, when not 0, also estimates the replication factor with
-	// a ReplicationSketch of that precision (Result.ReplicationHLL).
+	// HLLPrecision, when not 0 (4..18), also estimates the replication
+	// factor in fixed memory: one HyperLogLog of that precision per worker
+	// and one for all keys (Result.ReplicationHLL).
 	HLLPrecision uint8
 }
 
@@ -74,13 +75,13 @@ func Run(cfg Config) (*Result, error) {
 	case cfg.MaxTuples < 0:
 		return nil, invalidParam("MaxTuples", cfg.MaxTuples, ">= 0")
 	}
-	mt, err := NewMetrics(cfg.Workers)
+	mt, err := newMetrics(cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
-	var rs *ReplicationSketch
+	var rs *replicationSketch
 	if cfg.HLLPrecision != 0 {
-		if rs, err = NewReplicationSketch(cfg.Workers, cfg.HLLPrecision); err != nil {
+		if rs, err = newReplicationSketch(cfg.Workers, cfg.HLLPrecision); err != nil {
 			return nil, invalidParam("HLLPrecision", cfg.HLLPrecision, "0 or 4..18")
 		}
 	}

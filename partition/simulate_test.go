@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -21,11 +22,11 @@ func simulate(t *testing.T, kind string, keys []uint64, sources, n int, opts ...
 }
 
 func TestSimulatorMetrics(t *testing.T) {
-	keys, probs := exactZipf(100_000, 20_000, 1.1, 4)
+	keys, probs := partlab.ExactZipf(100_000, 20_000, 1.1, 4)
 	distinct := len(probs)
 	for _, kind := range Kinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			res := simulate(t, kind, keys, 5, 10, WithDetector(OracleDetectorFactory(probs)))
+			res := simulate(t, kind, keys, 5, 10, WithDetector(oracleFactory(probs)))
 			var sum uint64
 			for _, l := range res.Load {
 				sum += l
@@ -51,7 +52,7 @@ func TestSimulatorMetrics(t *testing.T) {
 			for _, p := range res.PartialsPerPeriod {
 				require.LessOrEqual(t, p, uint64(25_000))
 			}
-			again := simulate(t, kind, keys, 5, 10, WithDetector(OracleDetectorFactory(probs)))
+			again := simulate(t, kind, keys, 5, 10, WithDetector(oracleFactory(probs)))
 			require.Equal(t, res, again, "simulation must be deterministic")
 		})
 	}
@@ -118,7 +119,7 @@ func TestRunEmptyStream(t *testing.T) {
 
 func TestMetricsAgainstModel(t *testing.T) {
 	for _, n := range []int{1, 3, 64, 65, 130} {
-		mt, err := NewMetrics(n)
+		mt, err := newMetrics(n)
 		require.NoError(t, err)
 		sets := map[uint64]map[int]bool{}
 		card := make([]int, n)
@@ -162,7 +163,7 @@ func TestMetricsAgainstModel(t *testing.T) {
 }
 
 func TestReplicationEstimate(t *testing.T) {
-	keys, _ := exactZipf(400_000, 100_000, 1.0, 14)
+	keys, _ := partlab.ExactZipf(400_000, 100_000, 1.0, 14)
 	for _, kind := range []string{"hash", "pkg", "shuffle"} {
 		t.Run("kind="+kind, func(t *testing.T) {
 			f, err := NewFactory(kind)
@@ -174,13 +175,4 @@ func TestReplicationEstimate(t *testing.T) {
 			require.InEpsilon(t, res.Replication, res.ReplicationHLL, 0.03)
 		})
 	}
-}
-
-// TestReplicationSketchZeroValue pins that a zero ReplicationSketch panics
-// naming its constructor, not with an index out of range.
-func TestReplicationSketchZeroValue(t *testing.T) {
-	const msg = "partition: ReplicationSketch used without NewReplicationSketch (its zero value is not usable)"
-	var r ReplicationSketch
-	require.PanicsWithValue(t, msg, func() { r.Observe(1, 0) })
-	require.PanicsWithValue(t, msg, func() { r.Estimate(nil) })
 }

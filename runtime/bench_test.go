@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	goruntime "runtime"
 	"slices"
@@ -57,14 +56,6 @@ func BenchmarkKeyedCountCOST(b *testing.B) {
 	reportCPU(b, cpu0, len(recs))
 }
 
-// benchSources overrides the number of sources of BenchmarkKeyedCount.
-var (
-	benchSources = flag.Int("keyedcount.sources", 0, "sources in BenchmarkKeyedCount (0: keyedCountSources(workers))")
-	benchBatch   = flag.Int("keyedcount.batch", 1024, "BatchSize in BenchmarkKeyedCount")
-	benchQueue   = flag.Int("keyedcount.queue", 16, "QueueBatches in BenchmarkKeyedCount")
-	benchEdge    = flag.String("keyedcount.edge", "hash", "edge in BenchmarkKeyedCount: a partition kind (hash, pkg, dchoices, ...) or forward (each source's own partial worker, with -keyedcount.sources equal to the workers: local-global aggregation); a splitting edge counts in two phases")
-)
-
 // keyedCountSources is the default number of sources at a given number of
 // aggregation workers: half as many (at least one). A source spends about
 // a third of what a worker does per record, but on a skewed stream the
@@ -72,56 +63,106 @@ var (
 // key gets 16% of the records, 2.6 times its share) while the sources are:
 // half as many keeps them off the critical path. The sources read
 // contiguous slices, as the ideal's goroutines do.
-func keyedCountSources(workers int) int {
-	if *benchSources > 0 {
-		return *benchSources
+func keyedCountSources(workers int) int { return max(1, workers/2) }
+
+// keyedCountConfig is one configuration of the runtime's keyed count: its
+// edge (a partition kind, or forward: each source's own partial worker, a
+// source per worker: local-global aggregation; a splitting edge counts in
+// two phases), its sources (0: keyedCountSources), and its BatchSize.
+type keyedCountConfig struct {
+	edge    string
+	sources int
+	batch   int
+}
+
+// name is the configuration's sub-benchmark name.
+func (c keyedCountConfig) name() string {
+	src := "default"
+	switch {
+	case c.edge == "forward":
+		src = "workers"
+	case c.sources > 0:
+		src = fmt.Sprint(c.sources)
 	}
-	return max(1, workers/2)
+	return fmt.Sprintf("edge=%s/sources=%s/batch=%d", c.edge, src, c.batch)
+}
+
+// keyedCountConfigs are BenchmarkKeyedCountConfig's configurations beside
+// BenchmarkKeyedCount's (hash, default sources, batches of 1024): the
+// splitting edges, forward, other source counts and a larger batch.
+var keyedCountConfigs = []keyedCountConfig{
+	{edge: "pkg", batch: 1024}, {edge: "dchoices", batch: 1024}, {edge: "forward", batch: 1024},
+	{edge: "hash", sources: 4, batch: 1024}, {edge: "hash", sources: 8, batch: 1024}, {edge: "hash", sources: 16, batch: 1024},
+	{edge: "hash", batch: 4096},
 }
 
 // BenchmarkKeyedCount runs the same count on the runtime: keyedCountSources
-// sources, a hash edge (-keyedcount.edge picks another: with dchoices the
-// hottest key no longer caps the worker holding it, at the price of a merge
-// stage), a global-window Count on each of `workers` workers, a sink per
-// worker.
+// sources, a hash edge, a global-window Count on each of `workers` workers,
+// a sink per worker.
 func BenchmarkKeyedCount(b *testing.B) {
 	recs := keyedCountInput()
 	for _, workers := range benchWorkers() {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			b.ReportAllocs()
-			sources := keyedCountSources(workers)
-			b.ReportMetric(float64(sources), "sources")
-			edge := Forward()
-			if *benchEdge != "forward" {
-				var err error
-				if edge, err = Kind(*benchEdge); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu0 := cpuTime()
-			for b.Loop() {
-				j, err := NewJob(BatchSize(*benchBatch), QueueBatches(*benchQueue))
-				if err != nil {
-					b.Fatal(err)
-				}
-				src := Source(j, "src", contiguous(recs, sources))
-				agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Parallelism(workers), Via(edge))
-				sums := make([]paddedSum, workers) // one cache line each: no false sharing between sinks
-				Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				err = j.Run(ctx)
-				cancel()
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, s := range sums {
-					benchSink += s.v
-				}
-			}
-			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
-			reportCPU(b, cpu0, len(recs))
+			keyedCount(b, recs, workers, keyedCountConfig{edge: "hash", batch: 1024})
 		})
 	}
+}
+
+// BenchmarkKeyedCountConfig is BenchmarkKeyedCount in other configurations
+// (keyedCountConfigs): over pkg and dchoices edges the hottest key no
+// longer caps the worker holding it, at the price of a merge stage.
+func BenchmarkKeyedCountConfig(b *testing.B) {
+	recs := keyedCountInput()
+	for _, cfg := range keyedCountConfigs {
+		for _, workers := range benchWorkers() {
+			b.Run(fmt.Sprintf("%s/workers=%d", cfg.name(), workers), func(b *testing.B) {
+				keyedCount(b, recs, workers, cfg)
+			})
+		}
+	}
+}
+
+// keyedCount counts recs on the runtime with `workers` aggregation workers
+// in configuration cfg.
+func keyedCount(b *testing.B, recs []stream.Record, workers int, cfg keyedCountConfig) {
+	b.ReportAllocs()
+	sources := keyedCountSources(workers)
+	switch {
+	case cfg.edge == "forward":
+		sources = workers
+	case cfg.sources > 0:
+		sources = cfg.sources
+	}
+	b.ReportMetric(float64(sources), "sources")
+	edge := Forward()
+	if cfg.edge != "forward" {
+		var err error
+		if edge, err = Kind(cfg.edge); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu0 := cpuTime()
+	for b.Loop() {
+		j, err := NewJob(BatchSize(cfg.batch), QueueBatches(16))
+		if err != nil {
+			b.Fatal(err)
+		}
+		src := Source(j, "src", contiguous(recs, sources))
+		agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Parallelism(workers), Via(edge))
+		sums := make([]paddedSum, workers) // one cache line each: no false sharing between sinks
+		Sink(agg.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w].v += r.Value; return nil })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = j.Run(ctx)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range sums {
+			benchSink += s.v
+		}
+	}
+	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+	reportCPU(b, cpu0, len(recs))
 }
 
 // paddedSum is a per-worker sum on its own cache line.

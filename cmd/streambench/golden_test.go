@@ -51,10 +51,12 @@ func TestGoldenHelp(t *testing.T) {
 
 // rowTypes are the types each subcommand's JSON rows encode.
 var rowTypes = map[string]reflect.Type{
-	"run":       reflect.TypeFor[bench.RunRow](),
-	"partition": reflect.TypeFor[bench.PartitionRow](),
-	"sketch":    reflect.TypeFor[bench.SketchRow](),
-	"kafka":     reflect.TypeFor[kafkaRow](),
+	"run":        reflect.TypeFor[bench.RunRow](),
+	"partition":  reflect.TypeFor[bench.PartitionRow](),
+	"sketch":     reflect.TypeFor[bench.SketchRow](),
+	"kafka":      reflect.TypeFor[kafkaRow](),
+	"detector":   reflect.TypeFor[bench.DetectorRow](),
+	"forgetting": reflect.TypeFor[bench.ForgettingRow](),
 }
 
 func TestGoldenSchema(t *testing.T) {

@@ -248,9 +248,16 @@ type output struct {
 	quiet  bool
 }
 
-func (o *output) register(fs *flag.FlagSet, plot bool) {
-	o.format = choice{value: "table", choices: bench.Formats}
-	fs.Var(&o.format, "output", "output `FORMAT`: "+strings.Join(bench.Formats, ", ")+" (benchfmt: Go benchmark lines for benchstat)")
+// register registers the output flags; extra are formats of one
+// subcommand alone, each a name and what it writes.
+func (o *output) register(fs *flag.FlagSet, plot bool, extra ...[2]string) {
+	o.format = choice{value: "table", choices: slices.Clone(bench.Formats)}
+	what := "benchfmt: Go benchmark lines for benchstat"
+	for _, x := range extra {
+		o.format.choices = append(o.format.choices, x[0])
+		what += "; " + x[0] + ": " + x[1]
+	}
+	fs.Var(&o.format, "output", "output `FORMAT`: "+strings.Join(o.format.choices, ", ")+" ("+what+")")
 	if plot {
 		fs.StringVar(&o.plot, "plot", "", "also draw the results to `FILE` (.svg or .png; checked writable before the run)")
 	}
@@ -283,10 +290,16 @@ func (o *output) write(ctx context.Context, e *env, meta bench.Meta, rows []benc
 	if ctx.Err() != nil {
 		meta.Settings = append(meta.Settings, [2]string{"interrupted", "true"})
 	}
-	if err := bench.Write(e.stdout, o.format.value, meta, rows); err != nil {
+	return o.writeWith(e, func(w io.Writer) error { return bench.Write(w, o.format.value, meta, rows) }, len(rows), panels)
+}
+
+// writeWith writes n rows with write, a format of one subcommand alone
+// (and, with -plot, their panels when there are any).
+func (o *output) writeWith(e *env, write func(io.Writer) error, n int, panels func() []bench.Panel) error {
+	if err := write(e.stdout); err != nil {
 		return err
 	}
-	if o.plot != "" && len(rows) > 0 {
+	if o.plot != "" && n > 0 {
 		return bench.SavePlot(o.plot, panels())
 	}
 	return nil

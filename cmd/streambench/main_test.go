@@ -380,7 +380,7 @@ func TestHeadersEchoWhatRan(t *testing.T) {
 		{[]string{"run", "-file", items, "-format", "items", "-partitioner", "hash", "-workers", "2", "-work", "none"},
 			"# streambench run workload=items.dat sources=1 work=none rate=0 batch=512 window=0s seed=1\n"},
 		{[]string{"partition", "-file", items, "-format", "items", "-partitioner", "hash", "-workers", "2"},
-			"# streambench partition workload=items.dat tuples=16 seed=1\n"},
+			"# streambench partition workload=items.dat tuples=16 detector=default seed=1\n"},
 		{[]string{"sketch", "-file", items, "-format", "items", "-sketches", "hyperloglog"},
 			"# streambench sketch workload=items.dat tuples=16 distinct=5\n"},
 		{[]string{"sketch", "-workload", "uniform", "-keys", "100", "-tuples", "1000", "-sketches", "countmin"},

@@ -1,4 +1,4 @@
-package partition
+package hotkey
 
 import (
 	"math"
@@ -19,9 +19,9 @@ import (
 //     epsilon*N, so "upper bound >= theta*N" reports every key above theta
 //     and only keys above 0.75 theta.
 
-// SpaceSavingCapacity is the number of counters a Space-Saving detector
+// spaceSavingCapacity is the number of counters a Space-Saving detector
 // uses for threshold theta: ceil(4/theta).
-func SpaceSavingCapacity(theta float64) int { return int(math.Ceil(detectorSlack / theta)) }
+func spaceSavingCapacity(theta float64) int { return int(math.Ceil(detectorSlack / theta)) }
 
 // spaceSavingSummary adapts a Space-Saving summary; top is reused by heavy,
 // so a window swap does not allocate.
@@ -58,14 +58,14 @@ func topBound(ss *sketch.SpaceSaving[uint64], c uint64) int {
 
 func (s *spaceSavingSummary) reset() { s.ss.Reset() }
 
-// NewSpaceSavingDetector returns a windowed detector over two Space-Saving
-// summaries of SpaceSavingCapacity(theta) counters each: every key whose
-// count in the older window reaches theta times its length is head.
-func NewSpaceSavingDetector(theta float64, window int) (*WindowedDetector, error) {
+// NewSpaceSaving returns a windowed detector over two Space-Saving
+// summaries of ceil(4/theta) counters each: every key whose count in the
+// older window reaches theta times its length is head.
+func NewSpaceSaving(theta float64, window int) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
-	k := SpaceSavingCapacity(theta)
+	k := spaceSavingCapacity(theta)
 	a, err := sketch.NewSpaceSaving[uint64](k)
 	if err != nil {
 		return nil, err
@@ -77,12 +77,6 @@ func NewSpaceSavingDetector(theta float64, window int) (*WindowedDetector, error
 	return newWindowed(theta, window,
 		&spaceSavingSummary{ss: a, top: make([]sketch.Counter[uint64], 0, k)},
 		&spaceSavingSummary{ss: b, top: make([]sketch.Counter[uint64], 0, k)})
-}
-
-// SpaceSavingDetectorFactory builds Space-Saving detectors with the default
-// window.
-func SpaceSavingDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
-	return NewSpaceSavingDetector(theta, DefaultWindow(theta))
 }
 
 type lossySummary struct{ lc *sketch.LossyCounting[uint64] }
@@ -114,9 +108,9 @@ func (s lossySummary) heavy(min uint64, visit func(k, c uint64)) {
 
 func (s lossySummary) reset() { s.lc.Reset() }
 
-// NewLossyCountingDetector returns a windowed detector over two Lossy
-// Counting summaries with epsilon = theta/4.
-func NewLossyCountingDetector(theta float64, window int) (*WindowedDetector, error) {
+// NewLossyCounting returns a windowed detector over two Lossy Counting
+// summaries with epsilon = theta/4.
+func NewLossyCounting(theta float64, window int) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
@@ -129,10 +123,4 @@ func NewLossyCountingDetector(theta float64, window int) (*WindowedDetector, err
 		return nil, err
 	}
 	return newWindowed(theta, window, lossySummary{a}, lossySummary{b})
-}
-
-// LossyCountingDetectorFactory builds Lossy Counting detectors with the
-// default window.
-func LossyCountingDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
-	return NewLossyCountingDetector(theta, DefaultWindow(theta))
 }

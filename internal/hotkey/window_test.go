@@ -1,38 +1,17 @@
-package partition
+package hotkey
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/datasets"
+	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
-// driftKeys: a uniform background over 10^4 keys plus one hot key at rate
-// p; the hot key is hotA for the first half and hotB for the second, when
-// hotA cools to rate cool.
-func driftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	keys := make([]uint64, m)
-	for i := range keys {
-		switch {
-		case rng.Float64() < p && i < m/2:
-			keys[i] = hotA
-		case rng.Float64() < p && i >= m/2:
-			keys[i] = hotB
-		case rng.Float64() < cool && i >= m/2:
-			keys[i] = hotA
-		default:
-			keys[i] = 1000 + rng.Uint64N(10_000)
-		}
-	}
-	return keys
-}
-
-func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector, error)) {
+func testDrift(t *testing.T, mk func(theta float64, window int) (Detector, error)) {
 	t.Helper()
 	const theta, window = 0.02, 4096
 	const hotA, hotB = 1, 2
@@ -42,7 +21,7 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			keys := driftKeys(m, 0.1, theta/10, hotA, hotB, seed)
+			keys := partlab.DriftKeys(m, 0.1, theta/10, hotA, hotB, seed)
 			det, err := mk(theta, window)
 			require.NoError(t, err)
 			lastHeadA, firstHeadB := -1, -1
@@ -71,21 +50,21 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (HotKeyDetector,
 }
 
 func TestWindowedExactDetectorDrift(t *testing.T) {
-	testDrift(t, func(theta float64, window int) (HotKeyDetector, error) {
-		return NewWindowedExactDetector(theta, window)
+	testDrift(t, func(theta float64, window int) (Detector, error) {
+		return NewWindowedExact(theta, window)
 	})
 }
 
 func TestWindowedDetectorBadInput(t *testing.T) {
-	_, err := NewWindowedExactDetector(0, 10)
+	_, err := NewWindowedExact(0, 10)
 	require.ErrorIs(t, err, ErrInvalidParameter)
-	_, err = NewWindowedExactDetector(0.1, 0)
+	_, err = NewWindowedExact(0.1, 0)
 	require.ErrorContains(t, err, "window")
 }
 
 func TestWindowedDetectorStats(t *testing.T) {
-	keys, probs := exactZipf(100_000, 1000, 1.2, 5)
-	det, err := NewWindowedExactDetector(0.02, 8192)
+	keys, probs := partlab.ExactZipf(100_000, 1000, 1.2, 5)
+	det, err := NewWindowedExact(0.02, 8192)
 	require.NoError(t, err)
 	for _, k := range keys {
 		det.Observe(k)
@@ -107,47 +86,16 @@ func TestWindowedDetectorStats(t *testing.T) {
 	require.InDelta(t, cnt, st.Count, 3)
 }
 
-// windowModel replays the two-summary schedule with exact counts: the
-// reference a windowed detector's answers are checked against.
-type windowModel struct {
-	w      int
-	counts [2]map[uint64]int
-	n      [2]int
-	old    int
-}
-
-func newWindowModel(w int) *windowModel {
-	return &windowModel{w: w, counts: [2]map[uint64]int{{}, {}}}
-}
-
-// observe counts key and returns its exact count in the older summary's
-// interval and that interval's length.
-func (m *windowModel) observe(key uint64) (int, int) {
-	o := m.old
-	m.counts[o][key]++
-	m.n[o]++
-	if m.n[o] > m.w {
-		m.counts[1-o][key]++
-		m.n[1-o]++
-	}
-	if m.n[o] == 2*m.w {
-		clear(m.counts[o])
-		m.n[o] = 0
-		m.old = 1 - o
-	}
-	return m.counts[m.old][key], m.n[m.old]
-}
-
 // checkDetectorGuarantee routes a stream through det and the model: every
 // key whose exact count in the older interval reaches theta*N must be head;
 // a head key's exact count must reach (theta-slack)*N.
-func checkDetectorGuarantee(t *testing.T, det HotKeyDetector, window int, theta, slack float64, keys []uint64) {
+func checkDetectorGuarantee(t *testing.T, det Detector, window int, theta, slack float64, keys []uint64) {
 	t.Helper()
-	m := newWindowModel(window)
+	m := NewWindowModel(window)
 	misses, falseHeads := 0, 0
 	for i, k := range keys {
 		head, _ := det.Observe(k)
-		c, n := m.observe(k)
+		c, n := m.Observe(k)
 		if float64(c) >= theta*float64(n) && !head {
 			misses++
 			if misses < 5 {
@@ -165,8 +113,8 @@ func checkDetectorGuarantee(t *testing.T, det HotKeyDetector, window int, theta,
 func TestWindowedExactDetectorGuarantee(t *testing.T) {
 	for _, s := range []float64{0.6, 1.0, 1.5} {
 		t.Run(fmt.Sprintf("zipf=%.1f", s), func(t *testing.T) {
-			keys, _ := exactZipf(60_000, 10_000, s, 13)
-			det, err := NewWindowedExactDetector(0.01, 4096)
+			keys, _ := partlab.ExactZipf(60_000, 10_000, s, 13)
+			det, err := NewWindowedExact(0.01, 4096)
 			require.NoError(t, err)
 			checkDetectorGuarantee(t, det, 4096, 0.01, 0, keys)
 		})
@@ -184,7 +132,7 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 	require.NoError(t, err)
 	recs := make([]stream.Record, period*epochs)
 	require.Equal(t, len(recs), d.Fill(recs))
-	det, err := NewWindowedExactDetector(theta, window)
+	det, err := NewWindowedExact(theta, window)
 	require.NoError(t, err)
 	for e := int64(1); e < epochs; e++ {
 		rankNow, _ := d.RankAt(d.KeyAt(1, e-1), e)
@@ -222,7 +170,7 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 func TestWindowedStatsAgreeWithObserve(t *testing.T) {
 	const n = 64 // the first refresh
 	theta := (5 + 1e-7) / n
-	d, err := NewWindowedExactDetector(theta, 1<<14)
+	d, err := NewWindowedExact(theta, 1<<14)
 	require.NoError(t, err)
 	var head bool
 	for i := range n {

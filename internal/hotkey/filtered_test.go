@@ -1,15 +1,17 @@
-package partition
+package hotkey
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/internal/partlab"
 )
 
 // TestFilteredDetectorWithholdsLightKeys measures what the bucket filter
 // is for: the share of a light key's tuples (p < theta/64) that still pay a
-// Space-Saving update. Derived bound (prefilter.go): a tuple is forwarded
+// Space-Saving update. Derived bound (filteredSummary): a tuple is forwarded
 // while tau(N) = 0 (the first 8/theta tuples of a summary's 2W: 1/16 of
 // them at W = 64/theta), or when its bucket exceeds theta*N/8, which other
 // keys' tuples cause with probability <= 8/(theta*w) <= 1/8 (Markov), or
@@ -19,8 +21,8 @@ func TestFilteredDetectorWithholdsLightKeys(t *testing.T) {
 	const theta = 0.01
 	for _, s := range []float64{0.8, 1.2} {
 		t.Run(fmt.Sprintf("zipf=%.1f", s), func(t *testing.T) {
-			keys, probs := exactZipf(200_000, 50_000, s, 23)
-			det, err := NewFilteredSpaceSavingDetector(theta, DefaultWindow(theta))
+			keys, probs := partlab.ExactZipf(200_000, 50_000, s, 23)
+			det, err := NewFiltered(theta, DefaultWindow(theta))
 			require.NoError(t, err)
 			a, b := det.sum[0].(*filteredSummary), det.sum[1].(*filteredSummary)
 			adds, forwarded := 0, 0

@@ -1,4 +1,4 @@
-package partition
+package hotkey
 
 import "math"
 
@@ -13,7 +13,7 @@ type frequencySummary interface {
 	reset()
 }
 
-// WindowedDetector forgets with two alternating summaries. Each summary is
+// Windowed forgets with two alternating summaries. Each summary is
 // reset every 2W tuples, the two staggered by W, so at any time the older
 // one holds the last W..2W tuples. A key is head when its count in the older
 // summary reaches theta times that summary's tuples. Hence a key whose rate
@@ -23,7 +23,7 @@ type frequencySummary interface {
 // counts keep every estimate a plain count of a known interval, so the
 // summary's error bound applies unchanged; docs/results.md, "Forgetting:
 // two windows against decay", compares both.
-type WindowedDetector struct {
+type Windowed struct {
 	theta  float64
 	window uint64
 	sum    [2]frequencySummary
@@ -38,21 +38,21 @@ type WindowedDetector struct {
 	accN  float64 // the older summary's tuples, while refreshing
 }
 
-func newWindowed(theta float64, window int, a, b frequencySummary) (*WindowedDetector, error) {
+func newWindowed(theta float64, window int, a, b frequencySummary) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
 	if window <= 0 {
 		return nil, invalidParam("window", window, "> 0")
 	}
-	w := &WindowedDetector{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b}}
+	w := &Windowed{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b}}
 	w.visit = w.accumulate
 	// Stagger: the second summary starts W tuples after the first.
 	return w, nil
 }
 
-// Observe implements HotKeyDetector.
-func (w *WindowedDetector) Observe(key uint64) (bool, float64) {
+// Observe implements Detector.
+func (w *Windowed) Observe(key uint64) (bool, float64) {
 	o, y := w.old, 1-w.old
 	c := w.sum[o].add(key)
 	w.n[o]++
@@ -80,7 +80,7 @@ func (w *WindowedDetector) Observe(key uint64) (bool, float64) {
 
 // swap retires the older summary: the younger becomes the older, its head
 // statistics are computed once, and the retired one starts over.
-func (w *WindowedDetector) swap() {
+func (w *Windowed) swap() {
 	o := w.old
 	w.sum[o].reset()
 	w.n[o] = 0
@@ -90,7 +90,7 @@ func (w *WindowedDetector) swap() {
 }
 
 // refreshStats computes the head statistics of the older summary.
-func (w *WindowedDetector) refreshStats() {
+func (w *Windowed) refreshStats() {
 	nn := w.n[w.old]
 	w.stats, w.accN = HeadStats{}, float64(nn)
 	// The smallest count c with c >= theta·nn, Observe's head test.
@@ -98,20 +98,31 @@ func (w *WindowedDetector) refreshStats() {
 }
 
 // accumulate adds one head key of the older summary to w.stats.
-func (w *WindowedDetector) accumulate(_, c uint64) {
+func (w *Windowed) accumulate(_, c uint64) {
 	p := float64(c) / w.accN
 	w.stats.Count++
 	w.stats.Mass += p
 	w.stats.P1 = max(w.stats.P1, p)
 }
 
-// Stats implements HotKeyDetector: the head of the older summary as of the
+// Stats implements Detector: the head of the older summary as of the
 // last swap (every W tuples), and before the first swap as of the last power
 // of two (from 64) tuples.
-func (w *WindowedDetector) Stats() HeadStats { return w.stats }
+func (w *Windowed) Stats() HeadStats { return w.stats }
 
 // Window is W.
-func (w *WindowedDetector) Window() int { return int(w.window) }
+func (w *Windowed) Window() int { return int(w.window) }
+
+// Forwarded is, for the filtered detector (NewFiltered), the number of
+// tuples its two summaries gave to Space-Saving since it was made, and
+// false for the other summaries, which have no filter.
+func (w *Windowed) Forwarded() (uint64, bool) {
+	a, ok := w.sum[0].(*filteredSummary)
+	if !ok {
+		return 0, false
+	}
+	return a.forwarded + w.sum[1].(*filteredSummary).forwarded, true
+}
 
 // exactSummary counts exactly in a map.
 type exactSummary map[uint64]uint64
@@ -130,10 +141,9 @@ func (e exactSummary) heavy(min uint64, visit func(k, c uint64)) {
 
 func (e exactSummary) reset() { clear(e) }
 
-// NewWindowedExactDetector returns a windowed detector over exact counts:
-// memory O(distinct keys in 2W tuples), the reference for the sketch
-// summaries.
-func NewWindowedExactDetector(theta float64, window int) (*WindowedDetector, error) {
+// NewWindowedExact returns a windowed detector over exact counts: memory
+// O(distinct keys in 2W tuples), the reference for the sketch summaries.
+func NewWindowedExact(theta float64, window int) (*Windowed, error) {
 	return newWindowed(theta, window, exactSummary{}, exactSummary{})
 }
 
@@ -141,9 +151,3 @@ func NewWindowedExactDetector(theta float64, window int) (*WindowedDetector, err
 // tuples (a head key is then expected 64 times per window, so its count's
 // relative standard deviation is at most 1/8), at least 2^14.
 func DefaultWindow(theta float64) int { return max(1<<14, int(64/theta)) }
-
-// WindowedExactDetectorFactory builds windowed exact detectors with the
-// default window.
-func WindowedExactDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
-	return NewWindowedExactDetector(theta, DefaultWindow(theta))
-}

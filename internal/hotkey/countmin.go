@@ -1,6 +1,7 @@
-package partition
+package hotkey
 
 import (
+	"github.com/skewerhq/skewer/internal/u64map"
 	"github.com/skewerhq/skewer/sketch"
 )
 
@@ -14,11 +15,16 @@ type cmSummary struct {
 	cm         *sketch.CountMin
 	eps, delta float64
 	theta      float64
-	cand       *headTable
+	// cand holds the candidates (key -> estimate when it last reached
+	// theta), at most limit of them: a u64map.Map at most half full that
+	// never grows, so a window swap does not allocate.
+	cand  u64map.Map[float64]
+	limit int
 }
 
 func newCMSummary(theta float64) (*cmSummary, error) {
-	s := &cmSummary{eps: theta / detectorSlack, delta: 0.01, theta: theta, cand: newHeadTable(int(detectorSlack/theta) + 1)}
+	s := &cmSummary{eps: theta / detectorSlack, delta: 0.01, theta: theta, limit: int(detectorSlack/theta) + 1}
+	s.cand.Init(s.limit, 0, u64map.Half)
 	var err error
 	s.cm, err = sketch.NewConservativeCountMin(s.eps, s.delta)
 	return s, err
@@ -28,10 +34,11 @@ func (s *cmSummary) add(k uint64) uint64 {
 	s.cm.AddHash(k, 1)
 	c := s.cm.EstimateHash(k)
 	if float64(c) >= s.theta*float64(s.cm.Total()) {
-		if h := s.cand.m.Get(k); h != nil {
-			h.p = float64(c)
-		} else {
-			s.cand.put(k, float64(c))
+		if h := s.cand.Get(k); h != nil {
+			*h = float64(c)
+		} else if s.cand.Len() < s.limit {
+			h, _ = s.cand.Put(k)
+			*h = float64(c)
 		}
 	}
 	return c
@@ -40,22 +47,22 @@ func (s *cmSummary) add(k uint64) uint64 {
 func (s *cmSummary) estimate(k uint64) uint64 { return s.cm.EstimateHash(k) }
 
 func (s *cmSummary) heavy(min uint64, visit func(k, c uint64)) {
-	s.cand.each(func(k uint64) {
+	for k := range s.cand.All() {
 		if c := s.cm.EstimateHash(k); c >= min {
 			visit(k, c)
 		}
-	})
+	}
 }
 
 func (s *cmSummary) reset() {
 	s.cm.Reset()
-	s.cand.clear()
+	s.cand.Clear()
 }
 
-// NewCountMinDetector returns a windowed detector over two conservative
-// Count-Min sketches (epsilon = theta/4, delta = 0.01) with candidate
-// tables of ceil(4/theta)+1 keys.
-func NewCountMinDetector(theta float64, window int) (*WindowedDetector, error) {
+// NewCountMin returns a windowed detector over two conservative Count-Min
+// sketches (epsilon = theta/4, delta = 0.01) with candidate tables of
+// ceil(4/theta)+1 keys.
+func NewCountMin(theta float64, window int) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
@@ -68,11 +75,6 @@ func NewCountMinDetector(theta float64, window int) (*WindowedDetector, error) {
 		return nil, err
 	}
 	return newWindowed(theta, window, a, b)
-}
-
-// CountMinDetectorFactory builds Count-Min detectors with the default window.
-func CountMinDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
-	return NewCountMinDetector(theta, DefaultWindow(theta))
 }
 
 // detectorSlack sizes sketch detectors for threshold theta: Count-Min error

@@ -1,4 +1,4 @@
-package partition
+package hotkey
 
 import (
 	"math"
@@ -63,15 +63,15 @@ type filteredSummary struct {
 // counts at most 2W tuples in a uint32.
 const maxFilteredWindow = 1 << 30
 
-// FilteredSpaceSavingCapacity is the number of Space-Saving counters a
-// filtered detector uses for threshold theta: ceil(8/theta).
-func FilteredSpaceSavingCapacity(theta float64) int { return int(math.Ceil(8 / theta)) }
+// filteredCapacity is the number of Space-Saving counters a filtered
+// detector uses for threshold theta: ceil(8/theta).
+func filteredCapacity(theta float64) int { return int(math.Ceil(8 / theta)) }
 
 // filterWidth is the number of bucket counters: the power of two >= 64/theta.
 func filterWidth(theta float64) int { return 1 << bits.Len(uint(math.Ceil(64/theta))-1) }
 
 func newFilteredSummary(theta float64) (*filteredSummary, error) {
-	k := FilteredSpaceSavingCapacity(theta)
+	k := filteredCapacity(theta)
 	ss, err := sketch.NewSpaceSaving[uint64](k)
 	if err != nil {
 		return nil, err
@@ -134,19 +134,19 @@ func (f *filteredSummary) reset() {
 	f.n, f.tau, f.next = 0, 0, f.period
 }
 
-// NewFilteredSpaceSavingDetector returns a windowed detector over two
-// filtered Space-Saving summaries (FilteredSpaceSavingCapacity(theta)
-// counters and filterWidth(theta) bucket counters each; see prefilter.go):
-// the same guarantees as NewSpaceSavingDetector (every key whose count in
-// the older window reaches theta times its length is head; false heads
-// have p >= 0.75 theta) at a fraction of its cost per tail tuple. Windows
-// above 2^30 tuples fall back to NewSpaceSavingDetector.
-func NewFilteredSpaceSavingDetector(theta float64, window int) (*WindowedDetector, error) {
+// NewFiltered returns partition's default detector: a windowed detector
+// over two filtered Space-Saving summaries (ceil(8/theta) counters and
+// filterWidth(theta) bucket counters each; see filteredSummary): the same
+// guarantees as NewSpaceSaving (every key whose count in the older window
+// reaches theta times its length is head; false heads have p >= 0.75
+// theta) at a fraction of its cost per tail tuple. Windows above 2^30
+// tuples fall back to NewSpaceSaving.
+func NewFiltered(theta float64, window int) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
 	if window > maxFilteredWindow {
-		return NewSpaceSavingDetector(theta, window)
+		return NewSpaceSaving(theta, window)
 	}
 	a, err := newFilteredSummary(theta)
 	if err != nil {
@@ -157,10 +157,4 @@ func NewFilteredSpaceSavingDetector(theta float64, window int) (*WindowedDetecto
 		return nil, err
 	}
 	return newWindowed(theta, window, a, b)
-}
-
-// FilteredSpaceSavingDetectorFactory builds filtered Space-Saving detectors
-// with the default window.
-func FilteredSpaceSavingDetectorFactory(_ int, theta float64) (HotKeyDetector, error) {
-	return NewFilteredSpaceSavingDetector(theta, DefaultWindow(theta))
 }

@@ -1,0 +1,232 @@
+// Package hotkey holds the hot-key detectors of package partition: the
+// default one (two windowed Space-Saving summaries behind a row of bucket
+// counters, NewFiltered) and the research ones that docs/results.md
+// compares it with (windowed Space-Saving, Lossy Counting, Count-Min and
+// exact counts, whole-stream exact counts, the oracle that knows the true
+// probabilities, and decayed counts). Every windowed detector shares one
+// two-summary machinery (Windowed) over a frequency summary, so the
+// comparison measures the summaries alone.
+//
+// The package is internal: users choose a detector through partition's
+// options (the default, or their own partition.Detector), and streambench
+// reaches the others by name (New, Names). It imports nothing of skewer's
+// but sketch and internal/.
+//
+// A detector serves one partitioner instance and is not safe for
+// concurrent use. Observe does not allocate in steady state (a window swap
+// reuses its summary); Stats is O(1).
+package hotkey
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/skewerhq/skewer/internal/u64map"
+)
+
+// ErrInvalidParameter reports a constructor argument outside its domain;
+// the message names it.
+var ErrInvalidParameter = errors.New("hotkey: invalid parameter")
+
+func invalidParam(name string, value any, want string) error {
+	return fmt.Errorf("%w: %s = %v, want %s", ErrInvalidParameter, name, value, want)
+}
+
+// MinTheta is the smallest head threshold a detector accepts: partition's
+// MinTheta, the default 1/(5n) at partition.MaxWorkers = 4096 workers. The
+// sketch detectors hold O(1/theta) counters, so the bound caps their memory.
+const MinTheta = 1.0 / (5 * 4096)
+
+func checkTheta(theta float64) error {
+	if !(theta >= MinTheta && theta < 1) {
+		return invalidParam("theta", theta, fmt.Sprintf("in [MinTheta = %g, 1)", MinTheta))
+	}
+	return nil
+}
+
+// HeadStats summarises the head (the keys whose probability is at least the
+// threshold theta) as a detector currently sees it; partition.HeadStats has
+// the same fields, so the two convert.
+type HeadStats struct {
+	// P1 is the estimated probability of the most frequent key.
+	P1 float64
+	// Mass is the estimated total probability of the head keys.
+	Mass float64
+	// Count is the number of head keys.
+	Count int
+}
+
+// Detector is what partition asks of a detector (partition.Detector, with
+// this package's HeadStats): Observe records one tuple and says whether
+// its key is head and its estimated probability; Stats is the head as of
+// the detector's last refresh.
+type Detector interface {
+	Observe(key uint64) (head bool, p float64)
+	Stats() HeadStats
+}
+
+// HeadKey is a head key and its probability.
+type HeadKey struct {
+	Key uint64
+	P   float64
+}
+
+// ByWeight orders head keys heaviest first, ties by key, so that an order
+// depends on the keys alone.
+func ByWeight(a, b HeadKey) int {
+	if c := cmp.Compare(b.P, a.P); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// headFilter is a 2^16-bit membership filter over key hashes (one bit per
+// value of the top 16 bits). A clear bit proves a key is not in the set, so
+// the tail path of static detectors skips the map lookup; with h head keys
+// a tail key passes the filter with probability at most h/65536.
+type headFilter [1 << 10]uint64
+
+func (f *headFilter) add(key uint64) { i := key >> 48; f[i>>6] |= 1 << (i & 63) }
+
+func (f *headFilter) mayContain(key uint64) bool {
+	i := key >> 48
+	return f[i>>6]&(1<<(i&63)) != 0
+}
+
+// Oracle knows every key's true probability in advance: the "oracle head"
+// of the papers' simulations, and the reference other detectors are
+// compared with. It does not count. Partitioners that recognise it read
+// its head directly (MayContain, Table, Heads) instead of calling Observe.
+type Oracle struct {
+	filter headFilter
+	head   u64map.Map[float64] // head key -> probability, at most an eighth full
+	heads  []HeadKey           // the head keys, heaviest first (ByWeight)
+	stats  HeadStats
+}
+
+// NewOracle returns a detector whose head is every key of probs with
+// probability >= theta. probs maps key hashes to probabilities.
+func NewOracle(probs map[uint64]float64, theta float64) (*Oracle, error) {
+	if err := checkTheta(theta); err != nil {
+		return nil, err
+	}
+	if probs == nil {
+		return nil, invalidParam("probs", "nil", "a map of key probabilities")
+	}
+	o := &Oracle{}
+	for k, p := range probs {
+		if p < 0 || p > 1 {
+			return nil, invalidParam(fmt.Sprintf("probs[%#x]", k), p, "in [0, 1]")
+		}
+		if p >= theta {
+			o.filter.add(k)
+			o.heads = append(o.heads, HeadKey{k, p})
+			o.stats.Count++
+			o.stats.Mass += p
+			o.stats.P1 = max(o.stats.P1, p)
+		}
+	}
+	// At most 1/theta keys reach theta: the table is small, read only, and
+	// its few heaviest keys take most lookups. At most an eighth full and
+	// filled heaviest first, it leaves them in their home slots: one probe.
+	slices.SortFunc(o.heads, ByWeight)
+	o.head.Init(4*len(o.heads), 0, u64map.Half)
+	for _, h := range o.heads {
+		v, _ := o.head.Put(h.Key)
+		*v = h.P
+	}
+	return o, nil
+}
+
+// Observe implements Detector.
+func (o *Oracle) Observe(key uint64) (bool, float64) {
+	if !o.filter.mayContain(key) {
+		return false, 0
+	}
+	if p := o.head.Get(key); p != nil {
+		return true, *p
+	}
+	return false, 0
+}
+
+// MayContain is false when key is certainly not head: one bit of a 2^16-bit
+// filter, for callers that look up the head themselves.
+func (o *Oracle) MayContain(key uint64) bool { return o.filter.mayContain(key) }
+
+// Table returns the head: key -> probability, read only. A caller that
+// looks keys up in its own loop calls Get on it there, where Get inlines
+// (a method of Oracle doing the lookup would be a call per key).
+func (o *Oracle) Table() *u64map.Map[float64] { return &o.head }
+
+// Heads returns the head keys, heaviest first (ByWeight); the slice is the
+// oracle's own.
+func (o *Oracle) Heads() []HeadKey { return o.heads }
+
+// Stats implements Detector.
+func (o *Oracle) Stats() HeadStats { return o.stats }
+
+// Exact counts every key exactly (one map entry per distinct key) since it
+// was made: head means count >= theta * N. It is the exact reference for
+// sketch-backed detectors, usable when the key space fits in memory. It
+// never forgets; use a windowed detector for drifting streams.
+type Exact struct {
+	theta  float64
+	n      uint64
+	counts map[uint64]uint64
+	head   []uint64 // keys that crossed the threshold, pruned periodically
+	inHead map[uint64]struct{}
+	max    uint64
+	stats  HeadStats
+}
+
+// NewExact returns an exact counting detector with threshold theta.
+func NewExact(theta float64) (*Exact, error) {
+	if err := checkTheta(theta); err != nil {
+		return nil, err
+	}
+	return &Exact{theta: theta, counts: make(map[uint64]uint64), inHead: make(map[uint64]struct{})}, nil
+}
+
+// exactRefresh is how many tuples pass between recomputations of Stats.
+const exactRefresh = 1024
+
+// Observe implements Detector.
+func (e *Exact) Observe(key uint64) (bool, float64) {
+	e.n++
+	c := e.counts[key] + 1
+	e.counts[key] = c
+	e.max = max(e.max, c)
+	if e.n%exactRefresh == 0 {
+		e.refresh()
+	}
+	if float64(c) < e.theta*float64(e.n) {
+		return false, 0
+	}
+	if _, ok := e.inHead[key]; !ok {
+		e.inHead[key] = struct{}{}
+		e.head = append(e.head, key)
+	}
+	return true, float64(c) / float64(e.n)
+}
+
+func (e *Exact) refresh() {
+	thr := e.theta * float64(e.n)
+	keep := e.head[:0]
+	var mass uint64
+	for _, k := range e.head {
+		c := e.counts[k]
+		if float64(c) >= thr {
+			keep = append(keep, k)
+			mass += c
+		} else {
+			delete(e.inHead, k)
+		}
+	}
+	e.head = keep
+	e.stats = HeadStats{P1: float64(e.max) / float64(e.n), Mass: float64(mass) / float64(e.n), Count: len(keep)}
+}
+
+// Stats implements Detector. It is refreshed every 1024 tuples.
+func (e *Exact) Stats() HeadStats { return e.stats }
