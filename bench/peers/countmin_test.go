@@ -10,6 +10,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/sketch"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Count-Min against tylertreat/BoomFilters' CountMinSketch at equal memory:
@@ -33,7 +34,7 @@ func zipfKeys(tb testing.TB, n int) [][8]byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	recs = recs[:z.Fill(recs)]
 	keys := make([][8]byte, len(recs))
 	for i, r := range recs {

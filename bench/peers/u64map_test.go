@@ -9,6 +9,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/u64map"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // The uint64 hash maps: skewer's internal/u64map against
@@ -26,7 +27,7 @@ func mapKeys(tb testing.TB, k uint64, s float64, n int) []uint64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	recs := make([]datasets.Record, n)
+	recs := make([]stream.Record, n)
 	recs = recs[:z.Fill(recs)]
 	keys := make([]uint64, len(recs))
 	for i, r := range recs {
