@@ -39,6 +39,10 @@ type sharded[S any] struct {
 	next   atomic.Uint32
 }
 
+// built reports whether a constructor made the shards: false for the
+// zero value of a wrapper.
+func (c *sharded[S]) built() bool { return len(c.shards) > 0 }
+
 // init makes GOMAXPROCS shards, each holding mk().
 func (c *sharded[S]) init(mk func() S) {
 	c.shards = make([]shard[S], runtime.GOMAXPROCS(0))
@@ -124,6 +128,7 @@ func NewConcurrentHyperLogLog(precision uint8) (*ConcurrentHyperLogLog, error) {
 
 // AddHash adds a 64-bit hash.
 func (c *ConcurrentHyperLogLog) AddHash(h uint64) {
+	c.check()
 	sh, pooled := c.sh.acquire()
 	sh.s.AddHash(h)
 	c.sh.release(sh, pooled)
@@ -131,6 +136,7 @@ func (c *ConcurrentHyperLogLog) AddHash(h uint64) {
 
 // AddHashes adds every hash of hs under one lock.
 func (c *ConcurrentHyperLogLog) AddHashes(hs []uint64) {
+	c.check()
 	sh, pooled := c.sh.acquire()
 	sh.s.AddHashes(hs)
 	c.sh.release(sh, pooled)
@@ -146,6 +152,7 @@ func (c *ConcurrentHyperLogLog) Estimate() uint64 { return c.Snapshot().Estimate
 // Snapshot returns a HyperLogLog of every hash added so far, which the
 // caller owns: later updates do not change it.
 func (c *ConcurrentHyperLogLog) Snapshot() *HyperLogLog {
+	c.check()
 	var out *HyperLogLog
 	c.sh.read(func(shards []shard[*HyperLogLog]) {
 		out = shards[0].s.Clone()
@@ -158,6 +165,13 @@ func (c *ConcurrentHyperLogLog) Snapshot() *HyperLogLog {
 
 // Shards returns the number of shards.
 func (c *ConcurrentHyperLogLog) Shards() int { return len(c.sh.shards) }
+
+// check panics on the zero value, which has no shards.
+func (c *ConcurrentHyperLogLog) check() {
+	if !c.sh.built() {
+		panicZero("ConcurrentHyperLogLog", "NewConcurrentHyperLogLog")
+	}
+}
 
 // ConcurrentCountMin is a plain Count-Min sketch that many goroutines may
 // update and read at once: GOMAXPROCS (at construction) sketches of one
@@ -197,6 +211,7 @@ func NewConcurrentCountMin(epsilon, delta float64) (*ConcurrentCountMin, error) 
 
 // AddHash adds n occurrences of the key with hash h.
 func (c *ConcurrentCountMin) AddHash(h, n uint64) {
+	c.check()
 	sh, pooled := c.sh.acquire()
 	sh.s.AddHash(h, n)
 	c.sh.release(sh, pooled)
@@ -204,6 +219,7 @@ func (c *ConcurrentCountMin) AddHash(h, n uint64) {
 
 // AddHashes adds n occurrences of every hash of hs under one lock.
 func (c *ConcurrentCountMin) AddHashes(hs []uint64, n uint64) {
+	c.check()
 	sh, pooled := c.sh.acquire()
 	sh.s.AddHashes(hs, n)
 	c.sh.release(sh, pooled)
@@ -214,6 +230,7 @@ func (c *ConcurrentCountMin) AddString(s string, n uint64) { c.AddHash(HashStrin
 
 // EstimateHash returns the estimated count of the key with hash h.
 func (c *ConcurrentCountMin) EstimateHash(h uint64) uint64 {
+	c.check()
 	var est uint64
 	c.sh.read(func(shards []shard[*CountMin]) {
 		for i := range shards {
@@ -243,6 +260,7 @@ func (c *ConcurrentCountMin) Total() uint64 {
 // shards merged: exactly the sketch of one sketch fed them all), which the
 // caller owns. Its estimates may exceed EstimateHash's, never undercount.
 func (c *ConcurrentCountMin) Snapshot() *CountMin {
+	c.check()
 	var out *CountMin
 	c.sh.read(func(shards []shard[*CountMin]) {
 		out, _ = NewCountMinSize(shards[0].s.Width(), shards[0].s.Depth())
@@ -255,6 +273,13 @@ func (c *ConcurrentCountMin) Snapshot() *CountMin {
 
 // Shards returns the number of shards.
 func (c *ConcurrentCountMin) Shards() int { return len(c.sh.shards) }
+
+// check panics on the zero value, which has no shards.
+func (c *ConcurrentCountMin) check() {
+	if !c.sh.built() {
+		panicZero("ConcurrentCountMin", "NewConcurrentCountMin")
+	}
+}
 
 // ConcurrentDDSketch is a DDSketch that many goroutines may update and
 // read at once: GOMAXPROCS (at construction) DDSketches of one relative
@@ -293,6 +318,9 @@ func NewConcurrentDDSketch(alpha float64, maxBins int) (*ConcurrentDDSketch, err
 // Add adds x, failing as DDSketch.Add does (adding nothing) for NaN,
 // infinite or too large values.
 func (c *ConcurrentDDSketch) Add(x float64) error {
+	if !c.sh.built() {
+		return errZero("receiver", "ConcurrentDDSketch", "NewConcurrentDDSketch")
+	}
 	sh, pooled := c.sh.acquire()
 	err := sh.s.Add(x)
 	c.sh.release(sh, pooled)
@@ -300,10 +328,18 @@ func (c *ConcurrentDDSketch) Add(x float64) error {
 }
 
 // Quantile returns Snapshot().Quantile(q).
-func (c *ConcurrentDDSketch) Quantile(q float64) (float64, error) { return c.Snapshot().Quantile(q) }
+func (c *ConcurrentDDSketch) Quantile(q float64) (float64, error) {
+	if !c.sh.built() {
+		return 0, errZero("receiver", "ConcurrentDDSketch", "NewConcurrentDDSketch")
+	}
+	return c.Snapshot().Quantile(q)
+}
 
 // Quantiles returns Snapshot().Quantiles(qs...).
 func (c *ConcurrentDDSketch) Quantiles(qs ...float64) ([]float64, error) {
+	if !c.sh.built() {
+		return nil, errZero("receiver", "ConcurrentDDSketch", "NewConcurrentDDSketch")
+	}
 	return c.Snapshot().Quantiles(qs...)
 }
 
@@ -321,6 +357,9 @@ func (c *ConcurrentDDSketch) N() uint64 {
 // Snapshot returns the DDSketch of every value added so far, which the
 // caller owns: later updates do not change it.
 func (c *ConcurrentDDSketch) Snapshot() *DDSketch {
+	if !c.sh.built() {
+		panicZero("ConcurrentDDSketch", "NewConcurrentDDSketch")
+	}
 	var out *DDSketch
 	c.sh.read(func(shards []shard[*DDSketch]) {
 		out = shards[0].s.Clone()

@@ -42,8 +42,11 @@
 // dense registers, exactly, at about 0.65·m distinct keys. Estimate
 // uses Ertl's improved estimator (arXiv 1702.01284): no bias tables, no
 // mid-range bump, and it never modifies the sketch. Merge is exact (equal to
-// the sketch of the concatenated streams); across precisions the receiver
-// takes the smaller one, folding the finer sketch exactly.
+// the sketch of the concatenated streams) when the other sketch's precision
+// is at least the receiver's (a finer one is folded exactly); Merge refuses
+// a coarser one, as lowering the receiver's precision would be a silent loss
+// of accuracy, and MergeReduce merges it by lowering the receiver's
+// precision to the smaller one.
 //
 // UltraLogLog (Ertl, "UltraLogLog: A Practical and More Space-Efficient
 // Alternative to HyperLogLog for Approximate Distinct Counting", PVLDB 17,
@@ -159,6 +162,9 @@
 // Space-Saving summary or a reservoir.
 //
 // The sketches are not safe for concurrent use; give each goroutine its
-// own sketch and Merge them, or use a concurrent wrapper (above). The zero
-// value of a sketch is not usable: use the constructors.
+// own sketch and Merge them, or use a concurrent wrapper (above). Build
+// sketches with their constructors or UnmarshalBinary: the zero values of
+// KLL and DDSketch are ready to use (above), those of the other sketches and
+// of the concurrent wrappers are not, and their methods panic or return an
+// ErrInvalidParameter naming the constructor.
 package sketch

@@ -200,6 +200,36 @@ func zeroTypes(t *testing.T) []zeroType {
 			"N":      reports(func() any { return new(Reservoir[int]).N() }),
 			"Sample": {zeroPanics, noErr(func() { new(Reservoir[int]).Sample() })},
 		}},
+		{"ConcurrentHyperLogLog", reflect.TypeFor[*ConcurrentHyperLogLog](), "NewConcurrentHyperLogLog", map[string]zeroCase{
+			"AddHash":   {zeroPanics, noErr(func() { new(ConcurrentHyperLogLog).AddHash(1) })},
+			"AddHashes": {zeroPanics, noErr(func() { new(ConcurrentHyperLogLog).AddHashes([]uint64{1, 2}) })},
+			"AddString": {zeroPanics, noErr(func() { new(ConcurrentHyperLogLog).AddString("k") })},
+			"Estimate":  {zeroPanics, noErr(func() { new(ConcurrentHyperLogLog).Estimate() })},
+			"Shards":    reports(func() any { return new(ConcurrentHyperLogLog).Shards() }),
+			"Snapshot":  {zeroPanics, noErr(func() { new(ConcurrentHyperLogLog).Snapshot() })},
+		}},
+		{"ConcurrentCountMin", reflect.TypeFor[*ConcurrentCountMin](), "NewConcurrentCountMin", map[string]zeroCase{
+			"AddHash":        {zeroPanics, noErr(func() { new(ConcurrentCountMin).AddHash(1, 1) })},
+			"AddHashes":      {zeroPanics, noErr(func() { new(ConcurrentCountMin).AddHashes([]uint64{1, 2}, 1) })},
+			"AddString":      {zeroPanics, noErr(func() { new(ConcurrentCountMin).AddString("k", 1) })},
+			"EstimateHash":   {zeroPanics, noErr(func() { new(ConcurrentCountMin).EstimateHash(1) })},
+			"EstimateString": {zeroPanics, noErr(func() { new(ConcurrentCountMin).EstimateString("k") })},
+			"Shards":         reports(func() any { return new(ConcurrentCountMin).Shards() }),
+			"Snapshot":       {zeroPanics, noErr(func() { new(ConcurrentCountMin).Snapshot() })},
+			"Total":          reports(func() any { return new(ConcurrentCountMin).Total() }),
+		}},
+		{"ConcurrentDDSketch", reflect.TypeFor[*ConcurrentDDSketch](), "NewConcurrentDDSketch", map[string]zeroCase{
+			"Add":      {zeroErrors, func(*testing.T) error { return new(ConcurrentDDSketch).Add(1) }},
+			"N":        reports(func() any { return new(ConcurrentDDSketch).N() }),
+			"Quantile": {zeroErrors, func(*testing.T) error { _, err := new(ConcurrentDDSketch).Quantile(0.5); return err }},
+			"Quantiles": {zeroErrors, func(t *testing.T) error {
+				qs, err := new(ConcurrentDDSketch).Quantiles(0.5)
+				require.Nil(t, qs)
+				return err
+			}},
+			"Shards":   reports(func() any { return new(ConcurrentDDSketch).Shards() }),
+			"Snapshot": {zeroPanics, noErr(func() { new(ConcurrentDDSketch).Snapshot() })},
+		}},
 		{"WeightedReservoir", reflect.TypeFor[*WeightedReservoir[int]](), "NewWeightedReservoir", map[string]zeroCase{
 			"AddWeighted": {zeroErrors, func(*testing.T) error { return new(WeightedReservoir[int]).AddWeighted(1, 1) }},
 			"K":           reports(func() any { return new(WeightedReservoir[int]).K() }),
