@@ -245,7 +245,13 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 		if i := instances.Add(1) - 1; i > 0 {
 			cc.tie = hashx.Mix64(i) | 1
 		}
-		return mk(workers, &cc)
+		p, err := mk(workers, &cc)
+		if err != nil {
+			// A builder's typed nil (*dChoices)(nil) would make a
+			// non-nil Partitioner beside the error.
+			return nil, err
+		}
+		return p, nil
 	}, nil
 }
 

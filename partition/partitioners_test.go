@@ -202,14 +202,21 @@ func TestBadInput(t *testing.T) {
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
 		{"nil option", "hash", 3, []Option{nil}, "option"},
 		{"sources", "dchoices", 3, []Option{WithSources(0)}, "sources"},
+		{"detector factory returns nil", "dchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
+		{"detector factory returns nil (wchoices)", "wchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
+		{"detector factory returns nil (auto)", "auto", 3, []Option{WithDetector(nilDetector)}, "detector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(tc.kind, tc.n, tc.opts...)
+			p, err := New(tc.kind, tc.n, tc.opts...)
+			require.True(t, p == nil, "a failed build returns a nil Partitioner, not %T", p)
 			require.ErrorIs(t, err, ErrInvalidParameter)
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
 }
+
+// nilDetector is a detector factory that breaks its contract.
+func nilDetector(int, float64) (Detector, error) { return nil, nil }
 
 // allocatedBy returns the bytes the process allocated while f ran.
 func allocatedBy(f func()) uint64 {
