@@ -135,7 +135,7 @@ func RunDetector(ctx context.Context, cfg DetectorConfig) ([]DetectorRow, error)
 				if cfg.Progress != nil {
 					cfg.Progress(fmt.Sprintf("detector: s=%g n=%d %s", spec.ZipfS, n, name))
 				}
-				row, err := judgeDetector(name, n, keys, heads)
+				row, err := judgeDetector(ctx, name, n, keys, heads)
 				if err != nil {
 					return err
 				}
@@ -148,9 +148,14 @@ func RunDetector(ctx context.Context, cfg DetectorConfig) ([]DetectorRow, error)
 	return rows, err
 }
 
+// detectorChunk is how many keys a detector or the exact model takes
+// between looks at ctx.
+const detectorChunk = 1 << 16
+
 // judgeDetector runs one detector over keys (heads is scratch of the same
 // length) and counts its misses and false heads against the exact model.
-func judgeDetector(name string, n int, keys []uint64, heads []bool) (DetectorRow, error) {
+// It looks at ctx every 65,536 keys and returns ctx's error once it ends.
+func judgeDetector(ctx context.Context, name string, n int, keys []uint64, heads []bool) (DetectorRow, error) {
 	theta := 1 / (5 * float64(n))
 	w := hotkey.DefaultWindow(theta)
 	var before, after runtime.MemStats
@@ -160,11 +165,18 @@ func judgeDetector(name string, n int, keys []uint64, heads []bool) (DetectorRow
 	if err != nil {
 		return DetectorRow{}, err
 	}
-	start := time.Now()
-	for i, k := range keys {
-		heads[i], _ = det.Observe(k)
+	var el time.Duration
+	for i := 0; i < len(keys); i += detectorChunk {
+		if err := ctx.Err(); err != nil {
+			return DetectorRow{}, err
+		}
+		chunk := keys[i:min(i+detectorChunk, len(keys))]
+		start := time.Now()
+		for j, k := range chunk {
+			heads[i+j], _ = det.Observe(k)
+		}
+		el += time.Since(start)
 	}
-	el := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	row := DetectorRow{Detector: name, Workers: n, Theta: theta, Window: w, Tuples: uint64(len(keys)),
@@ -177,6 +189,9 @@ func judgeDetector(name string, n int, keys []uint64, heads []bool) (DetectorRow
 	runtime.KeepAlive(det)
 	m := hotkey.NewWindowModel(w)
 	for i, k := range keys {
+		if i%detectorChunk == 0 && ctx.Err() != nil {
+			return DetectorRow{}, ctx.Err()
+		}
 		c, nn := m.Observe(k)
 		if float64(c) >= theta*float64(nn) && !heads[i] {
 			row.Missed++
@@ -269,7 +284,10 @@ func RunForgetting(ctx context.Context, cfg ForgettingConfig) ([]ForgettingRow, 
 	var rows []ForgettingRow
 	for _, p := range cfg.Rates {
 		for _, seed := range cfg.Seeds {
-			keys := partlab.ForgettingKeys(cfg.Tuples, p, cfg.Theta, seed)
+			keys, err := partlab.ForgettingKeys(ctx, cfg.Tuples, p, cfg.Theta, seed)
+			if err != nil {
+				return rows, err
+			}
 			alt, err := hotkey.NewWindowedExact(cfg.Theta, cfg.Window)
 			if err != nil {
 				return rows, err
@@ -285,7 +303,10 @@ func RunForgetting(ctx context.Context, cfg ForgettingConfig) ([]ForgettingRow, 
 				if ctx.Err() != nil {
 					return rows, ctx.Err()
 				}
-				f := partlab.Forgetting(st.det, keys)
+				f, err := partlab.Forgetting(ctx, st.det, keys)
+				if err != nil {
+					return rows, err
+				}
 				rows = append(rows, ForgettingRow{Strategy: st.name, Rate: p, Seed: seed, Theta: cfg.Theta,
 					Window: cfg.Window, Tuples: cfg.Tuples, Detect: f.Detect, Release: f.Release, Flaps: f.Flaps})
 			}

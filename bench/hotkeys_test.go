@@ -66,3 +66,17 @@ func TestRunForgetting(t *testing.T) {
 	_, err = RunForgetting(context.Background(), cfg)
 	require.ErrorIs(t, err, ErrInvalidParameter)
 }
+
+// TestRunDetectorStopsWithinARow pins that a context ending while a
+// detector runs stops that detector's pass (within detectorChunk keys), so
+// no row is finished after the interrupt.
+func TestRunDetectorStopsWithinARow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := DetectorConfig{Spec: WorkloadSpec{Kind: "grid-zipf", Keys: 5000, Seed: 16}, ZipfS: []float64{1.2},
+		Workers: []int{10}, Detectors: []string{"exact", "spacesaving"}, Tuples: 4 * detectorChunk,
+		Progress: func(string) { cancel() }}
+	rows, err := RunDetector(ctx, cfg)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, rows)
+}

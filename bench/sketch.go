@@ -215,7 +215,9 @@ func RunSketches(ctx context.Context, cfg SketchConfig) ([]SketchRow, error) {
 	}
 	var valTruth *datasets.ValueTruth
 	if vals != nil {
-		valTruth = datasets.NewValueTruth(vals)
+		if valTruth, err = datasets.NewValueTruthContext(ctx, vals); err != nil {
+			return nil, err
+		}
 	}
 	var rows []SketchRow
 	for _, kind := range cfg.Sketches {

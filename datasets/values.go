@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -57,14 +58,63 @@ type ValueTruth struct{ sorted []float64 }
 // NewValueTruth returns the truth of values (copied; NaNs, which have no
 // rank, left out).
 func NewValueTruth(values []float64) *ValueTruth {
+	t, _ := NewValueTruthContext(context.Background(), values) // never ends
+	return t
+}
+
+// truthRun is how many values NewValueTruthContext sorts, or merges,
+// between looks at its context.
+const truthRun = 1 << 16
+
+// NewValueTruthContext is NewValueTruth for a context: it sorts in runs of
+// 65,536 values merged pairwise, looking at ctx between runs, and returns
+// ctx's error (and no truth) once ctx ends. While it works it holds a
+// second copy of the values.
+func NewValueTruthContext(ctx context.Context, values []float64) (*ValueTruth, error) {
 	s := make([]float64, 0, len(values))
 	for _, x := range values {
 		if x == x {
 			s = append(s, x)
 		}
 	}
-	slices.Sort(s)
-	return &ValueTruth{sorted: s}
+	for i := 0; i < len(s); i += truthRun {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		slices.Sort(s[i:min(i+truthRun, len(s))])
+	}
+	if len(s) <= truthRun {
+		return &ValueTruth{sorted: s}, nil
+	}
+	src, dst := s, make([]float64, len(s))
+	for width := truthRun; width < len(s); width *= 2 {
+		for lo := 0; lo < len(s); lo += 2 * width {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			mid, hi := min(lo+width, len(s)), min(lo+2*width, len(s))
+			mergeSorted(dst[lo:hi], src[lo:mid], src[mid:hi])
+		}
+		src, dst = dst, src
+	}
+	return &ValueTruth{sorted: src}, nil
+}
+
+// mergeSorted merges the sorted a and b into dst (len(a)+len(b) long).
+func mergeSorted(dst, a, b []float64) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j] < a[i] {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // N returns the number of values.

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
@@ -77,4 +78,32 @@ func TestValueTruth(t *testing.T) {
 	require.InDelta(t, 0.1, tr.RelError(0.5, 3.3), 1e-12)
 	require.Equal(t, 0.5, NewValueTruth([]float64{0, 0, 1}).RelError(0.5, -0.5))
 	require.True(t, slices.IsSorted(tr.sorted))
+}
+
+// TestValueTruthContextSorts pins that the run-and-merge sort orders every
+// length (below, at and around the run size, several odd pass counts),
+// drops NaNs, and that an ended context yields its error and no truth.
+func TestValueTruthContextSorts(t *testing.T) {
+	v, err := NewValues("pareto", 3)
+	require.NoError(t, err)
+	for _, n := range []int{0, 1, truthRun - 1, truthRun, truthRun + 1, 3*truthRun + 17, 5 * truthRun} {
+		xs := make([]float64, n)
+		v.Fill(xs)
+		if n > 2 {
+			xs[n/2] = math.NaN()
+			xs[1] = xs[0] // a tie
+		}
+		tr, err := NewValueTruthContext(context.Background(), xs)
+		require.NoError(t, err)
+		want := slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x != x })
+		slices.Sort(want)
+		require.Equal(t, want, tr.sorted, "n=%d", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	xs := make([]float64, 3*truthRun)
+	v.Fill(xs)
+	tr, err := NewValueTruthContext(ctx, xs)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, tr)
 }

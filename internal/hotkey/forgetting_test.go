@@ -1,6 +1,7 @@
 package hotkey
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,10 @@ func TestForgettingBound(t *testing.T) {
 	for _, p := range []float64{0.02, 0.1} {
 		det, err := NewWindowedExact(theta, window)
 		require.NoError(t, err)
-		f := partlab.Forgetting(det, partlab.ForgettingKeys(m, p, theta, 0))
+		keys, err := partlab.ForgettingKeys(context.Background(), m, p, theta, 0)
+		require.NoError(t, err)
+		f, err := partlab.Forgetting(context.Background(), det, keys)
+		require.NoError(t, err)
 		require.GreaterOrEqual(t, f.Detect, 0)
 		require.LessOrEqual(t, f.Detect, 2*window)
 		require.LessOrEqual(t, f.Release, 2*window)

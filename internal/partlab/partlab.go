@@ -7,6 +7,7 @@
 package partlab
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 
@@ -81,9 +82,19 @@ func Empirical(keys []uint64) (map[uint64]float64, float64) {
 // 1000, plus one hot key at rate p, hotA for the first half of the stream
 // and hotB for the second, when hotA cools to rate cool; seeded by seed.
 func DriftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 {
+	keys, _ := driftKeys(context.Background(), m, p, cool, hotA, hotB, seed) // never ends
+	return keys
+}
+
+// driftKeys is DriftKeys looking at ctx every 65,536 keys: it returns
+// ctx's error (and no keys) once ctx ends.
+func driftKeys(ctx context.Context, m int, p, cool float64, hotA, hotB uint64, seed uint64) ([]uint64, error) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	keys := make([]uint64, m)
 	for i := range keys {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		switch {
 		case rng.Float64() < p && i < m/2:
 			keys[i] = hotA
@@ -95,7 +106,7 @@ func DriftKeys(m int, p, cool float64, hotA, hotB uint64, seed uint64) []uint64 
 			keys[i] = 1000 + rng.Uint64N(10_000)
 		}
 	}
-	return keys
+	return keys, nil
 }
 
 // Keys of the forgetting comparison's stream (ForgettingKeys).
@@ -110,13 +121,18 @@ const (
 // with hot rate p, HotA cooling to theta/10 at m/2 as HotB turns hot,
 // and every floor(1/(1.5 theta))-th key, from the first, replaced by Steady, a key at
 // rate 1.5 theta that should stay head throughout.
-func ForgettingKeys(m int, p, theta float64, seed uint64) []uint64 {
-	keys := DriftKeys(m, p, theta/10, HotA, HotB, seed)
+// It looks at ctx as it builds the stream and returns ctx's error (and no
+// keys) once ctx ends.
+func ForgettingKeys(ctx context.Context, m int, p, theta float64, seed uint64) ([]uint64, error) {
+	keys, err := driftKeys(ctx, m, p, theta/10, HotA, HotB, seed)
+	if err != nil {
+		return nil, err
+	}
 	every := int(1 / (1.5 * theta))
 	for i := 0; i < len(keys); i += every {
 		keys[i] = Steady
 	}
-	return keys
+	return keys, nil
 }
 
 // ForgettingFigures is how a detector followed the forgetting comparison's
@@ -129,14 +145,18 @@ type ForgettingFigures struct {
 	Detect, Release, Flaps int
 }
 
-// Forgetting routes keys (a ForgettingKeys stream) through det.
-func Forgetting(det interface {
+// Forgetting routes keys (a ForgettingKeys stream) through det. It looks
+// at ctx every 65,536 keys and returns ctx's error once it ends.
+func Forgetting(ctx context.Context, det interface {
 	Observe(key uint64) (bool, float64)
-}, keys []uint64) ForgettingFigures {
+}, keys []uint64) (ForgettingFigures, error) {
 	m := len(keys)
 	f := ForgettingFigures{Detect: -1, Release: -1}
 	wasHead := false
 	for i, k := range keys {
+		if i&(1<<16-1) == 0 && ctx.Err() != nil {
+			return f, ctx.Err()
+		}
 		head, _ := det.Observe(k)
 		switch {
 		case k == HotB && head && f.Detect < 0:
@@ -150,5 +170,5 @@ func Forgetting(det interface {
 			wasHead = head
 		}
 	}
-	return f
+	return f, nil
 }

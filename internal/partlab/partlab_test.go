@@ -1,6 +1,7 @@
 package partlab
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,3 +74,20 @@ func TestDriftKeys(t *testing.T) {
 	require.InDelta(t, 2000, b2, 5*42)
 	require.Less(t, a2, 18+5*5)
 }
+
+// TestForgettingStops pins that the forgetting stream and its pass return
+// an ended context's error instead of running to the end.
+func TestForgettingStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	keys, err := ForgettingKeys(ctx, 1<<18, 0.1, 0.01, 1)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, keys)
+	_, err = Forgetting(ctx, nopDetector{}, make([]uint64, 1<<18))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// nopDetector calls every key a tail key.
+type nopDetector struct{}
+
+func (nopDetector) Observe(uint64) (bool, float64) { return false, 0 }
