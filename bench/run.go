@@ -295,7 +295,7 @@ func (r RunRow) Cells() []Cell {
 		{Name: "work", Head: "WORK", Value: r.Work, Key: true, NoTable: true},
 		{Name: "window", Head: "WINDOW", Value: r.Window, Key: true, NoTable: true},
 		{Name: "batch", Head: "BATCH", Value: r.Batch, Key: true, NoTable: true},
-		{Name: "offered_tps", Head: "OFFERED/s", Value: r.OfferedTPS, Prec: 0, Key: true, NoTable: r.OfferedTPS == 0},
+		{Name: "offered_tps", Head: "OFFERED/s", Value: r.OfferedTPS, Prec: -1, Key: true, NoTable: r.OfferedTPS == 0},
 		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
 		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Unit: "tuples"},
 		{Name: "elapsed_s", Head: "SECONDS", Value: r.ElapsedS, Prec: 2, Unit: "sec/op"},

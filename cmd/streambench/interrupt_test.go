@@ -40,7 +40,7 @@ func TestInterruptRun(t *testing.T) {
 	require.Len(t, lines, 3, "no partitioner after the interrupt: %s", out)
 	require.Contains(t, lines[0], " interrupted=true")
 	require.Regexp(t, `^\s+PARTITIONER\s+WORKERS\s+OFFERED/s\s+TUPLES\s`, lines[1])
-	require.Regexp(t, `^\s+pkg\s+8\s+0\s+[01]\s`, lines[2])
+	require.Regexp(t, `^\s+pkg\s+8\s+0.001\s+[01]\s`, lines[2], "OFFERED/s shows the rate asked for")
 }
 
 func TestInterruptPartition(t *testing.T) {
