@@ -117,8 +117,8 @@ type SketchRow struct {
 	Seed   uint64   `json:"seed"`
 	// MemoryBytes is the memory the filled sketch holds (heldBytes): its
 	// struct and every array it references, at capacity, counted once. It
-	// leaves out allocator rounding and the scratch buffers a sketch
-	// borrows only while it works (HyperLogLog's, from a sync.Pool).
+	// leaves out allocator rounding and the scratch a sketch uses only
+	// while it works (HyperLogLog's sort buffers, on the stack).
 	MemoryBytes uint64 `json:"memory_bytes"`
 	// NsPerUpdate is the time of the update loop over the stream's key
 	// hashes, divided by the number of updates.

@@ -84,9 +84,11 @@ func (s *HyperLogLog) Sparse() bool {
 // AddHash adds one hash. The top Precision() bits choose a register and the
 // position of the first one bit in the rest is the rank the register keeps
 // the maximum of. Dense sketches never allocate here; sparse ones allocate
-// only when their sparse state doubles or turns dense, O(log m) times in
-// all. While a sparse sketch has seen at most about 3m/16 distinct hashes a
-// repeated hash is one probe of a hash set.
+// when their sparse state doubles or turns dense, O(log m) times in all,
+// and at a merge of the pending set whose new list cannot be written
+// within the sparse state's memory (a list that nearly fills it). While a
+// sparse sketch has seen at most about 3m/16 distinct hashes a repeated
+// hash is one probe of a hash set.
 //
 // AddHash is small enough for Go's inliner: the sparse path is reached
 // through callSlow, whose call through a function parameter the inliner

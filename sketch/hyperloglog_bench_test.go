@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -190,11 +191,17 @@ func BenchmarkHyperLogLogMerge(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		pa, pb uint8
-		nb     int
-	}{{"dense-p14+p14", 14, 14, hllBenchKeys}, {"dense-p14+p16", 14, 16, hllBenchKeys}, {"dense-p14+sparse-p14-n1000", 14, 14, 1000}} {
+		na, nb int
+	}{
+		{"dense-p14+p14", 14, 14, hllBenchKeys, hllBenchKeys},
+		{"dense-p14+p16", 14, 16, hllBenchKeys, hllBenchKeys},
+		{"dense-p14+sparse-p14-n1000", 14, 14, hllBenchKeys, 1000},
+		// Both sparse: the other's entries merged into the list.
+		{"sparse-p14-n4000+sparse-p14-n1000", 14, 14, 4000, 1000},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			a := newHLL(b, c.pa)
-			for _, h := range hllBenchHashes {
+			for _, h := range hllBenchHashes[:c.na] {
 				a.AddHash(h * 3)
 			}
 			o := newHLL(b, c.pb)
@@ -208,7 +215,57 @@ func BenchmarkHyperLogLogMerge(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			hllSink = uint64(a.regs[0])
+			hllSink = a.Estimate()
+		})
+	}
+}
+
+// BenchmarkHyperLogLogEncoding encodes (AppendBinary into a reused buffer,
+// MarshalBinary) and decodes (UnmarshalBinary) sketches of precision 14:
+// sparse with a list and pending tokens at fine precision 26 (n = 2000)
+// and 23 (n = 9000), and dense.
+func BenchmarkHyperLogLogEncoding(b *testing.B) {
+	for _, n := range []int{2000, 9000, hllBenchKeys} {
+		s := newHLL(b, 14)
+		for _, h := range hllBenchHashes[:n] {
+			s.AddHash(h)
+		}
+		enc, err := s.MarshalBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		form := "sparse"
+		if !s.Sparse() {
+			form = "dense"
+		}
+		name := fmt.Sprintf("%s-n=%d", form, n)
+		b.Run("append/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(enc)))
+			buf := make([]byte, 0, 2*len(enc))
+			for i := 0; i < b.N; i++ {
+				buf, _ = s.AppendBinary(buf[:0])
+			}
+			hllSink += uint64(len(buf))
+		})
+		b.Run("marshal/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(enc)))
+			for i := 0; i < b.N; i++ {
+				out, _ := s.MarshalBinary()
+				hllSink += uint64(len(out))
+			}
+		})
+		b.Run("unmarshal/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(enc)))
+			for i := 0; i < b.N; i++ {
+				var r HyperLogLog
+				if err := r.UnmarshalBinary(enc); err != nil {
+					b.Fatal(err)
+				}
+				hllSink += uint64(r.p)
+			}
 		})
 	}
 }

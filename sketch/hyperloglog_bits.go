@@ -1,12 +1,19 @@
 package sketch
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
-// bitWriter packs bit fields LSB first into little-endian words.
+// bitWriter packs bit fields LSB first into little-endian words: appended
+// to w, or, if bytes is set, to b as four little-endian bytes each (the
+// encoding's byte stream, written into the caller's buffer).
 type bitWriter struct {
-	w   []uint32
-	acc uint64
-	n   uint
+	w     []uint32
+	b     []byte
+	bytes bool
+	acc   uint64
+	n     uint
 }
 
 // put appends the low k <= 32 bits of v (v has no bits above k).
@@ -14,10 +21,19 @@ func (w *bitWriter) put(v uint64, k uint) {
 	w.acc |= v << w.n
 	w.n += k
 	if w.n >= 32 {
-		w.w = append(w.w, uint32(w.acc))
+		w.word(uint32(w.acc))
 		w.acc >>= 32
 		w.n -= 32
 	}
+}
+
+// word appends a full word.
+func (w *bitWriter) word(v uint32) {
+	if w.bytes {
+		w.b = binary.LittleEndian.AppendUint32(w.b, v)
+		return
+	}
+	w.w = append(w.w, v)
 }
 
 // unary appends q one bits and a zero.
@@ -29,10 +45,11 @@ func (w *bitWriter) unary(q uint32) {
 	w.put(1<<q-1, uint(q)+1)
 }
 
-// done pads the last word with zeros and returns the words.
+// done pads the last word with zeros and returns the words (none if bytes
+// is set: they are in b).
 func (w *bitWriter) done() []uint32 {
 	if w.n > 0 {
-		w.w = append(w.w, uint32(w.acc))
+		w.word(uint32(w.acc))
 		w.acc, w.n = 0, 0
 	}
 	return w.w

@@ -85,7 +85,27 @@ func requireDecodes(t testing.TB, s *HyperLogLog, what string) uint8 {
 	require.NoError(t, err)
 	require.Equal(t, b, again, what)
 	require.Equal(t, hllRegisters(s), hllRegisters(&got), what)
+	requireSparseLast(t, s, what)
+	requireSparseLast(t, &got, what)
 	return hllEncodedForm(t, b)
+}
+
+// requireSparseLast requires the sparse state of s, if any, to know the
+// register of its list's last entry, which the in-place merge's room
+// (mergeRoom) is computed from.
+func requireSparseLast(t testing.TB, s *HyperLogLog, what string) {
+	t.Helper()
+	if s.regs != nil {
+		return
+	}
+	sl := &s.sparse
+	d := uint(sl.fp - s.p)
+	it := newSparseIter(sl.list(), sl.n, d, nil)
+	var last uint32
+	for idx, _, ok := it.next(); ok; idx, _, ok = it.next() {
+		last = idx >> d
+	}
+	require.Equal(t, last, sl.last, "%s: the list's last register", what)
 }
 
 // TestHyperLogLogFoldKeepsOverflow checks the arithmetic behind fitsAtHi's

@@ -1,9 +1,6 @@
 package sketch
 
-import (
-	"encoding/binary"
-	"slices"
-)
+import "slices"
 
 // HyperLogLog encoding, version 2, after the common header:
 //
@@ -67,17 +64,13 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	dst = appendUvarint(dst, uint64(z.n))
 	dst = appendU8(dst, fp)
 	dst = appendU8(dst, uint8(k))
-	sp := sparseScratch.Get().(*[]uint32)
-	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: k, d: d}
+	// The list's words go straight to dst as little-endian bytes, the last
+	// word's padding bytes dropped.
+	start, size := len(dst), (z.bits(k)+7)/8
+	e := entryWriter{w: bitWriter{b: slices.Grow(dst, size+3), bytes: true}, k: k, d: d}
 	s.walkAt(fp, e.add)
-	words := e.w.done()
-	dst = slices.Grow(dst, 4*len(words))
-	for _, w := range words {
-		dst = binary.LittleEndian.AppendUint32(dst, w)
-	}
-	*sp = words[:0]
-	sparseScratch.Put(sp)
-	return dst[:len(dst)-4*len(words)+(e.bits+7)/8], nil
+	e.w.done()
+	return e.w.b[:start+size], nil
 }
 
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler).
@@ -239,7 +232,7 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 		}
 		out := e.w.done()
 		s.sparse.place(out, s.p)
-		s.sparse.n = n
+		s.sparse.n, s.sparse.last = n, e.reg
 	}
 	s.sparse.fp = fp
 	return nil

@@ -169,10 +169,11 @@ func TestHyperLogLogFirstPhase(t *testing.T) {
 
 // TestSortTokens checks the radix sort of pending tokens against
 // slices.Sort, on uniform tokens, tokens sharing their high or low bytes,
-// and sizes around the cut to slices.Sort.
+// and sizes around the cut to slices.Sort and at the edges of each
+// scratch size (1Ki, 4Ki and 32Ki words on the stack, then the heap).
 func TestSortTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 255, 256, 257, 1000, 4096} {
+	for _, n := range []int{0, 1, 255, 256, 257, 1000, 1 << 10, 1<<10 + 1, 4096, 4097, 1 << 15, 1<<15 + 1, 49152} {
 		for _, mask := range []uint32{0xffffffff, 0x0000ffff, 0xffff0000, 0x00ff00ff, 0} {
 			t.Run(fmt.Sprintf("n=%d/mask=%08x", n, mask), func(t *testing.T) {
 				toks := make([]uint32, n)
@@ -181,7 +182,7 @@ func TestSortTokens(t *testing.T) {
 				}
 				want := slices.Clone(toks)
 				slices.Sort(want)
-				sortTokens(toks, make([]uint32, n))
+				sortTokens(toks)
 				require.Equal(t, want, toks)
 			})
 		}

@@ -3,7 +3,6 @@ package sketch
 import (
 	"math/bits"
 	"slices"
-	"sync"
 )
 
 // The sparse representation follows Heule, Nunkesser and Hall, "HyperLogLog
@@ -93,6 +92,10 @@ type sparseList struct {
 	k   int   // pending tokens
 	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
 	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
+	// last is the register (index >> (fp-p)) of the list's last entry, 0
+	// while the list is empty: where tokens start to lengthen the list at
+	// its end (mergeRoom).
+	last uint32
 }
 
 // list returns the words of the compressed list.
@@ -279,13 +282,7 @@ func (s *HyperLogLog) walkAt(fp uint8, visit func(idx uint32, rank uint8)) {
 	for i, t := range toks {
 		toks[i] = tokenAt(t, sl.fp)
 	}
-	if len(toks) < 256 {
-		slices.Sort(toks)
-	} else {
-		sp := getScratch(len(toks))
-		sortTokens(toks, (*sp)[:len(toks)])
-		sparseScratch.Put(sp)
-	}
+	sortTokens(toks)
 	f := newFoldIter(newSparseIter(sl.list(), sl.n, uint(sl.fp-s.p), toks), uint(sl.fp-fp))
 	for idx, rank, ok := f.next(); ok; idx, rank, ok = f.next() {
 		visit(idx, rank)
@@ -351,18 +348,6 @@ func (s *HyperLogLog) sparseStats(c *[66]float64) (uint8, sparseSize) {
 // fit the sparse budget of precision p.
 func logicallySparse(z sparseSize, fp, p uint8) bool {
 	return z.bits(uint(fp-p)) <= sparseBudget(p)
-}
-
-// sparseScratch holds the buffers lists are merged into before they are
-// copied into the sketch.
-var sparseScratch = sync.Pool{New: func() any { return new([]uint32) }}
-
-func getScratch(n int) *[]uint32 {
-	sp := sparseScratch.Get().(*[]uint32)
-	if cap(*sp) < n {
-		*sp = make([]uint32, 0, n)
-	}
-	return sp
 }
 
 // addSlow is AddHash's path while the sketch is sparse: add the token to
@@ -445,35 +430,38 @@ func (s *HyperLogLog) flush() {
 // toks at the list's fine precision (they may be the taken pending
 // tokens), and empties the pending set. A list that outgrows the budget at
 // sparseHi (or any list, if lo) is folded to sparseLo; one that outgrows it
-// there turns the sketch dense.
+// there turns the sketch dense. At the same precision the merge is written
+// within mem where mergeRoom proves it safe, which it is unless the list
+// nearly fills mem; otherwise, and to change precision or fold, it writes
+// into a new buffer.
 func (s *HyperLogLog) rebuild(oldP uint8, toks []uint32, lo bool) {
 	sl := &s.sparse
 	fp := sl.fp
 	d := uint(fp - s.p)
 	bound := (1<<s.p+(sl.n+len(toks))*(int(d)+1+sparseRankBits))/32 + 2
-	sp := getScratch(bound)
-	e := entryWriter{w: bitWriter{w: (*sp)[:0]}, k: d, d: d}
+	var e entryWriter
 	if oldP == s.p {
-		e = mergeList(e, sl.list(), sl.n, toks)
+		out, list := sl.mergeRoom(toks, d)
+		if out == nil {
+			out, list = make([]uint32, 0, bound), sl.list()
+		}
+		e = mergeList(entryWriter{w: bitWriter{w: out}, k: d, d: d}, list, sl.n, toks)
 	} else {
+		e = entryWriter{w: bitWriter{w: make([]uint32, 0, bound)}, k: d, d: d}
 		it := newSparseIter(sl.list(), sl.n, uint(fp-oldP), toks)
 		for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
 			e.add(idx, rank)
 		}
 	}
 	out := e.w.done()
-	defer func() { *sp = out[:0]; sparseScratch.Put(sp) }()
 	if fp == sparseHi && (lo || e.bits > sparseBudget(s.p)) {
 		fp, d = sparseLo, uint(sparseLo-s.p)
-		sp2 := getScratch(bound)
 		f := newFoldIter(newSparseIter(out, e.n, uint(sparseHi-s.p), nil), sparseHi-sparseLo)
-		e = entryWriter{w: bitWriter{w: (*sp2)[:0]}, k: d, d: d}
+		e = entryWriter{w: bitWriter{w: make([]uint32, 0, bound)}, k: d, d: d}
 		for idx, rank, ok := f.next(); ok; idx, rank, ok = f.next() {
 			e.add(idx, rank)
 		}
-		*sp, out = out[:0], e.w.done()
-		sparseScratch.Put(sp)
-		sp = sp2
+		out = e.w.done()
 	}
 	if e.bits > sparseBudget(s.p) {
 		regs := make([]uint8, 1<<s.p)
@@ -482,7 +470,70 @@ func (s *HyperLogLog) rebuild(oldP uint8, toks []uint32, lo bool) {
 		return
 	}
 	sl.place(out, s.p)
-	sl.n, sl.fp = e.n, fp
+	sl.n, sl.fp, sl.last = e.n, fp, e.reg
+}
+
+// mergeRoom prepares mem for mergeList to write the merge of the list with
+// the sorted tokens toks (at fine precision sl.fp, d = fp-p; they are
+// either mem's last words, the taken pending set, or outside mem) into mem
+// itself, from its first word, and returns the empty output (mem[:0]) and
+// the list, moved up to end where the tokens begin (or at the end of mem
+// if toks are not mem's last words); or nil, nil if it cannot prove that
+// the writer never overtakes what the merge has still to read.
+//
+// The proof. Let the list, lw words, start at word a, the tokens, if in
+// mem, fill its last k words, and let "inner" tokens be those whose
+// register is at most last, the list's last register, and E the bits an
+// entry of each inner token may add, 1+d and 6 more if it keeps a rank
+// (at most 29 as d <= 22). A list's size is the last register plus each
+// entry's 1+d bits and 6 per kept rank, so when the writer comes to write
+// the entries up to list entry x, which the reader has just read, it has
+// written at most Q+E bits, Q the list bits read: the registers up to x
+// are the same in both lists. If E <= 32a, it writes only words below
+// a + ceil(Q/32), which the reader has loaded. Past the list's end it
+// writes only tokens, which it has read: the list's bits, at most the
+// inner tokens' 29 bits each, the growth of the last register G (the last
+// token's register less last) and 29 bits per token written, against the
+// tokens' 32 bits each. If the tokens are mem's last words, G <= 32a keeps
+// it below the first unread token; if not, E + G + 29 bits per outer
+// token <= 32a keeps it within mem. (The fallback, a new buffer, is
+// rebuild's.)
+func (sl *sparseList) mergeRoom(toks []uint32, d uint) (out, list []uint32) {
+	size := len(sl.mem)
+	switch {
+	case size == 0:
+		return nil, nil
+	case len(toks) == 0:
+		return sl.mem[:0], sl.list() // a copy of the list onto itself
+	}
+	inMem := &toks[len(toks)-1] == &sl.mem[size-1]
+	end := size
+	if inMem {
+		end -= len(toks)
+	}
+	a := end - sl.lw
+	if a < 0 {
+		return nil, nil
+	}
+	var inner, outer int // bits the inner and the outer tokens may add
+	for _, t := range toks {
+		c := 1 + int(d)
+		if t>>tokenRankBits&(1<<d-1) == 0 {
+			c += sparseRankBits
+		}
+		if t>>tokenRankBits>>d <= sl.last {
+			inner += c
+		} else {
+			outer += c
+		}
+	}
+	g := max(0, int(toks[len(toks)-1]>>tokenRankBits>>d)-int(sl.last))
+	room := 32 * a
+	if inner > room || g > room || !inMem && inner+g+outer > room {
+		return nil, nil
+	}
+	copy(sl.mem[a:end], sl.mem[:sl.lw])
+	return sl.mem[:0], sl.mem[a:end]
 }
 
 // place stores the list words out (which fit the budget of precision p) and

@@ -166,15 +166,49 @@ func covered(buf []uint32, n int, d uint, toks []uint32) bool {
 	return false
 }
 
-// sortTokens sorts toks, with tmp (at least len(toks) words, not
-// overlapping toks) as scratch: an LSD radix sort, four passes of 8 bits
-// after one counting pass, skipping a pass where every token has the same
-// digit. Short slices go to slices.Sort.
-func sortTokens(toks, tmp []uint32) {
-	if len(toks) < 256 {
+// sortTokens sorts toks: an LSD radix sort (radixSortTokens) whose scratch
+// is an array on the stack of the smallest of three sizes (4, 16 or 128
+// KiB) that holds them, or, past 2^15 tokens (the first merge of a
+// precision-18 sketch's token set), on the heap. Short slices go to
+// slices.Sort. The sizes are separate functions so that each call's frame
+// holds, and zeroes, only its own.
+func sortTokens(toks []uint32) {
+	switch n := len(toks); {
+	case n < 256:
 		slices.Sort(toks)
-		return
+	case n <= 1<<10:
+		sortTokens1K(toks)
+	case n <= 1<<12:
+		sortTokens4K(toks)
+	case n <= 1<<15:
+		sortTokens32K(toks)
+	default:
+		radixSortTokens(toks, make([]uint32, n))
 	}
+}
+
+//go:noinline
+func sortTokens1K(toks []uint32) {
+	var tmp [1 << 10]uint32
+	radixSortTokens(toks, tmp[:len(toks)])
+}
+
+//go:noinline
+func sortTokens4K(toks []uint32) {
+	var tmp [1 << 12]uint32
+	radixSortTokens(toks, tmp[:len(toks)])
+}
+
+//go:noinline
+func sortTokens32K(toks []uint32) {
+	var tmp [1 << 15]uint32
+	radixSortTokens(toks, tmp[:len(toks)])
+}
+
+// radixSortTokens sorts toks, with tmp (len(toks) words, not overlapping
+// toks) as scratch: four passes of 8 bits after one counting pass,
+// skipping a pass where every token has the same digit.
+func radixSortTokens(toks, tmp []uint32) {
 	var cnt [4][256]int
 	for _, t := range toks {
 		cnt[0][t&0xff]++

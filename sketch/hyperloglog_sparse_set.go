@@ -83,17 +83,23 @@ func (sl *sparseList) appendPending(dst []uint32) []uint32 {
 	return dst
 }
 
-// takePending moves the pending tokens to the front of their region and
-// returns them sorted; the caller (rebuild) empties the region.
+// takePending moves the pending tokens to the end of their region, which
+// is the end of mem, and returns them there, sorted; the caller (flush, or
+// rebuild, which merges them in place) empties the region.
 func (sl *sparseList) takePending() []uint32 {
 	if sl.k == 0 {
 		return nil
 	}
 	tab := sl.pending()
-	toks := sl.appendPending(tab[:0]) // writes behind the read
-	sp := getScratch(len(toks))
-	sortTokens(toks, (*sp)[:len(toks)])
-	sparseScratch.Put(sp)
+	j := len(tab)
+	for i := len(tab) - 1; i >= 0; i-- { // writes behind the read
+		if t := tab[i]; t != 0 {
+			j--
+			tab[j] = t
+		}
+	}
+	toks := tab[j:]
+	sortTokens(toks)
 	return toks
 }
 

@@ -2,5 +2,5 @@
 
 package sketch
 
-// raceEnabled: see hyperloglog_race_test.go.
+// raceEnabled: see race_test.go.
 const raceEnabled = false
