@@ -18,8 +18,8 @@ type Config struct {
 	// have exactly InputPartitions partitions.
 	Input string
 	// Partials is the intermediate topic: workers write partial aggregates
-	// to it, hash-partitioned by key (the XXH64 of the 8-byte key, as
-	// PartitionerOpt.HashKeys), and the merge stage reads it.
+	// to it, hash-partitioned by key (the XXH64 of the key bytes), and the
+	// merge stage reads it.
 	Partials string
 	// Output is the topic of final results.
 	Output string

@@ -46,10 +46,9 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // TestEndToEndRawIDs runs the job on raw sequential ids (the key's rank, 0,
-// 1, 2, ..., not a hash) produced with HashKeys: results are exact and
-// keyed by the ids themselves, and the input, partials and output all
-// spread over their partitions (partials and results are always routed
-// with HashKeys).
+// 1, 2, ..., not a hash): results are exact and keyed by the ids
+// themselves, and the input, partials and output all spread over their
+// partitions (every topic is routed on the XXH64 of the key bytes).
 func TestEndToEndRawIDs(t *testing.T) {
 	recs := testkit.ZipfRecords(7, 3000, 1.2, 1000, time.Millisecond, 0)
 	ids := map[uint64]uint64{}
@@ -64,7 +63,7 @@ func TestEndToEndRawIDs(t *testing.T) {
 	for _, kind := range []string{"hash", "pkg"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {
 			tc := newTestCluster(t, 12, 4, 2)
-			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind, PartitionerOpt: PartitionerOpt{HashKeys: true}}, recs)
+			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind}, recs)
 			require.Equal(t, testkit.ExactCounts[WindowKey](recs, tc.cfg.Windows), got)
 			ctx := testContext(t)
 			partials := countKind(t, ctx, tc.cfg, tc.cfg.Partials, 4, kindPartial)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -56,7 +57,9 @@ type Producer struct {
 
 // NewProducer connects to the brokers and checks that the input topic has
 // cfg.InputPartitions partitions (ErrTopic otherwise; ErrUnreachable when
-// the brokers do not answer before ctx ends).
+// the brokers do not answer before ctx ends). Skewer's kinds serve at most
+// partition.MaxWorkers partitions: a larger InputPartitions is refused
+// (ErrInvalidParameter) unless the kind is murmur2.
 func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer, error) {
 	if err := checkBrokers(cfg.Brokers); err != nil {
 		return nil, err
@@ -83,6 +86,10 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 	part, err := NewPartitioner(pc.Partitioner, pc.PartitionerOpt)
 	if err != nil {
 		return nil, err
+	}
+	if part.factory != nil && cfg.InputPartitions > partition.MaxWorkers {
+		return nil, invalidParam("InputPartitions", cfg.InputPartitions,
+			fmt.Sprintf("at most %d with partitioner %q (or murmur2)", partition.MaxWorkers, pc.Partitioner))
 	}
 	cl, err := newClient(cfg.Brokers, cfg.ClientOpts, kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Input))
 	if err != nil {

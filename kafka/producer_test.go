@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 )
 
 // TestProducerConcurrentWatermarks: Send from several goroutines; along
@@ -72,4 +74,14 @@ func TestProducerConcurrentWatermarks(t *testing.T) {
 		})
 	}
 	require.Equal(t, len(recs), data)
+}
+
+// TestProducerTooManyPartitions: skewer's kinds serve at most
+// partition.MaxWorkers partitions, and NewProducer says so before touching
+// the brokers rather than placing keys by key grouping.
+func TestProducerTooManyPartitions(t *testing.T) {
+	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", InputPartitions: partition.MaxWorkers + 1}
+	_, err := NewProducer(context.Background(), cfg, ProducerConfig{Partitioner: "pkg"})
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorContains(t, err, "InputPartitions")
 }

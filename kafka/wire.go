@@ -42,8 +42,8 @@ const (
 
 // KeyHash is the key hash of a Kafka record key: the key itself when it is 8
 // bytes (how this package writes uint64 keys, which are hashes already:
-// see Producer.Send), else its XXH64. For topics whose 8-byte keys are raw
-// identifiers, route with PartitionerOpt.HashKeys.
+// see Producer.Send), else its XXH64. It keys the stages' state; routing
+// always hashes the key bytes (Partitioner).
 func KeyHash(key []byte) uint64 {
 	if len(key) == 8 {
 		return binary.BigEndian.Uint64(key)
