@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
@@ -66,9 +68,9 @@ func TestEndToEndRawIDs(t *testing.T) {
 			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind}, recs)
 			require.Equal(t, testkit.ExactCounts[WindowKey](recs, tc.cfg.Windows), got)
 			ctx := testContext(t)
-			partials := countKind(t, ctx, tc.cfg, tc.cfg.Partials, 4, kindPartial)
+			partials := countRecords(t, ctx, tc.cfg, tc.cfg.Partials, 4, ofKind(kindPartial))
 			require.NotContains(t, partials, 0, "partials per partition %v", partials)
-			results := countKind(t, ctx, tc.cfg, tc.cfg.Output, 2, kindResult)
+			results := countRecords(t, ctx, tc.cfg, tc.cfg.Output, 2, func(*kgo.Record) bool { return true })
 			require.NotContains(t, results, 0, "results per partition %v", results)
 			used := 0
 			for _, c := range p.PartitionCounts() {
@@ -93,7 +95,6 @@ func runStableJob(t *testing.T, tc *testCluster, pc ProducerConfig, recs []strea
 	j := startJob(t, ctx, tc.cfg, 3, onAssigned)
 	j.run()
 	<-stable
-	pc.WatermarkEvery = 256
 	p, err := NewProducer(ctx, tc.cfg, pc)
 	require.NoError(t, err)
 	for _, r := range recs {

@@ -217,7 +217,7 @@ func TestProducerSendAllocs(t *testing.T) {
 	// count would depend on scheduling.
 	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 4,
 		ClientOpts: []kgo.Opt{kgo.ProducerLinger(time.Minute)}}
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg", WatermarkEvery: 1 << 30})
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg"})
 	require.NoError(t, err)
 	defer p.Close(ctx)
 	var k uint64

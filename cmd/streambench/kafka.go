@@ -25,9 +25,9 @@ results to an output topic, and reports the records per input partition
 (imbalance λ = (max-avg)/avg), end-to-end throughput, the latency from a
 window's end to its result, and whether every count is exact. Without
 -brokers an in-process kfake cluster runs, so it works on a fresh machine.
-With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created. An
-interrupt (SIGINT, SIGTERM) tears the running pipeline down and prints the
-rows finished so far.`)
+With -brokers, topics PREFIX-KIND-ID-{in,partials,out,control} are
+created. An interrupt (SIGINT, SIGTERM) tears the running pipeline down
+and prints the rows finished so far.`)
 	var (
 		o          output
 		wl         workloadFlags

@@ -11,9 +11,9 @@ import (
 func TestKafkaCommand(t *testing.T) {
 	t.Run("kfake", func(t *testing.T) {
 		// Two worker counts of one partitioner, each a whole pipeline; the
-		// stream is uniform (s = 0) over 100 keys, which the rows echo and
+		// stream is uniform (s = 0) over 1000 keys, which the rows echo and
 		// key grouping spreads within a factor of two of the mean.
-		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "100", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
+		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "1000", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
 		rows := decodeStrict[kafkaRow](t, out)
 		require.Len(t, rows, 2)
@@ -24,7 +24,7 @@ func TestKafkaCommand(t *testing.T) {
 			require.Len(t, r.RecordsPerPartition, 12)
 			require.EqualValues(t, 2000, r.Tuples)
 			require.Equal(t, 0.0, *r.ZipfS)
-			require.EqualValues(t, 100, r.Keys)
+			require.EqualValues(t, 1000, r.Keys)
 			require.Less(t, r.MaxOverAvg, 2.0, "s = 0 ran: no hot key")
 		}
 		require.Equal(t, rows[0].RecordsPerPartition, rows[1].RecordsPerPartition, "routing does not depend on the workers")

@@ -29,7 +29,7 @@ type BenchConfig struct {
 	// per configuration.
 	Brokers []string
 	// TopicPrefix names the topics created on a real cluster:
-	// PREFIX-KIND-ID-{in,partials,out}. Required with Brokers, refused
+	// PREFIX-KIND-ID-{in,partials,out,control}. Required with Brokers, refused
 	// without (the in-process cluster names its own topics).
 	TopicPrefix string
 	// Partitioners to compare (partition.Kinds).
@@ -157,10 +157,11 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 		return BenchRow{}, err
 	}
 	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
-		Input: "in", Partials: "partials", Output: "out", Group: "skewer-bench"}
+		Input: "in", Partials: "partials", Output: "out", Control: "control", Group: "skewer-bench"}
 	if len(bc.Brokers) == 0 {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(bc.Partitions), "in"),
-			kfake.SeedTopics(int32(bc.PartialsPartitions), "partials"), kfake.SeedTopics(int32(bc.PartialsPartitions), "out"))
+			kfake.SeedTopics(int32(bc.PartialsPartitions), "partials"), kfake.SeedTopics(int32(bc.PartialsPartitions), "out"),
+			kfake.SeedTopics(1, "control"))
 		if err != nil {
 			return BenchRow{}, fmt.Errorf("kfake: %w", err)
 		}
@@ -168,12 +169,12 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 		cfg.Brokers = c.ListenAddrs()
 	} else {
 		id := fmt.Sprintf("%s-%s-%d", bc.TopicPrefix, kind, time.Now().UnixNano())
-		cfg.Input, cfg.Partials, cfg.Output, cfg.Group = id+"-in", id+"-partials", id+"-out", id
+		cfg.Input, cfg.Partials, cfg.Output, cfg.Control, cfg.Group = id+"-in", id+"-partials", id+"-out", id+"-control", id
 		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)...)
 		if err != nil {
 			return BenchRow{}, fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)
 		}
-		for t, n := range map[string]int{cfg.Input: bc.Partitions, cfg.Partials: bc.PartialsPartitions, cfg.Output: bc.PartialsPartitions} {
+		for t, n := range map[string]int{cfg.Input: bc.Partitions, cfg.Partials: bc.PartialsPartitions, cfg.Output: bc.PartialsPartitions, cfg.Control: 1} {
 			if err := kafka.CreateTopic(ctx, cl, t, n); err != nil {
 				cl.Close()
 				return BenchRow{}, err
@@ -184,7 +185,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 	agg := operators.Count[stream.Record]()
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
+	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		return BenchRow{}, err
 	}
@@ -226,7 +227,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 // benchStream sends the stream, reads the results and measures.
 func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stream.Record) (BenchRow, error) {
 	row := BenchRow{Partitioner: kind, Tuples: int64(len(keys))}
-	reader, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
+	reader, err := kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		return row, err
 	}

@@ -117,7 +117,7 @@ func TestRunBenchBrokers(t *testing.T) {
 	for _, tp := range resp.Topics {
 		names = append(names, *tp.Topic)
 	}
-	require.Len(t, names, 3)
+	require.Len(t, names, 4)
 	for _, n := range names {
 		require.True(t, strings.HasPrefix(n, "t-pkg-"), n)
 	}
