@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
@@ -34,6 +35,7 @@ and prints the rows finished so far.`)
 		brokers    string
 		prefix     string
 		parts      string
+		source     string
 		partitions int
 		partials   int
 		workers    string
@@ -49,6 +51,7 @@ and prints the rows finished so far.`)
 	fs.StringVar(&brokers, "brokers", "", "seed brokers of a real cluster, `host:port,...` (empty: in-process kfake)")
 	fs.StringVar(&prefix, "topic-prefix", "skewer-bench", "prefix of the topics created on a real cluster (with -brokers only)")
 	fs.StringVar(&parts, "partitioner", "hash,pkg,dchoices,wchoices", "partitioners, a comma `LIST`; by default the four kinds docs/kafka.md compares (each runs a whole pipeline)")
+	fs.StringVar(&source, "source-partitioner", "", "write the stream to a source topic with this `KIND` first, as another service's producer would (murmur2: a Java producer's default); each -partitioner kind then reads it directly when it is the same kind, else through a repartitioner into the job's input (empty: the producer writes the input with each -partitioner kind)")
 	fs.IntVar(&partitions, "partitions", 12, fmt.Sprintf("partitions of the input topic, in [1, %d]", kafkabench.MaxPartitions))
 	fs.IntVar(&partials, "partials-partitions", 4, fmt.Sprintf("partitions of the partials and output topics, in [1, %d]", kafkabench.MaxPartitions))
 	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
@@ -72,8 +75,14 @@ and prints the rows finished so far.`)
 		return fail(e, "kafka", unused("-topic-prefix", "without -brokers (the in-process cluster names its topics)"))
 	}
 	var err error
-	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, bench.PartitionerKinds()); err != nil {
+	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, kafka.PartitionerKinds()); err != nil {
 		return fail(e, "kafka", err)
+	}
+	if source != "" {
+		if _, err := bench.ParseChoices("-source-partitioner", source, kafka.PartitionerKinds()); err != nil || strings.Contains(source, ",") {
+			return fail(e, "kafka", fmt.Errorf("%w: -source-partitioner = %q, want one of %s", bench.ErrInvalidParameter, source, strings.Join(kafka.PartitionerKinds(), ", ")))
+		}
+		cfg.SourcePartitioner = source
 	}
 	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
 		return fail(e, "kafka", err)
@@ -100,6 +109,9 @@ and prints the rows finished so far.`)
 		}
 	}
 	settings := append([][2]string{{"cluster", cluster}}, wl.settings()...)
+	if source != "" {
+		settings = append(settings, [2]string{"source_partitioner", source})
+	}
 	settings = append(settings, [][2]string{{"tuples", fmt.Sprint(len(cfg.Input))},
 		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()}}...)
 	meta := bench.Meta{Command: "kafka", Settings: append(settings, wl.seedSetting(false)...)}
@@ -134,12 +146,10 @@ func (r kafkaRow) Cells() []bench.Cell {
 	if r.Keys != 0 {
 		keys = r.Keys
 	}
-	per := make([]string, len(r.RecordsPerPartition))
-	for i, c := range r.RecordsPerPartition {
-		per[i] = fmt.Sprint(c)
-	}
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
+		{Name: "source_partitioner", Head: "SOURCE", Value: r.SourcePartitioner, Key: true, NoTable: r.SourcePartitioner == ""},
+		{Name: "repartitioned", Head: "REPARTITIONED", Value: r.Repartitioned, Key: true, NoTable: r.SourcePartitioner == ""},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
 		{Name: "zipf_s", Head: "S", Value: zipfS, Key: true, NoTable: true},
 		{Name: "keys", Head: "KEYS", Value: keys, Key: true, NoTable: true},
@@ -151,7 +161,9 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Unit: "tuples", NoTable: true},
 		{Name: "imbalance", Head: "λ", Value: r.Imbalance, Prec: bench.PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 2, Unit: "max/avg"},
-		{Name: "records_per_partition", Head: "RECORDS PER PARTITION", Value: strings.Join(per, " ")},
+		{Name: "records_per_partition", Head: "RECORDS PER PARTITION", Value: joinInts(r.RecordsPerPartition)},
+		{Name: "records_per_worker", Head: "RECORDS PER WORKER", Value: joinInts(r.RecordsPerWorker), NoTable: true},
+		{Name: "worker_max_over_avg", Head: "WORKER MAX/AVG", Value: r.WorkerMaxOverAvg, Prec: 2, Unit: "worker-max/avg"},
 		{Name: "throughput_tps", Head: "TUPLES/s", Value: r.ThroughputTPS, Prec: 0, Unit: "tuples/s"},
 		{Name: "elapsed_s", Head: "SECONDS", Value: r.ElapsedS, Prec: 2, Unit: "sec/op", NoTable: true},
 		{Name: "latency_ms_p50", Head: "P50ms", Value: r.LatencyMs.P50, Prec: 1, Unit: "p50-ms"},
@@ -165,4 +177,12 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
 		{Name: "exact", Head: "EXACT", Value: r.Exact},
 	}
+}
+
+func joinInts(xs []int64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
 }

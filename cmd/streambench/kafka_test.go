@@ -45,6 +45,25 @@ func TestKafkaCommand(t *testing.T) {
 		require.Equal(t, "", recs[1][col["zipf_s"]], "a file has no exponent")
 		require.Equal(t, "w.txt", recs[1][col["workload"]])
 	})
+	t.Run("source partitioner", func(t *testing.T) {
+		// The stream written as a Java producer would (murmur2), read
+		// directly and through a D-Choices repartitioner.
+		code, out, errs := cli(t, "kafka", "-tuples", "3000", "-keys", "1000", "-zipf-s", "1.2", "-source-partitioner", "murmur2",
+			"-partitioner", "murmur2,dchoices", "-output", "json", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 2)
+		for i, r := range rows {
+			require.Equal(t, "murmur2", r.SourcePartitioner)
+			require.Equal(t, i == 1, r.Repartitioned)
+			require.True(t, r.Exact, "exact counts")
+			require.Len(t, r.RecordsPerWorker, 3)
+		}
+		require.Greater(t, rows[0].Imbalance, 4*rows[1].Imbalance, "the repartitioned input is balanced")
+		code, _, errs = cli(t, "kafka", "-source-partitioner", "java")
+		require.Equal(t, exitUsage, code)
+		require.Contains(t, errs, "-source-partitioner")
+	})
 	t.Run("unreachable brokers", func(t *testing.T) {
 		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-tuples", "100", "-quiet")
 		require.Equal(t, exitError, code)
