@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ and prints the rows finished so far.`)
 		workers    string
 		window     time.Duration
 		timeout    time.Duration
+		tf         topicFlags
 	)
 	o.register(fs, false)
 	wl.register(fs, workloadDefaults{
@@ -56,6 +58,7 @@ and prints the rows finished so far.`)
 	fs.IntVar(&partials, "partials-partitions", 4, fmt.Sprintf("partitions of the partials and output topics, in [1, %d]", kafkabench.MaxPartitions))
 	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
 	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count, > 0 (event time = wall clock at send)")
+	tf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -65,6 +68,12 @@ and prints the rows finished so far.`)
 	}
 	if timeout <= 0 {
 		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
+	}
+	if tf.input != "" {
+		return kafkaTopic(ctx, e, fs, &o, &wl, tf, brokers, partitions, partials, workers, window, timeout)
+	}
+	if err := tf.unusedWithout(fs); err != nil {
+		return fail(e, "kafka", err)
 	}
 	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window}
 	cluster := "kfake (in-process)"
@@ -149,6 +158,8 @@ func (r kafkaRow) Cells() []bench.Cell {
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
 		{Name: "source_partitioner", Head: "SOURCE", Value: r.SourcePartitioner, Key: true, NoTable: r.SourcePartitioner == ""},
+		{Name: "input_topic", Head: "INPUT", Value: r.InputTopic, Key: true, NoTable: r.InputTopic == ""},
+		{Name: "input_format", Head: "FORMAT", Value: r.InputFormat, Key: true, NoTable: true},
 		{Name: "repartitioned", Head: "REPARTITIONED", Value: r.Repartitioned, Key: true, NoTable: r.SourcePartitioner == ""},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
 		{Name: "zipf_s", Head: "S", Value: zipfS, Key: true, NoTable: true},
@@ -175,6 +186,7 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "windows", Head: "WINDOWS", Value: r.Windows},
 		{Name: "partials", Head: "PARTIALS", Value: r.Partials, Unit: "partials"},
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
+		{Name: "checked", Head: "CHECKED", Value: r.Checked, NoTable: true},
 		{Name: "exact", Head: "EXACT", Value: r.Exact},
 	}
 }
@@ -185,4 +197,113 @@ func joinInts(xs []int64) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, " ")
+}
+
+// topicFlags are the flags of a run over an existing topic (-input-topic).
+type topicFlags struct {
+	input, output, format, keyField, timeField string
+	ooo                                        time.Duration
+}
+
+func (t *topicFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.input, "input-topic", "", "count an existing `TOPIC` instead (its records as any client wrote them, up to its end when the job starts); without -brokers an in-process topic is filled first with -tuples records in -input-format and every count is checked")
+	fs.StringVar(&t.output, "output-topic", "", "with -input-topic: the `TOPIC` of the JSON results (required with -brokers; in-process: INPUT-counts)")
+	fs.StringVar(&t.format, "input-format", "json", "with -input-topic: the `FORMAT` of its values: json, string or bytes")
+	fs.StringVar(&t.keyField, "key-field", "", "with -input-format json: the `FIELD` holding the key (empty: the record key)")
+	fs.StringVar(&t.timeField, "time-field", "", "with -input-format json: the `FIELD` holding the event time, Unix ms or RFC 3339 (empty: the record timestamp)")
+	fs.DurationVar(&t.ooo, "out-of-orderness", 0, "with -input-topic: how far an input partition's event times may run out of order, >= 0")
+}
+
+// unusedWithout refuses the topic flags without -input-topic.
+func (t *topicFlags) unusedWithout(fs *flag.FlagSet) error {
+	set := explicit(fs)
+	for _, f := range []string{"output-topic", "input-format", "key-field", "time-field", "out-of-orderness"} {
+		if set[f] {
+			return unused("-"+f, "without -input-topic")
+		}
+	}
+	return nil
+}
+
+// kafkaTopic is `streambench kafka -input-topic`: one run of the windowed
+// count over an existing topic.
+func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags,
+	brokers string, partitions, partials int, workers string, window, timeout time.Duration) int {
+	set := explicit(fs)
+	for _, f := range []string{"partitioner", "source-partitioner", "topic-prefix"} {
+		if set[f] {
+			return fail(e, "kafka", unused("-"+f, "with -input-topic (the topic is read as it is)"))
+		}
+	}
+	if timeout <= 0 {
+		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
+	}
+	w, err := bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers)
+	if err != nil {
+		return fail(e, "kafka", err)
+	}
+	if len(w) != 1 {
+		return fail(e, "kafka", fmt.Errorf("%w: -workers = %s, want one count with -input-topic", bench.ErrInvalidParameter, workers))
+	}
+	cfg := kafkabench.TopicConfig{InputTopic: tf.input, OutputTopic: tf.output, Format: tf.format, KeyField: tf.keyField,
+		TimeField: tf.timeField, Partitions: partitions, PartialsPartitions: partials, Workers: w[0], Window: window, OutOfOrderness: tf.ooo}
+	cluster := "kfake (in-process)"
+	var wname string
+	if brokers != "" {
+		cluster = brokers
+		cfg.Brokers = strings.Split(brokers, ",")
+		for _, f := range []string{"workload", "file", "format", "keys", "zipf-s", "tuples", "drift-every", "seed", "partitions"} {
+			if set[f] {
+				return fail(e, "kafka", unused("-"+f, "with -brokers and -input-topic (the topic is the stream)"))
+			}
+		}
+	} else {
+		if err := wl.check(fs, false); err != nil {
+			return fail(e, "kafka", err)
+		}
+		if wl.tuples <= 0 || wl.tuples > bench.MaxHeldTuples {
+			return fail(e, "kafka", fmt.Errorf("%w: -tuples = %d, want in [1, %d]", bench.ErrInvalidParameter, wl.tuples, bench.MaxHeldTuples))
+		}
+		wk, err := wl.build()
+		if err != nil {
+			return fail(e, "kafka", err)
+		}
+		wname = wk.Name
+		if cfg.Input, err = wk.Read(ctx, wl.tuples); err != nil && ctx.Err() == nil {
+			return fail(e, "kafka", err)
+		}
+	}
+	var rows []bench.Row
+	if ctx.Err() == nil {
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		report, clear := o.progress(e)
+		if report != nil {
+			report("kafka: " + tf.input)
+		}
+		row, err := kafkabench.RunTopic(tctx, cfg)
+		clear()
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			return fail(e, "kafka", err)
+		}
+		if err == nil {
+			rows = append(rows, kafkaRow{Workload: cmpOr(wname, tf.input), Seed: wl.seed, BenchRow: row})
+		}
+	}
+	settings := [][2]string{{"cluster", cluster}, {"input_topic", tf.input}, {"input_format", tf.format},
+		{"key_field", tf.keyField}, {"time_field", tf.timeField}, {"window", window.String()}}
+	if err := o.write(ctx, e, bench.Meta{Command: "kafka", Settings: settings}, rows, nil); err != nil {
+		return fail(e, "kafka", err)
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, e, "kafka", len(rows))
+	}
+	return exitOK
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

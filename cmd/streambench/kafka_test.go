@@ -64,6 +64,36 @@ func TestKafkaCommand(t *testing.T) {
 		require.Equal(t, exitUsage, code)
 		require.Contains(t, errs, "-source-partitioner")
 	})
+	t.Run("existing topic", func(t *testing.T) {
+		// An in-process topic filled with JSON records by a plain client,
+		// keyed and timed by fields, counted exactly.
+		code, out, errs := cli(t, "kafka", "-input-topic", "clicks", "-key-field", "user", "-time-field", "at", "-tuples", "2000",
+			"-keys", "300", "-workers", "2", "-output", "json", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 1)
+		require.Equal(t, "clicks", rows[0].InputTopic)
+		require.Equal(t, "json", rows[0].InputFormat)
+		require.True(t, rows[0].Checked)
+		require.True(t, rows[0].Exact)
+		require.EqualValues(t, 2000, rows[0].Tuples)
+		for _, bad := range []struct {
+			args []string
+			flag string
+		}{
+			{[]string{"-input-topic", "t", "-input-format", "avro"}, "-input-format"},
+			{[]string{"-input-topic", "t", "-input-format", "string", "-key-field", "k"}, "-key-field"},
+			{[]string{"-input-topic", "t", "-partitioner", "pkg"}, "-partitioner"},
+			{[]string{"-input-topic", "t", "-workers", "1,2"}, "-workers"},
+			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1"}, "-output-topic"},
+			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1", "-output-topic", "o", "-tuples", "5"}, "-tuples"},
+			{[]string{"-output-topic", "o"}, "-output-topic"},
+		} {
+			code, _, errs := cli(t, append([]string{"kafka"}, bad.args...)...)
+			require.Equal(t, exitUsage, code, "%v: %s", bad.args, errs)
+			require.Contains(t, errs, bad.flag)
+		}
+	})
 	t.Run("unreachable brokers", func(t *testing.T) {
 		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-tuples", "100", "-quiet")
 		require.Equal(t, exitError, code)
