@@ -113,10 +113,22 @@ func CreateTopic(ctx context.Context, cl *kgo.Client, topic string, partitions i
 }
 
 // newClient builds a franz-go client for the brokers with this package's
-// options, then the user's (which win).
+// options, then the user's (which win). A client that joins no group
+// (opts without kgo.ConsumerGroup) skips the user's group options.
 func newClient(brokers []string, user []kgo.Opt, opts ...kgo.Opt) (*kgo.Client, error) {
 	all := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)
-	all = append(all, user...)
+	group := false
+	for _, o := range opts {
+		if _, ok := o.(kgo.GroupOpt); ok {
+			group = true
+		}
+	}
+	for _, o := range user {
+		if _, ok := o.(kgo.GroupOpt); ok && !group {
+			continue
+		}
+		all = append(all, o)
+	}
 	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: client options: %w", ErrInvalidParameter, err)

@@ -18,7 +18,7 @@ import (
 // TestUnreachableBrokers: with nothing listening, every constructor fails
 // with ErrUnreachable once its context ends, instead of hanging.
 func TestUnreachableBrokers(t *testing.T) {
-	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", Partials: "partials", Output: "out", InputPartitions: 4, Group: "g",
+	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", Partials: "partials", Output: "out", Control: "control", InputPartitions: 4, Group: "g",
 		ClientOpts: []kgo.Opt{kgo.DialTimeout(100 * time.Millisecond)}}
 	agg := operators.Count[stream.Record]()
 	for name, connect := range map[string]func(ctx context.Context) error{
@@ -28,10 +28,10 @@ func TestUnreachableBrokers(t *testing.T) {
 			return err
 		},
 		"merge": func(ctx context.Context) error {
-			_, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
+			_, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
 			return err
 		},
-		"reader": func(ctx context.Context) error { _, err := NewResultReader(ctx, cfg, Uint64Codec{}); return err },
+		"reader": func(ctx context.Context) error { _, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -82,11 +82,11 @@ func TestSilentBroker(t *testing.T) {
 // TestTopicMismatch: a topic with fewer partitions than configured, or
 // none at all, is reported before anything runs.
 func TestTopicMismatch(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"), kfake.SeedTopics(1, "control"))
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := testContext(t)
-	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", InputPartitions: 12, Group: "g"}
+	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", Control: "control", InputPartitions: 12, Group: "g"}
 	agg := operators.Count[stream.Record]()
 	t.Run("fewer partitions", func(t *testing.T) {
 		_, err := NewProducer(ctx, cfg, ProducerConfig{})
@@ -98,7 +98,7 @@ func TestTopicMismatch(t *testing.T) {
 	t.Run("missing topic", func(t *testing.T) {
 		bad := cfg
 		bad.InputPartitions, bad.Output = 6, "nowhere"
-		_, err := NewMerge(ctx, bad, agg, Uint64Codec{}, Uint64Codec{})
+		_, err := NewMerge(ctx, bad, agg, Uint64Codec{}, JSONCodec[uint64]{})
 		require.ErrorIs(t, err, ErrTopic)
 		require.ErrorContains(t, err, `"nowhere"`)
 	})
@@ -114,7 +114,7 @@ func TestTopicMismatch(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Config{Brokers: []string{"b:9092"}, Input: "in", Partials: "p", Output: "out", InputPartitions: 3, Group: "g"}
+	good := Config{Brokers: []string{"b:9092"}, Input: "in", Partials: "p", Output: "out", Control: "ctl", InputPartitions: 3, Group: "g"}
 	require.NoError(t, good.validate())
 	for name, mutate := range map[string]func(*Config){
 		"Brokers":         func(c *Config) { c.Brokers = nil },
@@ -122,6 +122,10 @@ func TestConfigValidate(t *testing.T) {
 		"Input":           func(c *Config) { c.Input = "" },
 		"Group":           func(c *Config) { c.Group = "" },
 		"same topics":     func(c *Config) { c.Output = c.Input },
+		"Control":         func(c *Config) { c.Control = "" },
+		"same control":    func(c *Config) { c.Control = c.Partials },
+		"OutOfOrderness":  func(c *Config) { c.OutOfOrderness = -1 },
+		"IdleTimeout":     func(c *Config) { c.IdleTimeout = -1 },
 		"InputPartitions": func(c *Config) { c.InputPartitions = 0 },
 		"AllowedLateness": func(c *Config) { c.AllowedLateness = -1 },
 		"CommitInterval":  func(c *Config) { c.CommitInterval = -1 },
@@ -137,8 +141,6 @@ func TestConfigValidate(t *testing.T) {
 	_, err := NewWorker(ctx, good, operators.Aggregate[stream.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})
 	require.ErrorIs(t, err, operators.ErrInvalidParameter)
 	_, err = NewWorker[stream.Record, uint64, uint64](ctx, good, agg, nil, Uint64Codec{})
-	require.ErrorIs(t, err, ErrInvalidParameter)
-	_, err = NewProducer(ctx, good, ProducerConfig{WatermarkEvery: -1})
 	require.ErrorIs(t, err, ErrInvalidParameter)
 	_, err = NewProducer(ctx, good, ProducerConfig{Partitioner: "nope"})
 	require.Error(t, err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
@@ -46,10 +48,9 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // TestEndToEndRawIDs runs the job on raw sequential ids (the key's rank, 0,
-// 1, 2, ..., not a hash) produced with HashKeys: results are exact and
-// keyed by the ids themselves, and the input, partials and output all
-// spread over their partitions (partials and results are always routed
-// with HashKeys).
+// 1, 2, ..., not a hash): results are exact and keyed by the ids
+// themselves, and the input, partials and output all spread over their
+// partitions (every topic is routed on the XXH64 of the key bytes).
 func TestEndToEndRawIDs(t *testing.T) {
 	recs := testkit.ZipfRecords(7, 3000, 1.2, 1000, time.Millisecond, 0)
 	ids := map[uint64]uint64{}
@@ -64,12 +65,12 @@ func TestEndToEndRawIDs(t *testing.T) {
 	for _, kind := range []string{"hash", "pkg"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {
 			tc := newTestCluster(t, 12, 4, 2)
-			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind, PartitionerOpt: PartitionerOpt{HashKeys: true}}, recs)
+			got, p, _ := runStableJob(t, tc, ProducerConfig{Partitioner: kind}, recs)
 			require.Equal(t, testkit.ExactCounts[WindowKey](recs, tc.cfg.Windows), got)
 			ctx := testContext(t)
-			partials := countKind(t, ctx, tc.cfg, tc.cfg.Partials, 4, kindPartial)
+			partials := countRecords(t, ctx, tc.cfg, tc.cfg.Partials, 4, ofKind(kindPartial))
 			require.NotContains(t, partials, 0, "partials per partition %v", partials)
-			results := countKind(t, ctx, tc.cfg, tc.cfg.Output, 2, kindResult)
+			results := countRecords(t, ctx, tc.cfg, tc.cfg.Output, 2, func(*kgo.Record) bool { return true })
 			require.NotContains(t, results, 0, "results per partition %v", results)
 			used := 0
 			for _, c := range p.PartitionCounts() {
@@ -94,7 +95,6 @@ func runStableJob(t *testing.T, tc *testCluster, pc ProducerConfig, recs []strea
 	j := startJob(t, ctx, tc.cfg, 3, onAssigned)
 	j.run()
 	<-stable
-	pc.WatermarkEvery = 256
 	p, err := NewProducer(ctx, tc.cfg, pc)
 	require.NoError(t, err)
 	for _, r := range recs {

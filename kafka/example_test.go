@@ -16,21 +16,21 @@ import (
 // D-Choices over 6 partitions, two workers and a merge stage, on an
 // in-process kfake cluster.
 func ExampleNewWorker() {
-	c, err := kfake.NewCluster(kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"))
+	c, err := kfake.NewCluster(kfake.SeedTopics(6, "in"), kfake.SeedTopics(2, "partials"), kfake.SeedTopics(1, "out"), kfake.SeedTopics(1, "control"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer c.Close()
 	win, _ := operators.Tumbling(time.Second)
-	cfg := kafka.Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out",
+	cfg := kafka.Config{Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", Control: "control",
 		InputPartitions: 6, Group: "counts", Windows: win}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	jobCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	agg := operators.Count[stream.Record]()
-	merge, err := kafka.NewMerge(jobCtx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
+	merge, err := kafka.NewMerge(jobCtx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +73,7 @@ func ExampleNewWorker() {
 	// Hash would put all 600 records of key 1 on one partition.
 	fmt.Println("busiest partition within 20% of the average:", busiest*6 <= 1000*12/10)
 
-	r, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
+	r, err := kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		fmt.Println(err)
 		return

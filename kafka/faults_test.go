@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -32,41 +33,9 @@ func TestWorkerKilled(t *testing.T) {
 	for _, kind := range []string{"hash", "dchoices"} {
 		t.Run("partitioner="+kind, func(t *testing.T) {
 			ctx := testContext(t)
-			tc := newTestCluster(t, 12, 4, 2)
-			cfg := tc.cfg
+			cfg := newTestCluster(t, 12, 4, 2).cfg
 			cfg.CommitInterval = time.Hour
-			// The group is stable once the three workers hold input
-			// partitions: no rebalance (and so no commit) follows.
-			onAssigned, stable := stableGroup(3)
-			j := startJob(t, ctx, cfg, 3, onAssigned)
-			trigger := make(chan *countWorker, 1)
-			var once sync.Once
-			for _, w := range j.workers {
-				w.afterPoll = func() {
-					if w.c.records.Load() >= n/24 && w.c.partials.Load() > 0 {
-						once.Do(func() { trigger <- w })
-					}
-				}
-			}
-			j.run()
-			<-stable
-			p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind, WatermarkEvery: 256})
-			require.NoError(t, err)
-			for _, r := range recs[:n/2] {
-				require.NoError(t, p.SendRecord(ctx, r))
-			}
-			require.NoError(t, p.Flush(ctx))
-			victim := <-trigger
-			// Let what the victim produced land, so that the replay
-			// certainly repeats it; then crash it.
-			require.NoError(t, victim.cl.Flush(ctx))
-			victim.Kill()
-			for _, r := range recs[n/2:] {
-				require.NoError(t, p.SendRecord(ctx, r))
-			}
-			require.NoError(t, p.Close(ctx))
-			got := readAll(t, ctx, cfg)
-			j.stop(t)
+			got, j, victim := killWorkerMidStream(t, ctx, cfg, kind, recs, nil)
 			require.Equal(t, testkit.ExactCounts[WindowKey](recs, cfg.Windows), got)
 			require.Zero(t, victim.Stats().Commits, "the victim committed nothing")
 			st := j.merge.Stats()
@@ -79,6 +48,52 @@ func TestWorkerKilled(t *testing.T) {
 			t.Logf("victim processed %d records and produced %d partials; merge %+v", victim.Stats().Records, victim.Stats().Partials, st)
 		})
 	}
+}
+
+// killWorkerMidStream runs a job of three workers, stable before the
+// stream starts (no rebalance until the kill), produces the first half of
+// recs with the partitioner kind, waits until a worker has processed n/24
+// records and produced partials, lets what it produced land, calls
+// beforeKill (when not nil) with it, crashes it, produces the rest, and
+// returns the results read, the stopped job and the victim.
+func killWorkerMidStream(t *testing.T, ctx context.Context, cfg Config, kind string, recs []stream.Record,
+	beforeKill func(*countWorker)) (map[WindowKey]uint64, *job, *countWorker) {
+	t.Helper()
+	n := int64(len(recs))
+	onAssigned, stable := stableGroup(3)
+	j := startJob(t, ctx, cfg, 3, onAssigned)
+	trigger := make(chan *countWorker, 1)
+	var once sync.Once
+	for _, w := range j.workers {
+		w.afterPoll = func() {
+			if w.c.records.Load() >= n/24 && w.c.partials.Load() > 0 {
+				once.Do(func() { trigger <- w })
+			}
+		}
+	}
+	j.run()
+	<-stable
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind})
+	require.NoError(t, err)
+	for _, r := range recs[:n/2] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Flush(ctx))
+	victim := <-trigger
+	// Let what the victim produced land, so that the replay certainly
+	// repeats it; then crash it.
+	require.NoError(t, victim.cl.Flush(ctx))
+	if beforeKill != nil {
+		beforeKill(victim)
+	}
+	victim.Kill()
+	for _, r := range recs[n/2:] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Close(ctx))
+	got := readAll(t, ctx, cfg)
+	j.stop(t)
+	return got, j, victim
 }
 
 // TestInjectedFaults fails produce requests after the broker appended them
@@ -173,7 +188,7 @@ func TestMergeKilled(t *testing.T) {
 		}
 	}
 	j.run()
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg", WatermarkEvery: 256})
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg"})
 	require.NoError(t, err)
 	for _, r := range recs[:n/2] {
 		require.NoError(t, p.SendRecord(ctx, r))
@@ -195,7 +210,7 @@ func TestMergeKilled(t *testing.T) {
 	<-kill
 	first := j.merge
 	first.Kill()
-	second, err := NewMerge(j.ctx, cfg, operators.Count[stream.Record](), Uint64Codec{}, Uint64Codec{})
+	second, err := NewMerge(j.ctx, cfg, operators.Count[stream.Record](), Uint64Codec{}, JSONCodec[uint64]{})
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	require.NoError(t, <-sent)
@@ -203,7 +218,7 @@ func TestMergeKilled(t *testing.T) {
 	require.NoError(t, p.Close(ctx))
 
 	want := testkit.ExactCounts[WindowKey](recs, cfg.Windows)
-	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
+	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
 	require.NoError(t, err)
 	defer rr.Close()
 	var wrong, results int
@@ -220,4 +235,49 @@ func TestMergeKilled(t *testing.T) {
 	require.GreaterOrEqual(t, results, len(want))
 	require.Positive(t, second.Stats().Resumed, "the second merge stage resumed with committed watermarks")
 	t.Logf("results %d for %d windows; first merge %+v; second %+v", results, len(want), first.Stats(), second.Stats())
+}
+
+// TestWorkerKilledAfterCommit kills a worker that has committed, on an
+// out-of-order stream with late records: the next owners resume its
+// partitions at the committed offsets with the greatest event time
+// committed with them, so they compute the watermarks the victim did (the
+// same records are late, the same windows fire at the same offsets); the
+// merge stage recognises what the victim had sent and the final counts are
+// those the logs give.
+func TestWorkerKilledAfterCommit(t *testing.T) {
+	n := int64(6000)
+	if testing.Short() {
+		n = 3000
+	}
+	const bound = 30 * time.Millisecond
+	recs := disorderedRecords(t, n, bound, 0.05, 43)
+	ctx := testContext(t)
+	cfg := newTestCluster(t, 12, 4, 2).cfg
+	cfg.OutOfOrderness = bound
+	got, j, victim := killWorkerMidStream(t, ctx, cfg, "dchoices", recs, func(victim *countWorker) {
+		// Commit what its acknowledged outputs cover.
+		victim.mu.Lock()
+		victim.commitLocked(ctx, nil)
+		var committed, behind int
+		for _, st := range victim.parts {
+			if st.tr.committed > 0 {
+				committed++
+			}
+			if st.tr.committed < st.tr.next.off {
+				behind++
+			}
+		}
+		victim.mu.Unlock()
+		require.Positive(t, committed, "the victim committed offsets past the start")
+		require.Positive(t, behind, "open windows hold some commits behind the records processed")
+	})
+	want, late, _ := expectFromLog(t, ctx, cfg, 12)
+	require.Positive(t, late)
+	require.Equal(t, want, got)
+	var resumed int64
+	for _, w := range j.workers {
+		resumed += w.Stats().Resumed
+	}
+	require.Positive(t, resumed, "partitions resumed at committed positions")
+	t.Logf("victim %+v; merge %+v", victim.Stats(), j.merge.Stats())
 }

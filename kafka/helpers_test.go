@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/stream"
@@ -28,13 +26,14 @@ type testCluster struct {
 func newTestCluster(t *testing.T, in, partials, out int) *testCluster {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1),
-		kfake.SeedTopics(int32(in), "in"), kfake.SeedTopics(int32(partials), "partials"), kfake.SeedTopics(int32(out), "out"))
+		kfake.SeedTopics(int32(in), "in"), kfake.SeedTopics(int32(partials), "partials"), kfake.SeedTopics(int32(out), "out"),
+		kfake.SeedTopics(1, "control"))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	win, err := operators.Tumbling(100 * time.Millisecond)
 	require.NoError(t, err)
 	return &testCluster{c: c, cfg: Config{
-		Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out",
+		Brokers: c.ListenAddrs(), Input: "in", Partials: "partials", Output: "out", Control: "control",
 		InputPartitions: in, Group: "g", Windows: win, CommitInterval: 20 * time.Millisecond,
 	}}
 }
@@ -80,7 +79,7 @@ func startJob(t *testing.T, ctx context.Context, cfg Config, workers int, extra 
 	agg := operators.Count[stream.Record]()
 	ctx, cancel := context.WithCancel(ctx)
 	j := &job{ctx: ctx, cancel: cancel}
-	m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, Uint64Codec{})
+	m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
 	require.NoError(t, err)
 	j.merge = m
 	for range workers {
@@ -107,7 +106,7 @@ func (j *job) stop(t *testing.T) {
 
 func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs []stream.Record) *Producer {
 	t.Helper()
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind, WatermarkEvery: 256})
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: kind})
 	require.NoError(t, err)
 	for _, r := range recs {
 		require.NoError(t, p.SendRecord(ctx, r))
@@ -118,7 +117,7 @@ func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs
 
 func readAll(t *testing.T, ctx context.Context, cfg Config) map[WindowKey]uint64 {
 	t.Helper()
-	rr, err := NewResultReader(ctx, cfg, Uint64Codec{})
+	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
 	require.NoError(t, err)
 	defer rr.Close()
 	got, err := rr.ReadAll(ctx, nil)
@@ -153,31 +152,15 @@ func stableGroup(n int) (kgo.Opt, <-chan struct{}) {
 	}), stable
 }
 
-// countKind reads topic (of parts partitions) from the start up to its end
-// offsets and counts, per partition, the records of kind k.
-func countKind(t *testing.T, ctx context.Context, cfg Config, topic string, parts int, k kind) []int {
+// countRecords reads topic (of parts partitions) from the start up to its
+// end offsets and counts, per partition, the records keep accepts.
+func countRecords(t *testing.T, ctx context.Context, cfg Config, topic string, parts int, keep func(*kgo.Record) bool) []int {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
 	require.NoError(t, err)
 	defer cl.Close()
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range parts {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = int32(p), -1 // the end
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
+	end, err := EndOffsets(ctx, cl, topic, parts)
 	require.NoError(t, err)
-	end := make([]int64, parts)
-	for _, tr := range resp.Topics {
-		for _, pr := range tr.Partitions {
-			require.NoError(t, kerr.ErrorForCode(pr.ErrorCode))
-			end[pr.Partition] = pr.Offset
-		}
-	}
 	start := map[int32]kgo.Offset{}
 	left := 0
 	for p := range parts {
@@ -195,7 +178,7 @@ func countKind(t *testing.T, ctx context.Context, cfg Config, topic string, part
 		fs := cl.PollFetches(ctx)
 		require.NoError(t, ctx.Err())
 		fs.EachRecord(func(r *kgo.Record) {
-			if got, err := readHeader(r.Value); err == nil && got == k {
+			if keep(r) {
 				counts[r.Partition]++
 			}
 			if r.Offset+1 == end[r.Partition] {
@@ -204,4 +187,11 @@ func countKind(t *testing.T, ctx context.Context, cfg Config, topic string, part
 		})
 	}
 	return counts
+}
+
+// ofKind accepts the internal records of kind k.
+func ofKind(k kind) func(*kgo.Record) bool {
+	return func(r *kgo.Record) bool {
+		return len(r.Value) >= 2 && r.Value[0] == wireVersion && kind(r.Value[1]) == k
+	}
 }

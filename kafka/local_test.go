@@ -113,7 +113,7 @@ func TestSameAggregateLocally(t *testing.T) {
 	local := runLocally(t, ctx, cfg, meanOfTime, func(j *runtime.Job) *runtime.Stream[stream.Record] {
 		return runtime.Source(j, "src", []stream.Stream{stream.FromRecords(recs)})
 	}, runtime.Partitioned("pkg", f))
-	got := runOnKafka(t, ctx, cfg, meanOfTime, RecordCodec{}, meanCodec{}, Float64Codec{}, func() {
+	got := runOnKafka(t, ctx, cfg, meanOfTime, RecordCodec{}, meanCodec{}, JSONCodec[float64]{}, func() {
 		produceAll(t, ctx, cfg, "pkg", recs)
 	})
 	require.Equal(t, local, got)
@@ -176,8 +176,8 @@ func TestProducerOfSameAsLocal(t *testing.T) {
 	local := runLocally(t, ctx, cfg, spent, func(j *runtime.Job) *runtime.Stream[purchase] {
 		return runtime.FromSeq(j, "purchases", []iter.Seq[purchase]{slices.Values(ps)}, keyOf, runtime.EventTime(purchaseAt))
 	}, dc)
-	got := runOnKafka(t, ctx, cfg, spent, purchaseCodec{}, meanCodec{}, meanCodec{}, func() {
-		p, err := NewProducerOf(ctx, cfg, ProducerConfig{Partitioner: "dchoices", WatermarkEvery: 256}, purchaseCodec{}, keyOf, purchaseAt)
+	got := runOnKafka(t, ctx, cfg, spent, purchaseCodec{}, meanCodec{}, JSONCodec[meanAcc]{}, func() {
+		p, err := NewProducerOf(ctx, cfg, ProducerConfig{Partitioner: "dchoices"}, purchaseCodec{}, keyOf, purchaseAt)
 		require.NoError(t, err)
 		for _, x := range ps {
 			require.NoError(t, p.Send(ctx, x))
@@ -214,7 +214,7 @@ func TestProducerOfSendAllocs(t *testing.T) {
 	defer c.Close()
 	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 4,
 		ClientOpts: []kgo.Opt{kgo.ProducerLinger(time.Minute)}}
-	p, err := NewProducerOf(ctx, cfg, ProducerConfig{Partitioner: "pkg", WatermarkEvery: 1 << 30}, purchaseCodec{},
+	p, err := NewProducerOf(ctx, cfg, ProducerConfig{Partitioner: "pkg"}, purchaseCodec{},
 		stream.StringKey(func(p purchase) string { return p.User }), purchaseAt)
 	require.NoError(t, err)
 	defer p.Close(ctx)

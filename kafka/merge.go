@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -54,7 +56,7 @@ type Merge[Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[struct{}, Acc, Out]
 	acc      Codec[Acc]
-	out      Codec[Out]
+	out      Encoder[Out]
 	cl       *kgo.Client
 	outputs  int
 	lateness int64
@@ -72,20 +74,26 @@ type Merge[Acc, Out any] struct {
 }
 
 type mergePart[Acc, Out any] struct {
-	q      int32
-	kw     *operators.KeyedWindows[struct{}, Acc, Out]
-	wms    []int64
-	seen   map[int64]map[ident]struct{}
-	batch  *ackBatch
-	result func(operators.Result[Out])
-	ended  bool
-	tr     tracker
+	q       int32
+	kw      *operators.KeyedWindows[struct{}, Acc, Out]
+	wms     []int64 // per input partition, committed with the offsets
+	track   *operators.WatermarkTracker
+	seen    map[int64]map[ident]struct{}
+	batch   *ackBatch
+	result  func(operators.Result[Out])
+	ended   bool
+	tr      tracker
+	keys    keyTable
+	emitted []byte // the emittedHeader value of the results being produced
 }
 
 // NewMerge connects the merge stage of the job: agg is the job's aggregate
 // (its Create, Merge and Result run here), acc decodes the partials and out
-// encodes the results. Topics are checked as by NewWorker.
-func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc Codec[Acc], out Codec[Out]) (*Merge[Acc, Out], error) {
+// encodes each result's value as JSON (JSONCodec, or the user's JSON
+// encoder), which the output record's JSON value embeds (see
+// docs/kafka.md); a value that is not valid JSON stops the stage with
+// ErrInvalidParameter. Topics are checked as by NewWorker.
+func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc Codec[Acc], out Encoder[Out]) (*Merge[Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -126,6 +134,10 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 		return nil, err
 	}
 	if m.outputs, err = checkPartitions(ctx, m.cl, cfg.Output, "", 0); err != nil {
+		m.cl.Close()
+		return nil, err
+	}
+	if _, err = checkPartitions(ctx, m.cl, cfg.Control, "", 0); err != nil {
 		m.cl.Close()
 		return nil, err
 	}
@@ -213,34 +225,46 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 		m.failed.CompareAndSwap(nil, &err) // unreachable: NewMerge built one
 		return nil
 	}
-	st = &mergePart[Acc, Out]{q: q, kw: kw, wms: make([]int64, m.cfg.InputPartitions), seen: make(map[int64]map[ident]struct{}), tr: newTracker()}
+	track, err := operators.NewWatermarkTracker(m.cfg.InputPartitions, 0)
+	if err != nil {
+		m.failed.CompareAndSwap(nil, &err) // unreachable: validated
+		return nil
+	}
+	st = &mergePart[Acc, Out]{q: q, kw: kw, wms: make([]int64, m.cfg.InputPartitions), track: track,
+		seen: make(map[int64]map[ident]struct{}), tr: newTracker(), keys: newKeyTable()}
 	for i := range st.wms {
 		st.wms[i] = operators.NoWatermark
 	}
 	if wms, ok := m.restored[q]; ok {
 		copy(st.wms, wms)
+		for i, wm := range wms {
+			track.Update(i, wm, false, 0)
+		}
 		m.c.resumed.Add(1)
-		kw.Advance(minOf(st.wms), nil, nil) // no state yet: fires nothing
+		wm, _ := track.Advance(0)
+		kw.Advance(wm, nil, nil) // no state yet: fires nothing
 	}
 	st.result = func(res operators.Result[Out]) {
 		r := m.recs.get()
-		b := appendResultHeader(appendKey(r.Key[:0], res.Key), res.Start, res.End, res.Update)
-		b = m.out.Append(b, res.Value)
-		*r = kgo.Record{Key: b[:8], Value: b[8:]}
+		b := st.keys.appendKey(r.Key[:0], res.Key)
+		k := len(b)
+		b = appendResult(b, res.Start, res.End, res.Update, func(d []byte) []byte { return m.out.Append(d, res.Value) })
+		e := len(b)
+		b = append(b, st.emitted...)
+		if !json.Valid(b[k:e]) {
+			err := invalidParam("out", fmt.Sprintf("result %q", b[k:e]), "an Encoder writing JSON")
+			m.failed.CompareAndSwap(nil, &err)
+			m.recs.put(r)
+			return
+		}
+		*r = kgo.Record{Key: b[:k], Value: b[k:e], Timestamp: time.Unix(0, res.End),
+			Headers: append(r.Headers[:0], kgo.RecordHeader{Key: emittedHeader, Value: b[e:]})}
 		st.batch.left.Add(1)
 		m.c.results.Add(1)
 		m.cl.Produce(context.Background(), r, st.batch.promise)
 	}
 	m.parts[q] = st
 	return st
-}
-
-func minOf(xs []int64) int64 {
-	m := xs[0]
-	for _, x := range xs[1:] {
-		m = min(m, x)
-	}
-	return m
 }
 
 func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
@@ -250,21 +274,26 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 	}
 	var partials, dups, corrupt int64
 	for _, r := range recs {
-		if r.Offset < st.tr.next {
+		if r.Offset < st.tr.next.off {
 			continue
 		}
-		st.tr.next = r.Offset + 1
+		st.tr.next = pos{r.Offset + 1, noTime}
 		pr, err := decodePartial(r.Value)
 		if err != nil || int(pr.src) >= len(st.wms) {
 			corrupt++
 			continue
 		}
-		if pr.kind == kindPartialWatermark {
-			if pr.fire > st.wms[pr.src] {
-				st.wms[pr.src] = pr.fire
-				if wm := minOf(st.wms); wm > st.kw.Watermark() {
-					m.advance(st, wm, r.Offset)
-				}
+		switch pr.kind {
+		case kindPartialWatermark, kindPartialIdle:
+			if pr.kind == kindPartialIdle {
+				st.track.SetIdle(int(pr.src), true)
+			} else {
+				st.track.SetIdle(int(pr.src), false)
+				st.track.Update(int(pr.src), pr.fire, false, 0)
+				st.wms[pr.src] = max(st.wms[pr.src], pr.fire)
+			}
+			if wm, moved := st.track.Advance(0); moved && wm > st.kw.Watermark() {
+				m.advance(st, wm, r.Offset)
 			}
 			continue
 		}
@@ -285,7 +314,8 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 		}
 		seen[id] = struct{}{}
 		st.kw.AddPartial(operators.Partial[Acc]{Key: id.key, Start: pr.start, Acc: a})
-		st.tr.mark(pr.start, r.Offset)
+		st.keys.put(id.key, r.Key, cleanupAt(m.cfg.Windows.End(pr.start), m.lateness))
+		st.tr.mark(pr.start, pos{r.Offset, noTime})
 		partials++
 	}
 	m.c.partials.Add(partials)
@@ -294,12 +324,15 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 }
 
 // advance fires the windows the merged watermark wm closes and drops the
-// state of those past their allowed lateness; at the end of input it tells
-// every output partition.
+// state of those past their allowed lateness; at the end of input, once
+// its results are acknowledged, it writes its merge end to the control
+// topic (ResultReader waits for one per partials partition).
 func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
-	b := newBatch(min(off, st.tr.minOpen()), m.failFn, &m.recs)
+	b := newBatch(minPos(pos{off, noTime}, st.tr.minOpen()), m.failFn, &m.recs)
 	st.batch = b
+	st.emitted = binary.BigEndian.AppendUint64(st.emitted[:0], uint64(time.Now().UnixNano()))
 	st.kw.Advance(wm, st.result, nil)
+	st.keys.purge(wm)
 	for s := range st.tr.open {
 		if cleanupAt(m.cfg.Windows.End(s), m.lateness) <= wm {
 			delete(st.tr.open, s)
@@ -311,16 +344,20 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 			delete(st.seen, s)
 		}
 	}
-	if wm == operators.EndOfInput && !st.ended {
-		st.ended = true
-		v := appendEnd(nil, st.q)
-		for p := range m.outputs {
-			b.left.Add(1)
-			m.cl.Produce(context.Background(), &kgo.Record{Partition: int32(p), Value: v}, b.promise)
-		}
-	}
 	st.batch = nil
 	st.tr.add(b)
+	if wm == operators.EndOfInput && !st.ended {
+		st.ended = true
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		err := m.cl.Flush(ctx)
+		if err == nil && m.err() == nil {
+			err = m.cl.ProduceSync(ctx, &kgo.Record{Topic: m.cfg.Control, Partition: 0, Value: appendMergeEnd(nil, st.q)}).FirstErr()
+		}
+		if err != nil {
+			m.fail(fmt.Errorf("merge end to %q: %w", m.cfg.Control, err))
+		}
+	}
 }
 
 // commitLocked commits, for the given partials partitions (all when nil),
@@ -335,8 +372,8 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	offsets := map[int32]kgo.EpochOffset{}
 	meta := map[int32]string{}
 	add := func(st *mergePart[Acc, Out]) {
-		if c := st.tr.safe(); c > st.tr.committed {
-			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c}
+		if c := st.tr.safe(); c.off > st.tr.committed {
+			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
 			meta[st.q] = encodeWatermarks(st.wms)
 		}
 	}

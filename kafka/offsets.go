@@ -9,11 +9,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// ackBatch counts the outputs caused by the input records from minOff on
+// pos is a position in a consumed partition: an offset and the greatest
+// event time of the records before it (noTime for none; a worker commits
+// it with the offset so that a replay from there computes the same
+// watermarks at the same offsets; the merge stage leaves it noTime).
+type pos struct{ off, maxT int64 }
+
+func minPos(a, b pos) pos {
+	if b.off < a.off {
+		return b
+	}
+	return a
+}
+
+// ackBatch counts the outputs caused by the input records from min on
 // that are not acknowledged yet. The produce callbacks decrement left; a
 // failure is kept by the stage, which then stops without committing.
 type ackBatch struct {
-	minOff  int64
+	min     pos
 	left    atomic.Int64
 	promise func(*kgo.Record, error)
 }
@@ -22,8 +35,8 @@ type ackBatch struct {
 // failure to fail (left then stays positive: the offsets stay
 // uncommitted) and hands keyed records back to pool (when not nil). One
 // closure serves every record of the batch.
-func newBatch(minOff int64, fail func(error), pool *recordPool) *ackBatch {
-	b := &ackBatch{minOff: minOff}
+func newBatch(min pos, fail func(error), pool *recordPool) *ackBatch {
+	b := &ackBatch{min: min}
 	b.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			fail(err)
@@ -62,26 +75,28 @@ func (rp *recordPool) put(r *kgo.Record) {
 // commit. A restart from there replays only records whose effect is either
 // not acknowledged or acknowledged with an identity the merge stage drops.
 type tracker struct {
-	next      int64           // next offset to process, -1 before the first
-	open      map[int64]int64 // window start -> lowest offset of its inputs not yet emitted
+	next      pos           // next offset to process, -1 before the first
+	open      map[int64]pos // window start -> lowest position of its inputs not yet emitted
 	pending   []*ackBatch
 	committed int64
 }
 
-func newTracker() tracker { return tracker{next: -1, open: make(map[int64]int64), committed: -1} }
+func newTracker() tracker {
+	return tracker{next: pos{-1, noTime}, open: make(map[int64]pos), committed: -1}
+}
 
-// mark records that the input at off went into the window starting at start.
-func (t *tracker) mark(start, off int64) {
+// mark records that the input at p went into the window starting at start.
+func (t *tracker) mark(start int64, p pos) {
 	if _, ok := t.open[start]; !ok {
-		t.open[start] = off
+		t.open[start] = p
 	}
 }
 
-// minOpen is the lowest offset held by a window.
-func (t *tracker) minOpen() int64 {
-	m := int64(math.MaxInt64)
+// minOpen is the lowest position held by a window.
+func (t *tracker) minOpen() pos {
+	m := pos{math.MaxInt64, noTime}
 	for _, o := range t.open {
-		m = min(m, o)
+		m = minPos(m, o)
 	}
 	return m
 }
@@ -93,17 +108,18 @@ func (t *tracker) add(b *ackBatch) {
 	}
 }
 
-// safe returns the offset that may be committed, or -1 when nothing may.
-func (t *tracker) safe() int64 {
-	if t.next < 0 {
-		return -1
+// safe returns the position that may be committed, offset -1 when nothing
+// may.
+func (t *tracker) safe() pos {
+	if t.next.off < 0 {
+		return pos{-1, noTime}
 	}
-	c := min(t.next, t.minOpen())
+	c := minPos(t.next, t.minOpen())
 	keep := t.pending[:0]
 	for _, b := range t.pending {
 		if b.left.Load() > 0 {
 			keep = append(keep, b)
-			c = min(c, b.minOff)
+			c = minPos(c, b.min)
 		}
 	}
 	clear(t.pending[len(keep):])

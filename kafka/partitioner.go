@@ -1,36 +1,52 @@
 package kafka
 
 import (
-	"github.com/cespare/xxhash/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // Partitioner is a kgo.Partitioner backed by one of skewer's partitioners
 // (see partition.Kinds): "hash" is key grouping, and "pkg", "dchoices" and
 // "wchoices" balance a skewed stream by sending one key to several
-// partitions. Load is what this producer has routed, as partial key
-// grouping prescribes: each producer balances its own stream, with no
-// coordination. A key's records reach several partitions only under the
-// splitting kinds (partition.SplitsKeys); downstream, a merge stage
-// combines the partial aggregates (see Worker and Merge).
+// partitions. Every record is routed on the 64-bit hash of its key bytes
+// (stream.HashBytes, XXH64), so sequential ids spread as well as words.
+// Load is what this producer has routed, as partial key grouping
+// prescribes: each producer balances its own stream, with no coordination.
+// A key's records reach several partitions only under the splitting kinds
+// (partition.SplitsKeys); downstream, a merge stage combines the partial
+// aggregates (see Worker and Merge).
+//
+// Kind "murmur2" places keys as Kafka's default partitioner does
+// (Murmur2Partition), so that a topic written through it co-partitions
+// with topics written by Java, librdkafka and franz-go's default
+// partitioners: key grouping with Kafka's hash instead of XXH64.
 //
 // Records without a key are placed on their Partition field, as
-// kgo.ManualPartitioner does: that is how watermarks reach every
-// partition.
+// kgo.ManualPartitioner does. Skewer's kinds serve at most
+// partition.MaxWorkers partitions; used directly as a kgo.Partitioner on a
+// larger topic they place keys by key grouping (NewProducer refuses such a
+// topic instead).
 type Partitioner struct {
 	kind    string
-	factory partition.Factory
+	factory partition.Factory // nil for murmur2
 	split   bool
 	backup  bool
-	hashAll bool
 }
+
+// Murmur2Kind is the kind of NewPartitioner that places keys as Kafka's
+// default partitioner does.
+const Murmur2Kind = "murmur2"
+
+// PartitionerKinds are the kinds NewPartitioner takes: Murmur2Kind, then
+// partition.Kinds().
+func PartitionerKinds() []string { return append([]string{Murmur2Kind}, partition.Kinds()...) }
 
 // PartitionerOpt configures NewPartitioner beyond the kind.
 type PartitionerOpt struct {
-	// Options are passed to partition.NewFactory.
+	// Options are passed to partition.NewFactory (not to murmur2).
 	Options []partition.Option
 	// Buffered makes partitioners that expose their candidates
 	// (partition.Candidater: PKG) choose, among a key's candidates, the
@@ -39,30 +55,20 @@ type PartitionerOpt struct {
 	// partition whose broker is slow stops receiving the keys that can go
 	// elsewhere. Other kinds route as without it.
 	Buffered bool
-	// HashKeys routes every record on the XXH64 of its key bytes, 8-byte
-	// keys included. Without it an 8-byte key is taken as the key hash
-	// (KeyHash), as this package's Producer writes it; set it when other
-	// producers write the topic with raw 8-byte identifiers (big-endian
-	// integers), whose top bits, which placement reads, are mostly zero:
-	// sequential ids would all reach partition 0 under hash partitioning,
-	// and partitions 0 and 1 under PKG. Every producer of a topic should
-	// use the same setting, or a key routed both ways reaches partitions
-	// that neither setting alone would give it. Workers key their state by
-	// KeyHash either way; the partials and output topics are always routed
-	// with HashKeys, so they spread whatever the input's keys are.
-	HashKeys bool
 }
 
 // stagePartitioner routes the records workers write to the partials topic
-// and the merge stage to the output topic: key grouping on the XXH64 of
-// the 8-byte key (HashKeys), so that partials and results spread over
-// their partitions whether the input's keys were hashes or raw ids.
-func stagePartitioner() (*Partitioner, error) {
-	return NewPartitioner("hash", PartitionerOpt{HashKeys: true})
-}
+// and the merge stage to the output topic: key grouping on the key bytes.
+func stagePartitioner() (*Partitioner, error) { return NewPartitioner("hash", PartitionerOpt{}) }
 
-// NewPartitioner returns a Partitioner of the given kind.
+// NewPartitioner returns a Partitioner of the given kind (PartitionerKinds).
 func NewPartitioner(kind string, o PartitionerOpt) (*Partitioner, error) {
+	if kind == Murmur2Kind {
+		if len(o.Options) > 0 || o.Buffered {
+			return nil, invalidParam("PartitionerOpt", "options", "none with murmur2 (Kafka's placement has none)")
+		}
+		return &Partitioner{kind: kind}, nil
+	}
 	f, err := partition.NewFactory(kind, o.Options...)
 	if err != nil {
 		return nil, err
@@ -71,7 +77,7 @@ func NewPartitioner(kind string, o PartitionerOpt) (*Partitioner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Partitioner{kind: kind, factory: f, split: partition.SplitsKeys(p), backup: o.Buffered, hashAll: o.HashKeys}, nil
+	return &Partitioner{kind: kind, factory: f, split: partition.SplitsKeys(p), backup: o.Buffered}, nil
 }
 
 // Kind is the partitioner's kind.
@@ -83,11 +89,27 @@ func (p *Partitioner) SplitsKeys() bool { return p.split }
 // ForTopic implements kgo.Partitioner: each topic gets its own instance,
 // with its own load.
 func (p *Partitioner) ForTopic(string) kgo.TopicPartitioner {
-	t := &topicPartitioner{factory: p.factory, hashAll: p.hashAll}
+	if p.factory == nil {
+		return murmur2Partitioner{}
+	}
+	t := &topicPartitioner{factory: p.factory}
 	if p.backup {
 		return &backupPartitioner{topicPartitioner: t}
 	}
 	return t
+}
+
+type murmur2Partitioner struct{}
+
+func (murmur2Partitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+// Partition implements kgo.TopicPartitioner. As in Kafka, a nil key is
+// keyless and an empty one is hashed.
+func (murmur2Partitioner) Partition(r *kgo.Record, n int) int {
+	if r.Key == nil {
+		return int(r.Partition)
+	}
+	return Murmur2Partition(r.Key, n)
 }
 
 type topicPartitioner struct {
@@ -96,15 +118,6 @@ type topicPartitioner struct {
 	cand    partition.Candidater
 	n       int
 	sent    []uint64
-	hashAll bool // PartitionerOpt.HashKeys
-}
-
-// keyHash is the hash a record is routed on (PartitionerOpt.HashKeys).
-func (t *topicPartitioner) keyHash(key []byte) uint64 {
-	if t.hashAll {
-		return xxhash.Sum64(key)
-	}
-	return KeyHash(key)
 }
 
 // RequiresConsistency implements kgo.TopicPartitioner: n is always the
@@ -133,7 +146,7 @@ func (t *topicPartitioner) Partition(r *kgo.Record, n int) int {
 	if len(r.Key) == 0 {
 		return int(r.Partition)
 	}
-	key := t.keyHash(r.Key)
+	key := stream.HashBytes(r.Key)
 	if !t.ensure(n) {
 		return hashx.Reduce(key, n) // n > partition.MaxWorkers partitions: key grouping
 	}
@@ -164,7 +177,7 @@ func (b *backupPartitioner) PartitionByBackup(r *kgo.Record, n int, it kgo.Topic
 			b.buffered[i] = c
 		}
 	}
-	key := b.keyHash(r.Key)
+	key := stream.HashBytes(r.Key)
 	b.scratch = b.cand.Candidates(b.scratch[:0], key)
 	w := b.scratch[0]
 	for _, c := range b.scratch[1:] {

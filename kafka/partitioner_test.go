@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/stream"
@@ -25,11 +26,11 @@ func keyed(key uint64) *kgo.Record {
 
 func TestPartitionerKeyPlacement(t *testing.T) {
 	recs := testkit.ZipfRecords(3, 20000, 1.2, 1000, time.Millisecond, 0)
-	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
+	for _, kind := range PartitionerKinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
 			p, err := NewPartitioner(kind, PartitionerOpt{})
 			require.NoError(t, err)
-			require.Equal(t, kind != "hash", p.SplitsKeys())
+			require.Equal(t, kind != "hash" && kind != Murmur2Kind, p.SplitsKeys())
 			tp := p.ForTopic("t")
 			require.True(t, tp.RequiresConsistency(nil))
 			reach := map[uint64]map[int]bool{}
@@ -47,7 +48,7 @@ func TestPartitionerKeyPlacement(t *testing.T) {
 				most = max(most, len(ws))
 			}
 			switch kind {
-			case "hash":
+			case "hash", Murmur2Kind:
 				require.Equal(t, 1, most, "key grouping keeps a key on one partition")
 			case "pkg":
 				require.Equal(t, 2, most, "PKG splits a key over at most two partitions")
@@ -62,48 +63,30 @@ func TestPartitionerKeyPlacement(t *testing.T) {
 	require.ErrorIs(t, err, partition.ErrInvalidParameter)
 }
 
-// TestPartitionerHashKeys routes sequential 8-byte ids, as another
-// producer might write them: taken as key hashes (the default) they all
-// land on one partition under hash partitioning (and two under PKG); with
-// HashKeys every kind spreads them (a balls-into-bins bound: 12,000
-// distinct keys over 12 partitions, at most 15% above the mean, where the
-// binomial standard deviation is 3%).
-func TestPartitionerHashKeys(t *testing.T) {
+// TestPartitionerRawIDs routes sequential 8-byte ids, as another producer
+// might write them: every kind routes on the XXH64 of the key bytes, so
+// they spread (a balls-into-bins bound: 12,000 distinct keys over 12
+// partitions, at most 15% above the mean, where the binomial standard
+// deviation is 3%).
+func TestPartitionerRawIDs(t *testing.T) {
 	const n, keys = 12, 12000
-	eachKindHashKeys(t, func(t *testing.T, kind string, hashKeys bool, tp kgo.TopicPartitioner) {
+	eachKind(t, func(t *testing.T, kind string, tp kgo.TopicPartitioner) {
 		counts := make([]int, n)
 		for id := range uint64(keys) {
 			counts[tp.Partition(keyed(id), n)]++
 		}
-		used := 0
-		for _, c := range counts {
-			if c > 0 {
-				used++
-			}
-		}
-		if !hashKeys {
-			want := map[string]int{"hash": 1, "pkg": 2}[kind]
-			if want > 0 {
-				require.Equal(t, want, used, "raw ids taken as hashes: %v", counts)
-			}
-			return
-		}
-		require.Equal(t, n, used, "%v", counts)
+		require.NotContains(t, counts, 0, "%v", counts)
 		require.LessOrEqual(t, slices.Max(counts), keys/n*115/100, "%v", counts)
-		// The same key goes where the same bytes' XXH64 goes.
-		q, err := NewPartitioner(kind, PartitionerOpt{})
-		require.NoError(t, err)
 		if kind == "hash" {
 			var b [8]byte
 			binary.BigEndian.PutUint64(b[:], 42)
-			want := q.ForTopic("t").Partition(keyed(xxhash.Sum64(b[:])), n)
-			require.Equal(t, want, tp.Partition(keyed(42), n))
+			require.Equal(t, hashx.Reduce(xxhash.Sum64(b[:]), n), tp.Partition(keyed(42), n), "hash is XXH64 of the key bytes, reduced")
 		}
 	})
 }
 
 func TestPartitionerAllocs(t *testing.T) {
-	eachKindHashKeys(t, func(t *testing.T, _ string, _ bool, tp kgo.TopicPartitioner) {
+	eachKind(t, func(t *testing.T, _ string, tp kgo.TopicPartitioner) {
 		r := keyed(1)
 		tp.Partition(r, 12)
 		var k uint64
@@ -116,17 +99,15 @@ func TestPartitionerAllocs(t *testing.T) {
 	})
 }
 
-// eachKindHashKeys runs f in a subtest per partitioner kind and HashKeys
-// setting, with a fresh topic partitioner.
-func eachKindHashKeys(t *testing.T, f func(t *testing.T, kind string, hashKeys bool, tp kgo.TopicPartitioner)) {
-	for _, kind := range []string{"hash", "pkg", "dchoices", "wchoices"} {
-		for _, hashKeys := range []bool{false, true} {
-			t.Run(fmt.Sprintf("kind=%s/hashkeys=%v", kind, hashKeys), func(t *testing.T) {
-				p, err := NewPartitioner(kind, PartitionerOpt{HashKeys: hashKeys})
-				require.NoError(t, err)
-				f(t, kind, hashKeys, p.ForTopic("t"))
-			})
-		}
+// eachKind runs f in a subtest per partitioner kind, with a fresh topic
+// partitioner.
+func eachKind(t *testing.T, f func(t *testing.T, kind string, tp kgo.TopicPartitioner)) {
+	for _, kind := range PartitionerKinds() {
+		t.Run("kind="+kind, func(t *testing.T) {
+			p, err := NewPartitioner(kind, PartitionerOpt{})
+			require.NoError(t, err)
+			f(t, kind, p.ForTopic("t"))
+		})
 	}
 }
 
@@ -140,32 +121,24 @@ func (f *fakeBackup) Next() (int, int64) { f.i++; return f.i - 1, f.counts[f.i-1
 func (f *fakeBackup) Rem() int           { return len(f.counts) - f.i }
 
 func TestPartitionerBuffered(t *testing.T) {
-	for _, hashKeys := range []bool{false, true} {
-		t.Run(fmt.Sprintf("hashkeys=%v", hashKeys), func(t *testing.T) {
-			p, err := NewPartitioner("pkg", PartitionerOpt{Buffered: true, HashKeys: hashKeys})
-			require.NoError(t, err)
-			tp, ok := p.ForTopic("t").(kgo.TopicBackupPartitioner)
-			require.True(t, ok, "Buffered gives a kgo.TopicBackupPartitioner")
-			pkg, err := partition.NewPKG(12)
-			require.NoError(t, err)
-			for key := range uint64(200) {
-				// The candidates of the hash the record is routed on.
-				h := key
-				if hashKeys {
-					h = xxhash.Sum64(keyed(key).Key)
-				}
-				c := pkg.(partition.Candidater).Candidates(nil, h)
-				if len(c) < 2 {
-					continue
-				}
-				// The first candidate has a backlog: the record goes to the other.
-				counts := make([]int64, 12)
-				counts[c[0]] = 100
-				require.Equal(t, c[1], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
-				counts[c[0]], counts[c[1]] = 0, 100
-				require.Equal(t, c[0], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
-			}
-		})
+	p, err := NewPartitioner("pkg", PartitionerOpt{Buffered: true})
+	require.NoError(t, err)
+	tp, ok := p.ForTopic("t").(kgo.TopicBackupPartitioner)
+	require.True(t, ok, "Buffered gives a kgo.TopicBackupPartitioner")
+	pkg, err := partition.NewPKG(12)
+	require.NoError(t, err)
+	for key := range uint64(200) {
+		// The candidates of the hash the record is routed on.
+		c := pkg.(partition.Candidater).Candidates(nil, xxhash.Sum64(keyed(key).Key))
+		if len(c) < 2 {
+			continue
+		}
+		// The first candidate has a backlog: the record goes to the other.
+		counts := make([]int64, 12)
+		counts[c[0]] = 100
+		require.Equal(t, c[1], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
+		counts[c[0]], counts[c[1]] = 0, 100
+		require.Equal(t, c[0], tp.PartitionByBackup(keyed(key), 12, &fakeBackup{counts: counts}), "key %d", key)
 	}
 }
 
@@ -244,7 +217,7 @@ func TestProducerSendAllocs(t *testing.T) {
 	// count would depend on scheduling.
 	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 4,
 		ClientOpts: []kgo.Opt{kgo.ProducerLinger(time.Minute)}}
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg", WatermarkEvery: 1 << 30})
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg"})
 	require.NoError(t, err)
 	defer p.Close(ctx)
 	var k uint64

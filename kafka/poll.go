@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,11 @@ type pollLoop struct {
 	commit      func(ctx context.Context)         // commitLocked(ctx, nil), with mu held
 	err         func() error                      // the first produce failure
 	afterPoll   func()                            // test hook, called without the lock
+	// wake, when not nil, interrupts a poll that waits for records, so that
+	// tick (called with mu held after every poll) sees news that arrive
+	// without records: an input's end, an idle partition.
+	wake <-chan struct{}
+	tick func()
 }
 
 func (l *pollLoop) wasKilled() bool { return l.killed != nil && l.killed.Load() }
@@ -34,8 +40,10 @@ func (l *pollLoop) wasKilled() bool { return l.killed != nil && l.killed.Load() 
 // committed) as soon as it is seen.
 func (l *pollLoop) run(ctx context.Context) error {
 	last := time.Now()
+	pctx, interrupt := l.pollContext(ctx)
+	defer func() { interrupt() }()
 	for {
-		fetches := l.cl.PollFetches(ctx)
+		fetches := l.cl.PollFetches(pctx)
 		if l.wasKilled() || fetches.IsClientClosed() {
 			l.cl.AllowRebalance() // a Kill's Close may be waiting for it
 			return nil
@@ -43,13 +51,24 @@ func (l *pollLoop) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return l.shutdown()
 		}
-		fetches.EachError(func(string, int32, error) { l.fetchErrors.Add(1) })
+		woken := pctx.Err() != nil
+		if woken {
+			pctx, interrupt = l.pollContext(ctx)
+		}
+		fetches.EachError(func(_ string, _ int32, err error) {
+			if !woken || !errors.Is(err, context.Canceled) {
+				l.fetchErrors.Add(1)
+			}
+		})
 		l.mu.Lock()
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if len(fp.Records) > 0 {
 				l.process(fp.Partition, fp.Records)
 			}
 		})
+		if l.tick != nil {
+			l.tick()
+		}
 		if time.Since(last) >= l.interval {
 			l.commit(ctx)
 			last = time.Now()
@@ -68,6 +87,30 @@ func (l *pollLoop) run(ctx context.Context) error {
 			l.cl.Close()
 			return err
 		}
+	}
+}
+
+// pollContext returns the context of the next polls: ctx, cancelled when
+// wake fires.
+func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	pctx, cancel := context.WithCancel(ctx)
+	if l.wake != nil {
+		go func() {
+			select {
+			case <-l.wake:
+				cancel()
+			case <-pctx.Done():
+			}
+		}()
+	}
+	return pctx, cancel
+}
+
+// wakeup signals w without blocking (w has a buffer of one).
+func wakeup(w chan struct{}) {
+	select {
+	case w <- struct{}{}:
+	default:
 	}
 }
 

@@ -9,54 +9,42 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/stream"
 )
 
 // ProducerConfig configures a Producer beyond the job's Config.
 type ProducerConfig struct {
-	// Partitioner is the kind of partitioner (see partition.Kinds), "hash"
+	// Partitioner is the kind of partitioner (PartitionerKinds), "hash"
 	// when empty, with PartitionerOpt.
 	Partitioner    string
 	PartitionerOpt PartitionerOpt
-	// OutOfOrderness bounds how far an event may arrive behind a later one
-	// (operators.BoundedOutOfOrderness); records further behind are late.
-	OutOfOrderness time.Duration
-	// WatermarkEvery is how many records pass between watermark records
-	// sent to every input partition, so that a partition the partitioner
-	// starves still advances. Default 1024.
-	WatermarkEvery int
 }
 
 // Producer writes a stream of keyed, timed records to the input topic
-// through a Partitioner. Every record carries the watermark of the stream
-// so far (bounded out-of-orderness); every WatermarkEvery records, and at
-// Close, a watermark record goes to every partition, the last one marking
-// the end of input. One Producer writes one input topic: the workers take
-// a partition's watermark from its records, so a second producer writing
-// the same topic would need the same watermarks. Safe for concurrent use.
+// through a Partitioner: plain Kafka records (the key's bytes, the
+// payload as the value, the event time as the record timestamp), as any
+// other client would write them, with nothing else in the topic. Several
+// producers may write one input topic. Safe for concurrent use.
 type Producer struct {
-	cl    *kgo.Client
-	part  *Partitioner
-	topic string
-	n     int
-	every int
+	cfg  Config
+	cl   *kgo.Client
+	part *Partitioner
 
 	mu     sync.Mutex
-	gen    *operators.BoundedOutOfOrderness
-	since  int
 	closed bool
 
-	counts   []atomic.Int64
-	records  sync.Pool // *kgo.Record, back from their promise
-	failed   atomic.Pointer[error]
-	promise  func(*kgo.Record, error)
-	mpromise func(*kgo.Record, error)
+	counts  []atomic.Int64
+	records sync.Pool // *kgo.Record, back from their promise
+	failed  atomic.Pointer[error]
+	promise func(*kgo.Record, error)
 }
 
 // NewProducer connects to the brokers and checks that the input topic has
 // cfg.InputPartitions partitions (ErrTopic otherwise; ErrUnreachable when
-// the brokers do not answer before ctx ends).
+// the brokers do not answer before ctx ends). Skewer's kinds serve at most
+// partition.MaxWorkers partitions: a larger InputPartitions is refused
+// (ErrInvalidParameter) unless the kind is murmur2.
 func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer, error) {
 	if err := checkBrokers(cfg.Brokers); err != nil {
 		return nil, err
@@ -70,19 +58,13 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 	if pc.Partitioner == "" {
 		pc.Partitioner = "hash"
 	}
-	if pc.WatermarkEvery == 0 {
-		pc.WatermarkEvery = 1024
-	}
-	if pc.WatermarkEvery < 0 {
-		return nil, invalidParam("WatermarkEvery", pc.WatermarkEvery, "> 0")
-	}
-	gen, err := operators.NewBoundedOutOfOrderness(pc.OutOfOrderness)
-	if err != nil {
-		return nil, err
-	}
 	part, err := NewPartitioner(pc.Partitioner, pc.PartitionerOpt)
 	if err != nil {
 		return nil, err
+	}
+	if part.factory != nil && cfg.InputPartitions > partition.MaxWorkers {
+		return nil, invalidParam("InputPartitions", cfg.InputPartitions,
+			fmt.Sprintf("at most %d with partitioner %q (or murmur2)", partition.MaxWorkers, pc.Partitioner))
 	}
 	cl, err := newClient(cfg.Brokers, cfg.ClientOpts, kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Input))
 	if err != nil {
@@ -92,8 +74,7 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 		cl.Close()
 		return nil, err
 	}
-	p := &Producer{cl: cl, part: part, topic: cfg.Input, n: cfg.InputPartitions, every: pc.WatermarkEvery, gen: gen,
-		counts: make([]atomic.Int64, cfg.InputPartitions)}
+	p := &Producer{cfg: cfg, cl: cl, part: part, counts: make([]atomic.Int64, cfg.InputPartitions)}
 	p.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			p.fail(err)
@@ -102,16 +83,11 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 		}
 		p.records.Put(r) // the client is done with it
 	}
-	p.mpromise = func(_ *kgo.Record, err error) {
-		if err != nil {
-			p.fail(err)
-		}
-	}
 	return p, nil
 }
 
 func (p *Producer) fail(err error) {
-	err = fmt.Errorf("kafka: produce to %q: %w", p.topic, err)
+	err = fmt.Errorf("kafka: produce to %q: %w", p.cfg.Input, err)
 	p.failed.CompareAndSwap(nil, &err)
 }
 
@@ -123,40 +99,38 @@ func (p *Producer) Err() error {
 	return nil
 }
 
-// Send produces one record of key at event time t (ns) with a payload (see
-// Codec). key is a 64-bit key hash, as everywhere in skewer (sketch.Hash of
-// the key's bytes, sketch.HashUint64 of an integer id, or
-// stream.Record.Key): partitioners read its top bits, so raw identifiers
-// (0, 1, 2, ...) must be hashed first. It returns once the record is
-// buffered; failures surface from Err, Flush and Close. It blocks while the
-// client's buffer is full.
+// Send produces one record of key at event time t (ns, stored with
+// Kafka's millisecond resolution) with a payload (see Codec). key is a
+// 64-bit key hash, as everywhere in skewer (sketch.Hash of the key's
+// bytes, sketch.HashUint64 of an integer id, or stream.Record.Key),
+// written as the record key's 8 big-endian bytes. It returns once the
+// record is buffered; failures surface from Err, Flush and Close. It
+// blocks while the client's buffer is full.
 func (p *Producer) Send(ctx context.Context, key uint64, t int64, payload []byte) error {
+	var k [8]byte
+	return p.SendKey(ctx, appendKey(k[:0], key), t, payload)
+}
+
+// SendKey produces one record with the given key bytes, as Send.
+func (p *Producer) SendKey(ctx context.Context, key []byte, t int64, payload []byte) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
 		return fmt.Errorf("%w: Send after Close", ErrInvalidParameter)
 	}
-	wm := p.gen.Watermark()
-	p.gen.Observe(t)
 	// Records and their buffers (key and value share one) come back from
 	// the promise: a steady stream allocates nothing here.
 	r, _ := p.records.Get().(*kgo.Record)
 	if r == nil {
 		r = new(kgo.Record)
 	}
-	b := appendInput(appendKey(r.Key[:0], key), wm, t, payload)
-	*r = kgo.Record{Key: b[:8], Value: b[8:], Timestamp: time.Unix(0, t)}
-	// Produce under the lock: the watermarks a partition's records carry
-	// must not decrease along its log.
+	b := append(append(r.Key[:0], key...), payload...)
+	*r = kgo.Record{Key: b[:len(key)], Value: b[len(key):], Timestamp: time.Unix(0, t)}
 	p.cl.Produce(ctx, r, p.promise)
-	if p.since++; p.since >= p.every {
-		p.since = 0
-		p.watermarks(ctx, p.gen.Watermark())
-	}
-	p.mu.Unlock()
 	return ctx.Err()
 }
 
@@ -164,12 +138,6 @@ func (p *Producer) Send(ctx context.Context, key uint64, t int64, payload []byte
 func (p *Producer) SendRecord(ctx context.Context, r stream.Record) error {
 	var b [16]byte
 	return p.Send(ctx, r.Key, r.Time, RecordCodec{}.Append(b[:0], r))
-}
-
-func (p *Producer) watermarks(ctx context.Context, wm int64) {
-	for i := range p.n {
-		p.cl.Produce(ctx, &kgo.Record{Partition: int32(i), Value: appendInputWatermark(nil, wm)}, p.mpromise)
-	}
 }
 
 // Flush waits until every record sent is acknowledged.
@@ -180,22 +148,25 @@ func (p *Producer) Flush(ctx context.Context) error {
 	return p.Err()
 }
 
-// Close sends the end of input (a watermark past every window) to every
-// partition, flushes, and closes the client. Call it once the stream is
-// done; it is safe to call twice.
+// Close flushes, marks the input topic's end as the end of the job's
+// input (EndInput) when the Config names a control topic, and closes the
+// client. Call it once the stream is done; it is safe to call twice.
 func (p *Producer) Close(ctx context.Context) error {
 	p.mu.Lock()
 	done := p.closed
 	p.closed = true
-	if !done {
-		p.watermarks(ctx, operators.EndOfInput)
-	}
 	p.mu.Unlock()
 	if done {
 		return nil
 	}
 	defer p.cl.Close()
-	return p.Flush(ctx)
+	if err := p.Flush(ctx); err != nil {
+		return err
+	}
+	if p.cfg.Control == "" {
+		return nil
+	}
+	return EndInput(ctx, p.cfg)
 }
 
 // PartitionCounts returns the data records acknowledged per input

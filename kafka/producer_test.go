@@ -1,29 +1,28 @@
 package kafka
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/internal/testkit"
-	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
-// TestProducerConcurrentWatermarks: Send from several goroutines; along
-// every partition's log the carried watermarks never decrease (what a
-// replay relies on), every partition ends with the end of input, and every
-// record is acknowledged.
-func TestProducerConcurrentWatermarks(t *testing.T) {
+// TestProducerConcurrent: Send from several goroutines; the input topic
+// then holds exactly the records sent, as plain Kafka records (the key's 8
+// bytes, the payload, the event time as the timestamp) and nothing else,
+// and Close writes the end of input to the control topic only.
+func TestProducerConcurrent(t *testing.T) {
 	ctx := testContext(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "in"))
-	require.NoError(t, err)
-	defer c.Close()
-	cfg := Config{Brokers: c.ListenAddrs(), Input: "in", InputPartitions: 6}
-	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "wchoices", OutOfOrderness: 5, WatermarkEvery: 50})
+	tc := newTestCluster(t, 6, 1, 1)
+	cfg := tc.cfg
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "wchoices"})
 	require.NoError(t, err)
 	recs := testkit.ZipfRecords(37, 4000, 1.2, 1000, time.Millisecond, 0)
 	var wg sync.WaitGroup
@@ -49,27 +48,36 @@ func TestProducerConcurrentWatermarks(t *testing.T) {
 	}
 	require.Equal(t, int64(len(recs)), sum)
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ConsumeTopics("in"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	require.NoError(t, err)
-	defer cl.Close()
-	last := map[int32]int64{}
-	data := 0
-	for ended := 0; ended < 6; {
-		fs := cl.PollFetches(ctx)
-		require.NoError(t, fs.Err0())
-		fs.EachRecord(func(r *kgo.Record) {
-			in, err := decodeInput(r.Value)
-			require.NoError(t, err)
-			if prev, ok := last[r.Partition]; ok {
-				require.GreaterOrEqual(t, in.wm, prev, "partition %d offset %d", r.Partition, r.Offset)
-			}
-			last[r.Partition] = in.wm
-			if in.kind == kindData {
-				data++
-			} else if in.wm == operators.EndOfInput {
-				ended++
-			}
-		})
+	sent := map[stream.Record]int{}
+	for _, r := range recs {
+		sent[r]++
 	}
-	require.Equal(t, len(recs), data)
+	counts := countRecords(t, ctx, cfg, cfg.Input, 6, func(r *kgo.Record) bool {
+		v, err := RecordCodec{}.Decode(r.Value)
+		require.NoError(t, err)
+		require.Equal(t, v.Key, KeyHash(r.Key))
+		require.Equal(t, v.Time/int64(time.Millisecond), r.Timestamp.UnixMilli(), "the event time is the record's timestamp")
+		sent[v]--
+		return true
+	})
+	var read int
+	for _, c := range counts {
+		read += c
+	}
+	require.Equal(t, len(recs), read, "the input holds the records sent, nothing else")
+	for r, n := range sent {
+		require.Zero(t, n, "record %v", r)
+	}
+	ends := countRecords(t, ctx, cfg, cfg.Control, 1, ofKind(kindInputEnd))
+	require.Equal(t, []int{1}, ends)
+}
+
+// TestProducerTooManyPartitions: skewer's kinds serve at most
+// partition.MaxWorkers partitions, and NewProducer says so before touching
+// the brokers rather than placing keys by key grouping.
+func TestProducerTooManyPartitions(t *testing.T) {
+	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Input: "in", InputPartitions: partition.MaxWorkers + 1}
+	_, err := NewProducer(context.Background(), cfg, ProducerConfig{Partitioner: "pkg"})
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorContains(t, err, "InputPartitions")
 }

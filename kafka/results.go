@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -16,81 +17,128 @@ type WindowKey struct {
 	Start int64
 }
 
-// ResultReader reads the output topic of a job from its start.
+// ResultReader reads the output topic of a bounded job (one whose input
+// was ended with EndInput) from its start to its end.
 type ResultReader[Out any] struct {
-	cl                *kgo.Client
-	out               Codec[Out]
+	cfg               Config
+	out               Decoder[Out]
 	partials, outputs int
 }
 
-// NewResultReader connects a reader of cfg.Output; out decodes the values.
-func NewResultReader[Out any](ctx context.Context, cfg Config, out Codec[Out]) (*ResultReader[Out], error) {
+// NewResultReader returns a reader of cfg.Output; out decodes the value
+// each result embeds (the Decoder matching the merge stage's Encoder).
+func NewResultReader[Out any](ctx context.Context, cfg Config, out Decoder[Out]) (*ResultReader[Out], error) {
 	if err := checkBrokers(cfg.Brokers); err != nil {
 		return nil, err
 	}
 	if out == nil {
-		return nil, invalidParam("out", "nil", "a Codec")
+		return nil, invalidParam("out", "nil", "a Decoder")
 	}
-	cl, err := newClient(cfg.Brokers, cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond),
-		kgo.ConsumeTopics(cfg.Output), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := newClient(cfg.Brokers, cfg.ClientOpts)
 	if err != nil {
 		return nil, err
 	}
+	defer cl.Close()
 	n, err := checkPartitions(ctx, cl, cfg.Partials, "", 0)
 	var o int
 	if err == nil {
 		o, err = checkPartitions(ctx, cl, cfg.Output, "", 0)
 	}
+	if err == nil {
+		_, err = checkPartitions(ctx, cl, cfg.Control, "", 0)
+	}
 	if err != nil {
-		cl.Close()
 		return nil, err
 	}
-	return &ResultReader[Out]{cl: cl, out: out, partials: n, outputs: o}, nil
+	return &ResultReader[Out]{cfg: cfg, out: out, partials: n, outputs: o}, nil
 }
 
-// Close closes the reader's client.
-func (r *ResultReader[Out]) Close() { r.cl.Close() }
+// Close releases the reader (it holds no connection between reads).
+func (r *ResultReader[Out]) Close() {}
 
-// ReadAll reads results until every partials partition's end of input has
-// been read on every output partition (each merge partition writes its end
-// behind its results on each), calling each (when not nil) with every result and the time the
+// ReadAll waits until the merge stage has written, to the control topic,
+// the end of every partials partition (each after its results were
+// acknowledged), then reads the output topic up to its end offsets at that
+// moment, calling each (when not nil) with every result and the time the
 // merge stage produced it, and returns the last value of every key's
 // window (a late firing updates it; a repeat after a merge restart has the
-// same value).
+// same value). Result keys are the KeyHash of the output records' keys.
 func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Result[Out], time.Time)) (map[WindowKey]Out, error) {
-	final := make(map[WindowKey]Out)
-	type end struct{ out, from int32 }
-	ended := make(map[end]bool, r.partials*r.outputs)
-	for len(ended) < r.partials*r.outputs {
-		fetches := r.cl.PollFetches(ctx)
+	ctl, err := newControlReader(r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	ended := make(map[int32]bool, r.partials)
+	var bad error
+	ctl.merged = func(q int32) {
+		if int(q) >= r.partials {
+			bad = corrupt("merge end of partials partition %d of %d", q, r.partials)
+			return
+		}
+		ended[q] = true
+	}
+	for len(ended) < r.partials && bad == nil {
+		fs := ctl.cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return final, fmt.Errorf("kafka: reading results (%d of %d ends read): %w", len(ended), r.partials*r.outputs, err)
+			ctl.cl.Close()
+			return nil, fmt.Errorf("kafka: reading results (%d of %d merge ends read): %w", len(ended), r.partials, err)
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			if cr, err := decodeControl(rec.Value); err == nil && cr.kind == kindMergeEnd {
+				ctl.merged(cr.q)
+			}
+		})
+	}
+	ctl.cl.Close()
+	if bad != nil {
+		return nil, bad
+	}
+	cl, err := newClient(r.cfg.Brokers, r.cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := EndOffsets(ctx, cl, r.cfg.Output, r.outputs)
+	if err != nil {
+		return nil, err
+	}
+	start := map[int32]kgo.Offset{}
+	for p, e := range ends {
+		if e > 0 {
+			start[int32(p)] = kgo.NewOffset().AtStart()
+		}
+	}
+	final := make(map[WindowKey]Out)
+	left := len(start)
+	if left == 0 {
+		return final, nil
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{r.cfg.Output: start})
+	for left > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return final, fmt.Errorf("kafka: reading results (%d output partitions left): %w", left, err)
 		}
 		var err error
-		fetches.EachRecord(func(rec *kgo.Record) {
-			if err != nil {
+		fs.EachRecord(func(rec *kgo.Record) {
+			if err != nil || rec.Offset >= ends[rec.Partition] {
 				return
 			}
-			var rr resultRecord
+			if rec.Offset+1 == ends[rec.Partition] {
+				left--
+			}
+			var rr resultJSON
 			if rr, err = decodeResult(rec.Value); err != nil {
 				return
 			}
-			if rr.kind == kindEnd {
-				if int(rr.from) >= r.partials {
-					err = corrupt("end from partials partition %d of %d", rr.from, r.partials)
-					return
-				}
-				ended[end{rec.Partition, rr.from}] = true
-				return
-			}
 			var v Out
-			if v, err = r.out.Decode(rr.value); err != nil {
+			if v, err = r.out.Decode(rr.Value); err != nil {
 				return
 			}
-			res := operators.Result[Out]{Key: KeyHash(rec.Key), Start: rr.start, End: rr.end, Value: v, Update: rr.update}
+			res := operators.Result[Out]{Key: KeyHash(rec.Key), Start: rr.Start.UnixNano(), End: rr.End.UnixNano(), Value: v, Update: rr.Update}
 			final[WindowKey{res.Key, res.Start}] = v
 			if each != nil {
-				each(res, rec.Timestamp)
+				each(res, emitted(rec))
 			}
 		})
 		if err != nil {
@@ -98,4 +146,15 @@ func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Res
 		}
 	}
 	return final, nil
+}
+
+// emitted is the time the merge stage produced a result (its
+// emittedHeader), the zero time when absent.
+func emitted(rec *kgo.Record) time.Time {
+	for _, h := range rec.Headers {
+		if h.Key == emittedHeader && len(h.Value) == 8 {
+			return time.Unix(0, int64(binary.BigEndian.Uint64(h.Value)))
+		}
+	}
+	return time.Time{}
 }

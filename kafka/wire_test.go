@@ -3,6 +3,7 @@ package kafka
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,13 +38,6 @@ func TestCodecsRoundTrip(t *testing.T) {
 }
 
 func TestWireRoundTrip(t *testing.T) {
-	in, err := decodeInput(appendInput(nil, 5, 9, []byte("ab")))
-	require.NoError(t, err)
-	require.Equal(t, inputRecord{kind: kindData, wm: 5, t: 9, payload: []byte("ab")}, in)
-	in, err = decodeInput(appendInputWatermark(nil, operators.EndOfInput))
-	require.NoError(t, err)
-	require.Equal(t, inputRecord{kind: kindInputWatermark, wm: operators.EndOfInput}, in)
-
 	acc := func(d []byte) []byte { return Uint64Codec{}.Append(d, 3) }
 	p, err := decodePartial(appendPartial(nil, 4, 100, -200, acc))
 	require.NoError(t, err)
@@ -51,13 +45,32 @@ func TestWireRoundTrip(t *testing.T) {
 	p, err = decodePartial(appendPartialWatermark(nil, 2, 77))
 	require.NoError(t, err)
 	require.Equal(t, partialRecord{kind: kindPartialWatermark, src: 2, fire: 77}, p)
+	p, err = decodePartial(appendPartialIdle(nil, 9))
+	require.NoError(t, err)
+	require.Equal(t, partialRecord{kind: kindPartialIdle, src: 9}, p)
 
-	r, err := decodeResult(appendResult(nil, 10, 20, true, acc))
+	c, err := decodeControl(appendInputEnd(nil, []int64{0, 5, 1 << 40}))
 	require.NoError(t, err)
-	require.Equal(t, resultRecord{kind: kindResult, start: 10, end: 20, update: true, value: Uint64Codec{}.Append(nil, 3)}, r)
-	r, err = decodeResult(appendEnd(nil, 3))
+	require.Equal(t, controlRecord{kind: kindInputEnd, ends: []int64{0, 5, 1 << 40}}, c)
+	c, err = decodeControl(appendMergeEnd(nil, 3))
 	require.NoError(t, err)
-	require.Equal(t, resultRecord{kind: kindEnd, from: 3}, r)
+	require.Equal(t, controlRecord{kind: kindMergeEnd, q: 3}, c)
+
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano()
+	v := appendResult(nil, start, start+int64(time.Minute)+1, true, acc2json(7))
+	require.Equal(t, `{"start":"2026-12-01T09:00:00Z","end":"2026-12-01T09:01:00.000000001Z","update":true,"value":7}`, string(v))
+	r, err := decodeResult(v)
+	require.NoError(t, err)
+	require.Equal(t, start, r.Start.UnixNano())
+	require.Equal(t, start+int64(time.Minute)+1, r.End.UnixNano())
+	require.True(t, r.Update)
+	require.Equal(t, "7", string(r.Value))
+	// The global window's bounds survive too.
+	r, err = decodeResult(appendResult(nil, math.MinInt64, math.MaxInt64, false, acc2json(1)))
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MinInt64), r.Start.UnixNano())
+	require.Equal(t, int64(math.MaxInt64), r.End.UnixNano())
+	require.False(t, r.Update)
 
 	wms := []int64{operators.NoWatermark, 0, operators.EndOfInput}
 	back, err := decodeWatermarks(encodeWatermarks(wms), 3)
@@ -67,72 +80,92 @@ func TestWireRoundTrip(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 
 	// Records of one topic are refused by another's decoder; a newer
-	// version is reported as such.
-	_, err = decodeInput(appendPartialWatermark(nil, 2, 77))
+	// version is reported as such, an older one as corrupt.
+	_, err = decodePartial(appendMergeEnd(nil, 1))
 	require.ErrorIs(t, err, ErrCorrupt)
-	_, err = decodePartial(appendEnd(nil, 1))
+	_, err = decodeControl(appendPartialIdle(nil, 1))
 	require.ErrorIs(t, err, ErrCorrupt)
-	_, err = decodeResult(appendInput(nil, 1, 2, nil))
-	require.ErrorIs(t, err, ErrCorrupt)
-	_, err = decodeInput([]byte{wireVersion + 1, byte(kindData)})
+	_, err = decodeControl(appendInputEnd(nil, nil))
+	require.ErrorIs(t, err, ErrCorrupt, "an input end of no partition")
+	_, err = decodePartial([]byte{wireVersion + 1, byte(kindPartial)})
 	require.ErrorIs(t, err, ErrVersion)
+	_, err = decodePartial([]byte{1, 3, 0, 0, 0, 0})
+	require.ErrorIs(t, err, ErrCorrupt, "version 1")
+	for _, bad := range []string{`{"start":"x"}`, `{"start":"2026-12-01T09:00:00Z","end":"2026-12-01T09:00:00Z"}`, `{} {}`, `[]`,
+		`{"start":"2026-12-01T09:00:00Z","end":"2026-12-01T09:00:00Z","value":1,"extra":2}`} {
+		_, err = decodeResult([]byte(bad))
+		require.ErrorIs(t, err, ErrCorrupt, bad)
+	}
 	require.Equal(t, uint64(0x0102030405060708), KeyHash([]byte{1, 2, 3, 4, 5, 6, 7, 8}))
 }
 
-// The decoders never panic, and what they accept re-encodes to the same
-// bytes.
-func FuzzDecodeInput(f *testing.F) {
-	f.Add(appendInput(nil, 5, 9, []byte("ab")))
-	f.Add(appendInputWatermark(nil, -1))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		in, err := decodeInput(b)
-		if err != nil {
-			return
-		}
-		if in.kind == kindData {
-			require.Equal(t, b, appendInput(nil, in.wm, in.t, in.payload))
-		} else {
-			require.Equal(t, b, appendInputWatermark(nil, in.wm))
-		}
-	})
+func acc2json(v uint64) func([]byte) []byte {
+	return func(d []byte) []byte { return JSONCodec[uint64]{}.Append(d, v) }
 }
 
+// The decoders never panic, and what they accept re-encodes to the same
+// bytes (a result to the same values).
 func FuzzDecodePartial(f *testing.F) {
 	f.Add(appendPartial(nil, 4, 100, -200, func(d []byte) []byte { return append(d, 1, 2) }))
 	f.Add(appendPartialWatermark(nil, 2, 77))
+	f.Add(appendPartialIdle(nil, 2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodePartial(b)
 		if err != nil {
 			return
 		}
 		require.GreaterOrEqual(t, p.src, int32(0))
-		if p.kind == kindPartial {
+		switch p.kind {
+		case kindPartial:
 			require.Equal(t, b, appendPartial(nil, p.src, p.fire, p.start, func(d []byte) []byte { return append(d, p.acc...) }))
-		} else {
+		case kindPartialWatermark:
 			require.Equal(t, b, appendPartialWatermark(nil, p.src, p.fire))
+		default:
+			require.Equal(t, b, appendPartialIdle(nil, p.src))
+		}
+	})
+}
+
+func FuzzDecodeControl(f *testing.F) {
+	f.Add(appendInputEnd(nil, []int64{0, 5}))
+	f.Add(appendMergeEnd(nil, 3))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeControl(b)
+		if err != nil {
+			return
+		}
+		if c.kind == kindInputEnd {
+			require.Equal(t, b, appendInputEnd(nil, c.ends))
+		} else {
+			require.Equal(t, b, appendMergeEnd(nil, c.q))
 		}
 	})
 }
 
 func FuzzDecodeResult(f *testing.F) {
-	f.Add(appendResult(nil, 10, 20, true, func(d []byte) []byte { return append(d, 9) }))
-	f.Add(appendEnd(nil, 3))
+	f.Add(appendResult(nil, 10, 20, true, acc2json(9)))
+	f.Add(appendResult(nil, math.MinInt64, math.MaxInt64, false, func(d []byte) []byte { return append(d, `{"n":[1,"x"]}`...) }))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeResult(b)
 		if err != nil {
 			return
 		}
-		if r.kind == kindResult {
-			require.Equal(t, b, appendResult(nil, r.start, r.end, r.update, func(d []byte) []byte { return append(d, r.value...) }))
-		} else {
-			require.Equal(t, b, appendEnd(nil, r.from))
+		// Times outside int64 nanoseconds have no encoding of ours.
+		if r.Start.Year() < 1678 || r.Start.Year() > 2261 || r.End.Year() < 1678 || r.End.Year() > 2261 {
+			return
 		}
+		again, err := decodeResult(appendResult(nil, r.Start.UnixNano(), r.End.UnixNano(), r.Update, func(d []byte) []byte { return append(d, r.Value...) }))
+		require.NoError(t, err)
+		require.True(t, r.Start.Equal(again.Start) && r.End.Equal(again.End))
+		require.Equal(t, r.Update, again.Update)
+		require.JSONEq(t, string(r.Value), string(again.Value))
 	})
 }
 
 func FuzzCodecs(f *testing.F) {
 	f.Add(make([]byte, 8))
 	f.Add(make([]byte, 16))
+	f.Add([]byte(`{"user":"u","page":"/","at_ms":3,"more":[1]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if v, err := (Uint64Codec{}).Decode(b); err == nil {
 			require.Equal(t, b, Uint64Codec{}.Append(nil, v))
@@ -145,6 +178,21 @@ func FuzzCodecs(f *testing.F) {
 		}
 		if v, err := (RecordCodec{}).Decode(b); err == nil {
 			require.Equal(t, b, RecordCodec{}.Append(nil, v))
+		}
+		v, err := BytesCodec{}.Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, b, BytesCodec{}.Append([]byte{}, v))
+		s, err := StringCodec{}.Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, b, StringCodec{}.Append([]byte{}, s))
+		// A JSON value of the struct's shape decodes, and re-encodes to
+		// JSON that decodes to the same value.
+		if c, err := (JSONCodec[click]{}).Decode(b); err == nil {
+			back, err := JSONCodec[click]{}.Decode(JSONCodec[click]{}.Append(nil, c))
+			require.NoError(t, err)
+			require.Equal(t, c, back)
+		} else {
+			require.ErrorIs(t, err, ErrCorrupt)
 		}
 	})
 }

@@ -23,37 +23,66 @@ type WorkerStats struct {
 	// a rebalance or restart replays it.
 	Records, Late, Corrupt int64
 	// Partials and Watermarks are the records produced to the partials
-	// topic; Commits the offset commits that succeeded, CommitErrors those
-	// refused (a rebalance moved the partition: harmless, the new owner
-	// replays); FetchErrors the errors polls returned (franz-go retries
-	// what can be retried).
-	Partials, Watermarks, Commits, CommitErrors, FetchErrors int64
+	// topic (Watermarks counts idle declarations too); Commits the offset
+	// commits that succeeded, CommitErrors those refused (a rebalance moved
+	// the partition: harmless, the new owner replays); FetchErrors the
+	// errors polls returned (franz-go retries what can be retried);
+	// Resumed the input partitions started at a committed position, with
+	// the greatest event time committed with it.
+	Partials, Watermarks, Commits, CommitErrors, FetchErrors, Resumed int64
 }
 
 type workerCounters struct {
-	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors atomic.Int64
+	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors, resumed atomic.Int64
 }
 
+// SourceOpt configures how a Worker reads records of type In from the
+// input topic beyond their value's Decoder.
+type SourceOpt[In any] func(*source[In])
+
+type source[In any] struct {
+	key  KeyFunc[In]
+	time func(In) int64
+}
+
+// KeyOf keys records by a field of their value (its bytes, appended by f)
+// instead of the Kafka record key.
+func KeyOf[In any](f KeyFunc[In]) SourceOpt[In] { return func(s *source[In]) { s.key = f } }
+
+// TimeOf takes a record's event time (Unix ns) from its value instead of
+// the Kafka record timestamp (which has millisecond resolution).
+func TimeOf[In any](f func(In) int64) SourceOpt[In] { return func(s *source[In]) { s.time = f } }
+
 // Worker is one consumer-group member of the partial stage: it reads the
-// input partitions the group assigns it and runs, per input partition, the
-// operators the local runtime runs (operators.KeyedWindows in the partial
-// phase, watermarks taken from the records), producing each fired partial
-// accumulator to the partials topic hash-partitioned by key, followed by
+// input partitions the group assigns it, records as any producer wrote
+// them, and runs, per input partition, the operators the local runtime
+// runs (operators.KeyedWindows in the partial phase). A record's key is
+// its Kafka key (or KeyOf's field), its event time the Kafka timestamp (or
+// TimeOf's field), and each partition's watermark is its greatest event
+// time so far minus Config.OutOfOrderness. Each fired partial accumulator
+// goes to the partials topic keyed by the original key bytes, followed by
 // the partition's watermark on every partials partition. It commits an
-// input offset only once every output caused by the records before it is
-// acknowledged; after a crash the next owner replays from there and the
-// merge stage drops the partials it already has (see Merge).
+// input offset, with the greatest event time before it as the commit's
+// metadata, only once every output caused by the records before it is
+// acknowledged; after a crash the next owner replays from there with the
+// same watermarks and the merge stage drops the partials it already has
+// (see Merge). It never writes to the input topic.
 type Worker[In, Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[In, Acc, Out]
-	in       Codec[In]
+	in       Decoder[In]
+	src      source[In]
 	acc      Codec[Acc]
 	cl       *kgo.Client
+	ctl      *controlReader
 	partials int
 	lateness int64
+	ooo      int64
 
-	mu    sync.Mutex
-	parts map[int32]*workerPart[In, Acc, Out]
+	mu       sync.Mutex
+	parts    map[int32]*workerPart[In, Acc, Out]
+	restored map[int32]pos
+	keyBuf   []byte
 
 	killed, closing atomic.Bool
 	failed          atomic.Pointer[error]
@@ -61,26 +90,34 @@ type Worker[In, Acc, Out any] struct {
 	afterPoll       func() // test hook, called without the lock after each poll
 	failFn          func(error)
 	recs            recordPool
+	now             func() time.Time
 }
 
 type workerPart[In, Acc, Out any] struct {
 	p      int32
 	kw     *operators.KeyedWindows[In, Acc, Out]
-	wm     int64 // largest watermark carried by the partition's records
-	wmOff  int64 // offset of the record that carried it
+	maxT   int64 // greatest event time processed
+	wm     int64 // watermark of maxT
+	wmPos  pos   // position of the record that raised it
 	sentWM int64
 	fire   int64
 	batch  *ackBatch
 	emit   func(operators.Partial[Acc])
 	tr     tracker
+	keys   keyTable
+	ended  bool      // past the input's end
+	idle   bool      // declared idle to the merge stage
+	last   time.Time // when the partition last had a record (or was assigned)
 }
 
-// NewWorker connects a worker of the job: agg aggregates inputs decoded by
-// in, and its accumulators cross to the merge stage encoded by acc. It
-// checks the topics (ErrTopic when the input topic does not have
-// cfg.InputPartitions partitions or a topic is missing; ErrUnreachable
-// when the brokers do not answer before ctx ends). Run starts it.
-func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], in Codec[In], acc Codec[Acc]) (*Worker[In, Acc, Out], error) {
+// NewWorker connects a worker of the job: agg aggregates inputs whose
+// values in decodes (a Codec, or any Decoder: JSONCodec, StringCodec,
+// BytesCodec, or the user's Avro or Protobuf decoder), and its
+// accumulators cross to the merge stage encoded by acc. It checks the
+// topics (ErrTopic when the input topic does not have cfg.InputPartitions
+// partitions or a topic is missing; ErrUnreachable when the brokers do not
+// answer before ctx ends). Run starts it.
+func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], in Decoder[In], acc Codec[Acc], opts ...SourceOpt[In]) (*Worker[In, Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -88,7 +125,7 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 		return nil, err
 	}
 	if in == nil || acc == nil {
-		return nil, invalidParam("codecs", "nil", "an input and an accumulator Codec")
+		return nil, invalidParam("codecs", "nil", "an input Decoder and an accumulator Codec")
 	}
 	if _, err := operators.NewKeyedWindows(agg, cfg.Windows, cfg.AllowedLateness, operators.PartialPhase); err != nil {
 		return nil, err
@@ -97,26 +134,40 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker[In, Acc, Out]{cfg: cfg, agg: agg, in: in, acc: acc, lateness: int64(cfg.AllowedLateness),
-		parts: make(map[int32]*workerPart[In, Acc, Out])}
+	w := &Worker[In, Acc, Out]{cfg: cfg, agg: agg, in: in, acc: acc, lateness: int64(cfg.AllowedLateness), ooo: int64(cfg.OutOfOrderness),
+		parts: make(map[int32]*workerPart[In, Acc, Out]), restored: make(map[int32]pos), now: time.Now}
+	for _, o := range opts {
+		if o != nil {
+			o(&w.src)
+		}
+	}
 	w.failFn = w.fail
+	if w.ctl, err = newControlReader(cfg); err != nil {
+		return nil, err
+	}
 	w.cl, err = newClient(cfg.Brokers, cfg.ClientOpts,
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group), kgo.ConsumeTopics(cfg.Input),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(w.assigned), kgo.OnOffsetsFetched(w.fetched),
 		kgo.OnPartitionsRevoked(w.revoked), kgo.OnPartitionsLost(w.lost),
 		kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Partials),
 	)
 	if err != nil {
+		w.ctl.close()
 		return nil, err
 	}
-	if _, err := checkPartitions(ctx, w.cl, cfg.Input, "InputPartitions", cfg.InputPartitions); err != nil {
-		w.cl.Close()
-		return nil, err
+	_, err = checkPartitions(ctx, w.cl, cfg.Input, "InputPartitions", cfg.InputPartitions)
+	if err == nil {
+		w.partials, err = checkPartitions(ctx, w.cl, cfg.Partials, "", 0)
 	}
-	if w.partials, err = checkPartitions(ctx, w.cl, cfg.Partials, "", 0); err != nil {
+	if err == nil {
+		_, err = checkPartitions(ctx, w.cl, cfg.Control, "", 0)
+	}
+	if err != nil {
 		w.cl.Close()
+		w.ctl.close()
 		return nil, err
 	}
 	return w, nil
@@ -142,7 +193,7 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 	c := &w.c
 	return WorkerStats{Records: c.records.Load(), Late: c.late.Load(), Corrupt: c.corrupt.Load(),
 		Partials: c.partials.Load(), Watermarks: c.watermarks.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(),
-		FetchErrors: c.fetchErrors.Load()}
+		FetchErrors: c.fetchErrors.Load(), Resumed: c.resumed.Load()}
 }
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
@@ -150,9 +201,34 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 // then. It returns early with
 // the first produce failure (nothing more is committed) or after Kill.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
+	cctx, stop := context.WithCancel(ctx)
+	var ctlDone sync.WaitGroup
+	ctlDone.Add(1)
+	go func() { defer ctlDone.Done(); w.ctl.run(cctx) }()
+	wake := w.ctl.wake
+	if w.cfg.IdleTimeout > 0 {
+		go func() {
+			t := time.NewTicker(w.cfg.IdleTimeout / 2)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					wakeup(w.ctl.wake)
+				case <-cctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		stop()
+		w.ctl.close()
+		ctlDone.Wait()
+	}()
 	l := pollLoop{cl: w.cl, mu: &w.mu, interval: w.cfg.commitInterval(), fetchErrors: &w.c.fetchErrors,
 		closing: &w.closing, killed: &w.killed, process: w.process,
-		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll}
+		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll,
+		wake: wake, tick: w.tick}
 	return l.run(ctx)
 }
 
@@ -162,6 +238,75 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 func (w *Worker[In, Acc, Out]) Kill() {
 	w.killed.Store(true)
 	w.cl.Close()
+	w.ctl.close()
+}
+
+// assigned creates the state of newly assigned partitions, so that an
+// empty or ended one is seen by tick.
+func (w *Worker[In, Acc, Out]) assigned(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range a[w.cfg.Input] {
+		w.part(p)
+	}
+	wakeup(w.ctl.wake) // tick sees them, whether records come or not
+}
+
+// fetched restores the position committed with each input offset.
+func (w *Worker[In, Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	restore := func(topic string, p int32, off int64, meta *string) {
+		if topic != w.cfg.Input || off < 0 {
+			return
+		}
+		at := pos{off, noTime}
+		if meta != nil && *meta != "" {
+			if t, err := decodeWatermarks(*meta, 1); err == nil {
+				at.maxT = t[0]
+			} else {
+				w.c.corrupt.Add(1)
+			}
+		}
+		w.restored[p] = at
+		if st := w.parts[p]; st != nil && st.tr.next.off < 0 {
+			w.restore(st, at)
+		}
+		wakeup(w.ctl.wake)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			restore(t.Topic, p.Partition, p.Offset, p.Metadata)
+		}
+	}
+	for _, g := range resp.Groups {
+		for _, t := range g.Topics {
+			for _, p := range t.Partitions {
+				restore(t.Topic, p.Partition, p.Offset, p.Metadata)
+			}
+		}
+	}
+	return nil
+}
+
+// restore starts a partition at a committed position: the watermark there
+// is the one the records before it gave.
+func (w *Worker[In, Acc, Out]) restore(st *workerPart[In, Acc, Out], at pos) {
+	w.c.resumed.Add(1)
+	st.tr.next, st.tr.committed, st.maxT = at, at.off, at.maxT
+	if wm := w.watermarkOf(at.maxT); wm > st.wm {
+		st.wm, st.sentWM, st.wmPos = wm, wm, at
+		st.kw.Advance(wm, nil, nil) // no state yet: fires nothing
+	}
+}
+
+// watermarkOf is a partition's watermark when maxT is its greatest event
+// time (operators.BoundedOutOfOrderness).
+func (w *Worker[In, Acc, Out]) watermarkOf(maxT int64) int64 {
+	if maxT == noTime || maxT < math.MinInt64+w.ooo+1 {
+		return operators.NoWatermark
+	}
+	return maxT - w.ooo - 1
 }
 
 func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
@@ -174,15 +319,21 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 		w.failed.CompareAndSwap(nil, &err) // unreachable: NewWorker built one
 		return nil
 	}
-	st = &workerPart[In, Acc, Out]{p: p, kw: kw, wm: operators.NoWatermark, sentWM: operators.NoWatermark, tr: newTracker()}
+	st = &workerPart[In, Acc, Out]{p: p, kw: kw, maxT: noTime, wm: operators.NoWatermark, sentWM: operators.NoWatermark,
+		tr: newTracker(), keys: newKeyTable(), last: w.now()}
 	st.emit = func(pa operators.Partial[Acc]) {
 		r := w.recs.get()
-		b := appendPartialHeader(appendKey(r.Key[:0], pa.Key), st.p, st.fire, pa.Start)
+		b := st.keys.appendKey(r.Key[:0], pa.Key)
+		k := len(b)
+		b = appendPartialHeader(b, st.p, st.fire, pa.Start)
 		b = w.acc.Append(b, pa.Acc)
-		*r = kgo.Record{Key: b[:8], Value: b[8:]}
+		*r = kgo.Record{Key: b[:k], Value: b[k:]}
 		st.batch.left.Add(1)
 		w.c.partials.Add(1)
 		w.cl.Produce(context.Background(), r, st.batch.promise)
+	}
+	if at, ok := w.restored[p]; ok {
+		w.restore(st, at)
 	}
 	w.parts[p] = st
 	return st
@@ -191,93 +342,163 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 // process runs one partition's fetched records through its operators.
 func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	st := w.part(p)
-	if st == nil {
+	if st == nil || st.ended {
+		if st != nil {
+			w.c.records.Add(int64(len(recs)))
+			w.c.late.Add(int64(len(recs))) // past the input's end
+		}
 		return
 	}
 	var late, corrupt int64
 	for _, r := range recs {
-		if r.Offset < st.tr.next {
+		if r.Offset < st.tr.next.off {
 			continue
 		}
-		st.tr.next = r.Offset + 1
-		in, err := decodeInput(r.Value)
+		before := pos{r.Offset, st.maxT}
+		st.tr.next = pos{r.Offset + 1, st.maxT}
+		v, err := w.in.Decode(r.Value)
 		if err != nil {
 			corrupt++
 			continue
 		}
-		if in.wm > st.wm {
-			w.advance(st, in.wm, r.Offset)
+		key := r.Key
+		if w.src.key != nil {
+			w.keyBuf = w.src.key(w.keyBuf[:0], v)
+			key = w.keyBuf
 		}
-		if in.kind != kindData {
-			continue
+		var t int64
+		if w.src.time != nil {
+			t = w.src.time(v)
+		} else {
+			t = r.Timestamp.UnixNano()
 		}
-		v, err := w.in.Decode(in.payload)
-		if err != nil {
-			corrupt++
-			continue
+		if t > st.maxT {
+			st.maxT = t
+			st.tr.next.maxT = t
+			if wm := w.watermarkOf(t); wm > st.wm {
+				w.advance(st, wm, before)
+			}
 		}
-		if st.kw.Add(KeyHash(r.Key), in.t, v) {
-			w.markWindows(st, in.t, r.Offset)
+		h := KeyHash(key)
+		if st.kw.Add(h, t, v) {
+			st.keys.put(h, key, w.keepUntil(t))
+			w.markWindows(st, t, before)
 		} else {
 			late++
 		}
 	}
+	st.last = w.now()
+	if st.idle {
+		st.idle = false
+		st.sentWM = operators.NoWatermark // the next watermark says it is active again
+	}
 	w.c.records.Add(int64(len(recs)))
 	w.c.late.Add(late)
 	w.c.corrupt.Add(corrupt)
-	if st.wm > st.sentWM {
-		// After the partials this watermark fired: ordered behind them on
-		// every partials partition.
-		b := newBatch(st.wmOff, w.failFn, nil)
-		v := appendPartialWatermark(nil, p, st.wm)
-		for q := range w.partials {
-			b.left.Add(1)
-			w.cl.Produce(context.Background(), &kgo.Record{Partition: int32(q), Value: v}, b.promise)
+	w.sendWatermark(st)
+}
+
+// sendWatermark sends the partition's watermark to every partials
+// partition when it moved: after the partials it fired, so ordered behind
+// them on each.
+func (w *Worker[In, Acc, Out]) sendWatermark(st *workerPart[In, Acc, Out]) {
+	if st.wm <= st.sentWM {
+		return
+	}
+	w.broadcast(st, st.wmPos, appendPartialWatermark(nil, st.p, st.wm))
+	st.sentWM = st.wm
+}
+
+// broadcast produces v to every partials partition, holding the commit
+// at the position it.
+func (w *Worker[In, Acc, Out]) broadcast(st *workerPart[In, Acc, Out], at pos, v []byte) {
+	b := newBatch(at, w.failFn, nil)
+	for q := range w.partials {
+		b.left.Add(1)
+		w.cl.Produce(context.Background(), &kgo.Record{Partition: int32(q), Value: v}, b.promise)
+	}
+	w.c.watermarks.Add(int64(w.partials))
+	st.tr.add(b)
+}
+
+// tick, after every poll, ends the partitions that reached the input's end
+// (EndInput) and declares idle those silent for IdleTimeout with every
+// window fired.
+func (w *Worker[In, Acc, Out]) tick() {
+	ends := w.ctl.inputEnds()
+	now := w.now()
+	for _, st := range w.parts {
+		if st.ended {
+			continue
 		}
-		w.c.watermarks.Add(int64(w.partials))
-		st.tr.add(b)
-		st.sentWM = st.wm
+		if int(st.p) < len(ends) {
+			end := ends[st.p]
+			if st.tr.next.off < 0 && end == 0 {
+				st.tr.next = pos{0, noTime}
+			}
+			if st.tr.next.off >= end {
+				st.ended = true
+				w.advance(st, operators.EndOfInput, pos{end, st.maxT})
+				w.sendWatermark(st)
+				continue
+			}
+		}
+		if w.cfg.IdleTimeout > 0 && !st.idle && len(st.tr.open) == 0 && now.Sub(st.last) > w.cfg.IdleTimeout {
+			st.idle = true
+			w.broadcast(st, st.tr.next, appendPartialIdle(nil, st.p))
+		}
 	}
 }
 
-// markWindows records that the input at off went into every window
+// keepUntil is the watermark until which a key added at t may still fire.
+func (w *Worker[In, Acc, Out]) keepUntil(t int64) int64 {
+	if w.cfg.Windows.IsGlobal() {
+		return math.MaxInt64
+	}
+	return cleanupAt(w.cfg.Windows.End(w.cfg.Windows.LastStart(t)), w.lateness)
+}
+
+// markWindows records that the input at p went into every window
 // holding t (a window it was late for is marked too: harmless, it only
 // holds the commit back until the next watermark).
-func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t, off int64) {
+func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t int64, p pos) {
 	win := w.cfg.Windows
 	if win.IsGlobal() {
-		st.tr.mark(math.MinInt64, off)
+		st.tr.mark(math.MinInt64, p)
 		return
 	}
 	for s := range win.Starts(t) {
-		st.tr.mark(s, off)
+		st.tr.mark(s, p)
 	}
 }
 
-// advance fires the windows the watermark wm, carried by the record at
-// off, closes.
-func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm, off int64) {
-	b := newBatch(off, w.failFn, &w.recs)
+// advance fires the windows the watermark wm, raised by the record at
+// at, closes.
+func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm int64, at pos) {
+	b := newBatch(at, w.failFn, &w.recs)
 	for s, o := range st.tr.open {
 		if w.cfg.Windows.End(s)-1 <= wm {
-			b.minOff = min(b.minOff, o)
+			b.min = minPos(b.min, o)
 			delete(st.tr.open, s)
 		}
 	}
-	st.fire, st.batch = off, b
+	st.fire, st.batch = at.off, b
 	st.kw.Advance(wm, nil, st.emit)
 	st.batch = nil
 	st.tr.add(b)
-	st.wm, st.wmOff = wm, off
+	st.keys.purge(wm)
+	st.wm, st.wmPos = wm, at
 }
 
 // commitLocked commits the safe offset of the given partitions (all when
 // nil). The caller holds w.mu.
 func (w *Worker[In, Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	offsets := map[int32]kgo.EpochOffset{}
+	meta := map[int32]string{}
 	add := func(st *workerPart[In, Acc, Out]) {
-		if c := st.tr.safe(); c > st.tr.committed {
-			offsets[st.p] = kgo.EpochOffset{Epoch: -1, Offset: c}
+		if c := st.tr.safe(); c.off > st.tr.committed {
+			offsets[st.p] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
+			meta[st.p] = encodeWatermarks([]int64{c.maxT})
 		}
 	}
 	if only == nil {
@@ -291,7 +512,7 @@ func (w *Worker[In, Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 			}
 		}
 	}
-	commitOffsets(ctx, w.cl, w.cfg.Input, offsets, nil, &w.c.commits, &w.c.commitErrors, func(p int32, o int64) {
+	commitOffsets(ctx, w.cl, w.cfg.Input, offsets, meta, &w.c.commits, &w.c.commitErrors, func(p int32, o int64) {
 		if st := w.parts[p]; st != nil {
 			st.tr.committed = o
 		}
@@ -317,6 +538,7 @@ func (w *Worker[In, Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[s
 	defer w.mu.Unlock()
 	for _, p := range lost[w.cfg.Input] {
 		delete(w.parts, p)
+		delete(w.restored, p)
 	}
 }
 

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
@@ -25,20 +27,22 @@ results to an output topic, and reports the records per input partition
 (imbalance λ = (max-avg)/avg), end-to-end throughput, the latency from a
 window's end to its result, and whether every count is exact. Without
 -brokers an in-process kfake cluster runs, so it works on a fresh machine.
-With -brokers, topics PREFIX-KIND-ID-{in,partials,out} are created. An
-interrupt (SIGINT, SIGTERM) tears the running pipeline down and prints the
-rows finished so far.`)
+With -brokers, topics PREFIX-KIND-ID-{in,partials,out,control} are
+created. An interrupt (SIGINT, SIGTERM) tears the running pipeline down
+and prints the rows finished so far.`)
 	var (
 		o          output
 		wl         workloadFlags
 		brokers    string
 		prefix     string
 		parts      string
+		source     string
 		partitions int
 		partials   int
 		workers    string
 		window     time.Duration
 		timeout    time.Duration
+		tf         topicFlags
 	)
 	o.register(fs, false)
 	wl.register(fs, workloadDefaults{
@@ -49,10 +53,12 @@ rows finished so far.`)
 	fs.StringVar(&brokers, "brokers", "", "seed brokers of a real cluster, `host:port,...` (empty: in-process kfake)")
 	fs.StringVar(&prefix, "topic-prefix", "skewer-bench", "prefix of the topics created on a real cluster (with -brokers only)")
 	fs.StringVar(&parts, "partitioner", "hash,pkg,dchoices,wchoices", "partitioners, a comma `LIST`; by default the four kinds docs/kafka.md compares (each runs a whole pipeline)")
+	fs.StringVar(&source, "source-partitioner", "", "write the stream to a source topic with this `KIND` first, as another service's producer would (murmur2: a Java producer's default); each -partitioner kind then reads it directly when it is the same kind, else through a repartitioner into the job's input (empty: the producer writes the input with each -partitioner kind)")
 	fs.IntVar(&partitions, "partitions", 12, fmt.Sprintf("partitions of the input topic, in [1, %d]", kafkabench.MaxPartitions))
 	fs.IntVar(&partials, "partials-partitions", 4, fmt.Sprintf("partitions of the partials and output topics, in [1, %d]", kafkabench.MaxPartitions))
 	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
 	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count, > 0 (event time = wall clock at send)")
+	tf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -63,6 +69,12 @@ rows finished so far.`)
 	if timeout <= 0 {
 		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
 	}
+	if tf.input != "" {
+		return kafkaTopic(ctx, e, fs, &o, &wl, tf, brokers, partitions, partials, workers, window, timeout)
+	}
+	if err := tf.unusedWithout(fs); err != nil {
+		return fail(e, "kafka", err)
+	}
 	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window}
 	cluster := "kfake (in-process)"
 	if brokers != "" {
@@ -72,8 +84,14 @@ rows finished so far.`)
 		return fail(e, "kafka", unused("-topic-prefix", "without -brokers (the in-process cluster names its topics)"))
 	}
 	var err error
-	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, bench.PartitionerKinds()); err != nil {
+	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, kafka.PartitionerKinds()); err != nil {
 		return fail(e, "kafka", err)
+	}
+	if source != "" {
+		if _, err := bench.ParseChoices("-source-partitioner", source, kafka.PartitionerKinds()); err != nil || strings.Contains(source, ",") {
+			return fail(e, "kafka", fmt.Errorf("%w: -source-partitioner = %q, want one of %s", bench.ErrInvalidParameter, source, strings.Join(kafka.PartitionerKinds(), ", ")))
+		}
+		cfg.SourcePartitioner = source
 	}
 	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
 		return fail(e, "kafka", err)
@@ -100,6 +118,9 @@ rows finished so far.`)
 		}
 	}
 	settings := append([][2]string{{"cluster", cluster}}, wl.settings()...)
+	if source != "" {
+		settings = append(settings, [2]string{"source_partitioner", source})
+	}
 	settings = append(settings, [][2]string{{"tuples", fmt.Sprint(len(cfg.Input))},
 		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()}}...)
 	meta := bench.Meta{Command: "kafka", Settings: append(settings, wl.seedSetting(false)...)}
@@ -134,12 +155,12 @@ func (r kafkaRow) Cells() []bench.Cell {
 	if r.Keys != 0 {
 		keys = r.Keys
 	}
-	per := make([]string, len(r.RecordsPerPartition))
-	for i, c := range r.RecordsPerPartition {
-		per[i] = fmt.Sprint(c)
-	}
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
+		{Name: "source_partitioner", Head: "SOURCE", Value: r.SourcePartitioner, Key: true, NoTable: r.SourcePartitioner == ""},
+		{Name: "input_topic", Head: "INPUT", Value: r.InputTopic, Key: true, NoTable: r.InputTopic == ""},
+		{Name: "input_format", Head: "FORMAT", Value: r.InputFormat, Key: true, NoTable: true},
+		{Name: "repartitioned", Head: "REPARTITIONED", Value: r.Repartitioned, Key: true, NoTable: r.SourcePartitioner == ""},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
 		{Name: "zipf_s", Head: "S", Value: zipfS, Key: true, NoTable: true},
 		{Name: "keys", Head: "KEYS", Value: keys, Key: true, NoTable: true},
@@ -151,7 +172,9 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, Unit: "tuples", NoTable: true},
 		{Name: "imbalance", Head: "λ", Value: r.Imbalance, Prec: bench.PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 2, Unit: "max/avg"},
-		{Name: "records_per_partition", Head: "RECORDS PER PARTITION", Value: strings.Join(per, " ")},
+		{Name: "records_per_partition", Head: "RECORDS PER PARTITION", Value: joinInts(r.RecordsPerPartition)},
+		{Name: "records_per_worker", Head: "RECORDS PER WORKER", Value: joinInts(r.RecordsPerWorker), NoTable: true},
+		{Name: "worker_max_over_avg", Head: "WORKER MAX/AVG", Value: r.WorkerMaxOverAvg, Prec: 2, Unit: "worker-max/avg"},
 		{Name: "throughput_tps", Head: "TUPLES/s", Value: r.ThroughputTPS, Prec: 0, Unit: "tuples/s"},
 		{Name: "elapsed_s", Head: "SECONDS", Value: r.ElapsedS, Prec: 2, Unit: "sec/op", NoTable: true},
 		{Name: "latency_ms_p50", Head: "P50ms", Value: r.LatencyMs.P50, Prec: 1, Unit: "p50-ms"},
@@ -163,6 +186,124 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "windows", Head: "WINDOWS", Value: r.Windows},
 		{Name: "partials", Head: "PARTIALS", Value: r.Partials, Unit: "partials"},
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
+		{Name: "checked", Head: "CHECKED", Value: r.Checked, NoTable: true},
 		{Name: "exact", Head: "EXACT", Value: r.Exact},
 	}
+}
+
+func joinInts(xs []int64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// topicFlags are the flags of a run over an existing topic (-input-topic).
+type topicFlags struct {
+	input, output, format, keyField, timeField string
+	ooo                                        time.Duration
+}
+
+func (t *topicFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.input, "input-topic", "", "count an existing `TOPIC` instead (its records as any client wrote them, up to its end when the job starts); without -brokers an in-process topic is filled first with -tuples records in -input-format and every count is checked")
+	fs.StringVar(&t.output, "output-topic", "", "with -input-topic: the `TOPIC` of the JSON results (required with -brokers; in-process: INPUT-counts)")
+	fs.StringVar(&t.format, "input-format", "json", "with -input-topic: the `FORMAT` of its values: json, string or bytes")
+	fs.StringVar(&t.keyField, "key-field", "", "with -input-format json: the `FIELD` holding the key (empty: the record key)")
+	fs.StringVar(&t.timeField, "time-field", "", "with -input-format json: the `FIELD` holding the event time, Unix ms or RFC 3339 (empty: the record timestamp)")
+	fs.DurationVar(&t.ooo, "out-of-orderness", 0, "with -input-topic: how far an input partition's event times may run out of order, >= 0")
+}
+
+// unusedWithout refuses the topic flags without -input-topic.
+func (t *topicFlags) unusedWithout(fs *flag.FlagSet) error {
+	set := explicit(fs)
+	for _, f := range []string{"output-topic", "input-format", "key-field", "time-field", "out-of-orderness"} {
+		if set[f] {
+			return unused("-"+f, "without -input-topic")
+		}
+	}
+	return nil
+}
+
+// kafkaTopic is `streambench kafka -input-topic`: one run of the windowed
+// count over an existing topic.
+func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags,
+	brokers string, partitions, partials int, workers string, window, timeout time.Duration) int {
+	set := explicit(fs)
+	for _, f := range []string{"partitioner", "source-partitioner", "topic-prefix"} {
+		if set[f] {
+			return fail(e, "kafka", unused("-"+f, "with -input-topic (the topic is read as it is)"))
+		}
+	}
+	if timeout <= 0 {
+		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
+	}
+	w, err := bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers)
+	if err != nil {
+		return fail(e, "kafka", err)
+	}
+	if len(w) != 1 {
+		return fail(e, "kafka", fmt.Errorf("%w: -workers = %s, want one count with -input-topic", bench.ErrInvalidParameter, workers))
+	}
+	cfg := kafkabench.TopicConfig{InputTopic: tf.input, OutputTopic: tf.output, Format: tf.format, KeyField: tf.keyField,
+		TimeField: tf.timeField, Partitions: partitions, PartialsPartitions: partials, Workers: w[0], Window: window, OutOfOrderness: tf.ooo}
+	cluster := "kfake (in-process)"
+	var wname string
+	if brokers != "" {
+		cluster = brokers
+		cfg.Brokers = strings.Split(brokers, ",")
+		for _, f := range []string{"workload", "file", "format", "keys", "zipf-s", "tuples", "drift-every", "seed", "partitions"} {
+			if set[f] {
+				return fail(e, "kafka", unused("-"+f, "with -brokers and -input-topic (the topic is the stream)"))
+			}
+		}
+	} else {
+		if err := wl.check(fs, false); err != nil {
+			return fail(e, "kafka", err)
+		}
+		if wl.tuples <= 0 || wl.tuples > bench.MaxHeldTuples {
+			return fail(e, "kafka", fmt.Errorf("%w: -tuples = %d, want in [1, %d]", bench.ErrInvalidParameter, wl.tuples, bench.MaxHeldTuples))
+		}
+		wk, err := wl.build()
+		if err != nil {
+			return fail(e, "kafka", err)
+		}
+		wname = wk.Name
+		if cfg.Input, err = wk.Read(ctx, wl.tuples); err != nil && ctx.Err() == nil {
+			return fail(e, "kafka", err)
+		}
+	}
+	var rows []bench.Row
+	if ctx.Err() == nil {
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		report, clear := o.progress(e)
+		if report != nil {
+			report("kafka: " + tf.input)
+		}
+		row, err := kafkabench.RunTopic(tctx, cfg)
+		clear()
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			return fail(e, "kafka", err)
+		}
+		if err == nil {
+			rows = append(rows, kafkaRow{Workload: cmpOr(wname, tf.input), Seed: wl.seed, BenchRow: row})
+		}
+	}
+	settings := [][2]string{{"cluster", cluster}, {"input_topic", tf.input}, {"input_format", tf.format},
+		{"key_field", tf.keyField}, {"time_field", tf.timeField}, {"window", window.String()}}
+	if err := o.write(ctx, e, bench.Meta{Command: "kafka", Settings: settings}, rows, nil); err != nil {
+		return fail(e, "kafka", err)
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, e, "kafka", len(rows))
+	}
+	return exitOK
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -11,9 +11,9 @@ import (
 func TestKafkaCommand(t *testing.T) {
 	t.Run("kfake", func(t *testing.T) {
 		// Two worker counts of one partitioner, each a whole pipeline; the
-		// stream is uniform (s = 0) over 100 keys, which the rows echo and
+		// stream is uniform (s = 0) over 1000 keys, which the rows echo and
 		// key grouping spreads within a factor of two of the mean.
-		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "100", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
+		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "1000", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
 		rows := decodeStrict[kafkaRow](t, out)
 		require.Len(t, rows, 2)
@@ -24,7 +24,7 @@ func TestKafkaCommand(t *testing.T) {
 			require.Len(t, r.RecordsPerPartition, 12)
 			require.EqualValues(t, 2000, r.Tuples)
 			require.Equal(t, 0.0, *r.ZipfS)
-			require.EqualValues(t, 100, r.Keys)
+			require.EqualValues(t, 1000, r.Keys)
 			require.Less(t, r.MaxOverAvg, 2.0, "s = 0 ran: no hot key")
 		}
 		require.Equal(t, rows[0].RecordsPerPartition, rows[1].RecordsPerPartition, "routing does not depend on the workers")
@@ -44,6 +44,55 @@ func TestKafkaCommand(t *testing.T) {
 		require.Equal(t, "200", recs[1][col["tuples"]], "the file's 200 words, not the default -tuples")
 		require.Equal(t, "", recs[1][col["zipf_s"]], "a file has no exponent")
 		require.Equal(t, "w.txt", recs[1][col["workload"]])
+	})
+	t.Run("source partitioner", func(t *testing.T) {
+		// The stream written as a Java producer would (murmur2), read
+		// directly and through a D-Choices repartitioner.
+		code, out, errs := cli(t, "kafka", "-tuples", "3000", "-keys", "1000", "-zipf-s", "1.2", "-source-partitioner", "murmur2",
+			"-partitioner", "murmur2,dchoices", "-output", "json", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 2)
+		for i, r := range rows {
+			require.Equal(t, "murmur2", r.SourcePartitioner)
+			require.Equal(t, i == 1, r.Repartitioned)
+			require.True(t, r.Exact, "exact counts")
+			require.Len(t, r.RecordsPerWorker, 3)
+		}
+		require.Greater(t, rows[0].Imbalance, 4*rows[1].Imbalance, "the repartitioned input is balanced")
+		code, _, errs = cli(t, "kafka", "-source-partitioner", "java")
+		require.Equal(t, exitUsage, code)
+		require.Contains(t, errs, "-source-partitioner")
+	})
+	t.Run("existing topic", func(t *testing.T) {
+		// An in-process topic filled with JSON records by a plain client,
+		// keyed and timed by fields, counted exactly.
+		code, out, errs := cli(t, "kafka", "-input-topic", "clicks", "-key-field", "user", "-time-field", "at", "-tuples", "2000",
+			"-keys", "300", "-workers", "2", "-output", "json", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 1)
+		require.Equal(t, "clicks", rows[0].InputTopic)
+		require.Equal(t, "json", rows[0].InputFormat)
+		require.True(t, rows[0].Checked)
+		require.True(t, rows[0].Exact)
+		require.EqualValues(t, 2000, rows[0].Tuples)
+		for _, bad := range []struct {
+			args []string
+			flag string
+		}{
+			{[]string{"-input-topic", "t", "-input-format", "avro"}, "-input-format"},
+			{[]string{"-input-topic", "t", "-input-format", "string", "-key-field", "k"}, "-key-field"},
+			{[]string{"-input-topic", "t", "-partitioner", "pkg"}, "-partitioner"},
+			{[]string{"-input-topic", "t", "-workers", "1,2"}, "-workers"},
+			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1"}, "-output-topic"},
+			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1", "-output-topic", "o", "-tuples", "5"}, "-tuples"},
+			{[]string{"-output-topic", "o"}, "-output-topic"},
+		} {
+			code, _, errs := cli(t, append([]string{"kafka"}, bad.args...)...)
+			require.Equal(t, exitUsage, code, "%v: %s", bad.args, errs)
+			require.Contains(t, errs, bad.flag)
+		}
 	})
 	t.Run("unreachable brokers", func(t *testing.T) {
 		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-tuples", "100", "-quiet")

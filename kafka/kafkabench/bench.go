@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -29,11 +30,18 @@ type BenchConfig struct {
 	// per configuration.
 	Brokers []string
 	// TopicPrefix names the topics created on a real cluster:
-	// PREFIX-KIND-ID-{in,partials,out}. Required with Brokers, refused
+	// PREFIX-KIND-ID-{in,partials,out,control}. Required with Brokers, refused
 	// without (the in-process cluster names its own topics).
 	TopicPrefix string
-	// Partitioners to compare (partition.Kinds).
+	// Partitioners to compare (kafka.PartitionerKinds).
 	Partitioners []string
+	// SourcePartitioner, when set (kafka.PartitionerKinds), writes the
+	// stream to a source topic with that kind, as another service's
+	// producer would (murmur2: a Java producer's default). Each of
+	// Partitioners then gives a row: the same kind reads the source
+	// directly; any other kind runs a kafka.Repartitioner that rewrites
+	// the source into the job's input through it.
+	SourcePartitioner string
 	// Partitions of the input topic and of the partials and output topics,
 	// each in [1, MaxPartitions].
 	Partitions, PartialsPartitions int
@@ -57,7 +65,10 @@ const (
 // BenchRow is the result of one configuration (partitioner and worker
 // count): part of the JSON schema of `streambench kafka`.
 type BenchRow struct {
-	Partitioner        string `json:"partitioner"`
+	Partitioner string `json:"partitioner"`
+	// SourcePartitioner and Repartitioned: see BenchConfig.SourcePartitioner.
+	SourcePartitioner  string `json:"source_partitioner,omitempty"`
+	Repartitioned      bool   `json:"repartitioned"`
 	Workers            int    `json:"workers"`
 	Partitions         int    `json:"partitions"`
 	PartialsPartitions int    `json:"partials_partitions"`
@@ -72,23 +83,34 @@ type BenchRow struct {
 	// merge stage producing the result. Count is the number of results timed.
 	LatencyMs bench.LatencySummary `json:"latency_ms"`
 	// Imbalance is λ = (max - avg) / avg over RecordsPerPartition, the
-	// records each input partition acknowledged; MaxOverAvg = 1 + λ.
+	// records in each partition of the job's input topic; MaxOverAvg = 1 + λ.
 	Imbalance           float64 `json:"imbalance"`
 	MaxOverAvg          float64 `json:"max_over_avg"`
 	RecordsPerPartition []int64 `json:"records_per_partition"`
+	// RecordsPerWorker is the records each worker processed;
+	// WorkerMaxOverAvg its max over average: the load of the heavy stage.
+	RecordsPerWorker []int64 `json:"records_per_worker"`
+	WorkerMaxOverAvg float64 `json:"worker_max_over_avg"`
 	// Windows is the (key, window) results; Partials the partial
 	// aggregates merged, Duplicates those dropped.
 	Windows    int   `json:"windows"`
 	Partials   int64 `json:"partials"`
 	Duplicates int64 `json:"duplicates"`
-	// Exact reports that every final count equals the exact count.
+	// Exact reports that every final count equals the exact count (when
+	// Checked: the bench generated the input itself).
 	Exact bool `json:"exact"`
+	// InputTopic and InputFormat: the existing topic RunTopic read.
+	InputTopic  string `json:"input_topic,omitempty"`
+	InputFormat string `json:"input_format,omitempty"`
+	Checked     bool   `json:"checked"`
 }
 
 func (c *BenchConfig) validate() error {
 	switch {
 	case len(c.Partitioners) == 0:
-		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(kafka.PartitionerKinds(), ", "))
+	case c.SourcePartitioner != "" && !slices.Contains(kafka.PartitionerKinds(), c.SourcePartitioner):
+		return invalidParam("-source-partitioner", fmt.Sprintf("%q", c.SourcePartitioner), "one of "+strings.Join(kafka.PartitionerKinds(), ", "))
 	case c.Partitions < 1 || c.Partitions > MaxPartitions:
 		return invalidParam("-partitions", c.Partitions, fmt.Sprintf("in [1, %d]", MaxPartitions))
 	case c.PartialsPartitions < 1 || c.PartialsPartitions > MaxPartitions:
@@ -115,8 +137,8 @@ func (c *BenchConfig) validate() error {
 		}
 	}
 	for _, k := range c.Partitioners {
-		if !slices.Contains(partition.Kinds(), k) {
-			return invalidParam("-partitioner", fmt.Sprintf("%q", k), "one of "+strings.Join(partition.Kinds(), ", "))
+		if !slices.Contains(kafka.PartitionerKinds(), k) {
+			return invalidParam("-partitioner", fmt.Sprintf("%q", k), "one of "+strings.Join(kafka.PartitionerKinds(), ", "))
 		}
 	}
 	return nil
@@ -156,11 +178,19 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 	if err != nil {
 		return BenchRow{}, err
 	}
+	repartition := bc.SourcePartitioner != "" && bc.SourcePartitioner != kind
 	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
-		Input: "in", Partials: "partials", Output: "out", Group: "skewer-bench"}
+		Input: "in", Partials: "partials", Output: "out", Control: "control", Group: "skewer-bench"}
+	source := "source"
+	if repartition {
+		// The repartition topic interleaves the source partitions, each in
+		// event-time order but at its own pace: windows wait for the end.
+		cfg.OutOfOrderness = time.Hour
+	}
 	if len(bc.Brokers) == 0 {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(bc.Partitions), "in"),
-			kfake.SeedTopics(int32(bc.PartialsPartitions), "partials"), kfake.SeedTopics(int32(bc.PartialsPartitions), "out"))
+			kfake.SeedTopics(int32(bc.PartialsPartitions), "partials"), kfake.SeedTopics(int32(bc.PartialsPartitions), "out"),
+			kfake.SeedTopics(1, "control"), kfake.SeedTopics(int32(bc.Partitions), source))
 		if err != nil {
 			return BenchRow{}, fmt.Errorf("kfake: %w", err)
 		}
@@ -168,12 +198,17 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 		cfg.Brokers = c.ListenAddrs()
 	} else {
 		id := fmt.Sprintf("%s-%s-%d", bc.TopicPrefix, kind, time.Now().UnixNano())
-		cfg.Input, cfg.Partials, cfg.Output, cfg.Group = id+"-in", id+"-partials", id+"-out", id
+		cfg.Input, cfg.Partials, cfg.Output, cfg.Control, cfg.Group = id+"-in", id+"-partials", id+"-out", id+"-control", id
+		source = id + "-source"
+		topics := map[string]int{cfg.Input: bc.Partitions, cfg.Partials: bc.PartialsPartitions, cfg.Output: bc.PartialsPartitions, cfg.Control: 1}
+		if repartition {
+			topics[source] = bc.Partitions
+		}
 		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)...)
 		if err != nil {
 			return BenchRow{}, fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)
 		}
-		for t, n := range map[string]int{cfg.Input: bc.Partitions, cfg.Partials: bc.PartialsPartitions, cfg.Output: bc.PartialsPartitions} {
+		for t, n := range topics {
 			if err := kafka.CreateTopic(ctx, cl, t, n); err != nil {
 				cl.Close()
 				return BenchRow{}, err
@@ -181,29 +216,73 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 		}
 		cl.Close()
 	}
-	agg := operators.Count[stream.Record]()
-	jctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.Uint64Codec{})
+	// The stream starts once every worker holds input partitions, so that
+	// the records per worker measure the partitioning, not the group's
+	// first rebalances.
+	onAssigned, stable := stableGroup(cfg.Input, workers)
+	cfg.ClientOpts = append(slices.Clip(cfg.ClientOpts), onAssigned)
+	j, err := startCount(ctx, cfg, workers, kafka.Decoder[stream.Record](kafka.RecordCodec{}), nil)
 	if err != nil {
 		return BenchRow{}, err
+	}
+	merge, ws, stop, jctx := j.merge, j.workers, j.stop, j.ctx
+	select {
+	case <-stable:
+	case <-ctx.Done():
+		_ = stop()
+		return BenchRow{}, fmt.Errorf("kafka: waiting for %d workers to join: %w", workers, ctx.Err())
+	}
+	in := inputOf{cfg: cfg, kind: kind, admin: bc.ClientOpts}
+	if repartition {
+		in.kind, in.topic = bc.SourcePartitioner, source
+		in.rp, err = kafka.NewRepartitioner(jctx, kafka.RepartitionConfig{Brokers: cfg.Brokers, ClientOpts: cfg.ClientOpts,
+			Source: source, SourcePartitions: bc.Partitions, Target: cfg.Input, TargetPartitions: bc.Partitions,
+			Group: cfg.Group + ".repartition", Partitioner: kind})
+		if err != nil {
+			_ = stop()
+			return BenchRow{}, err
+		}
+	}
+	row, err := benchStream(ctx, in, bc.Input)
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	row.Partitioner, row.SourcePartitioner, row.Repartitioned = kind, bc.SourcePartitioner, repartition
+	row.Workers, row.Partitions, row.PartialsPartitions, row.Window = workers, bc.Partitions, bc.PartialsPartitions, bc.Window.String()
+	st := merge.Stats()
+	row.Partials, row.Duplicates = st.Partials, st.Duplicates
+	load := make([]uint64, len(ws))
+	for i, w := range ws {
+		row.RecordsPerWorker = append(row.RecordsPerWorker, w.Stats().Records)
+		load[i] = uint64(w.Stats().Records)
+	}
+	row.WorkerMaxOverAvg = partition.LoadStats(load).MaxOverAvg
+	return row, err
+}
+
+// countJob is a running count job: its merge stage and workers.
+type countJob[In any] struct {
+	ctx     context.Context // the job's, ended by stop
+	merge   *kafka.Merge[uint64, uint64]
+	workers []*kafka.Worker[In, uint64, uint64]
+	stop    func() error // ends the job and returns its first error
+}
+
+// startCount starts a count job over cfg: a merge stage and workers
+// decoding the input with in.
+func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In]) (*countJob[In], error) {
+	agg := operators.Count[In]()
+	jctx, cancel := context.WithCancel(ctx)
+	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
+	if err != nil {
+		cancel()
+		return nil, err
 	}
 	errs := make(chan error, workers+1)
 	go func() { errs <- merge.Run(jctx) }()
 	running := 1
-	for range workers {
-		w, err := kafka.NewWorker(jctx, cfg, agg, kafka.RecordCodec{}, kafka.Uint64Codec{})
-		if err != nil {
-			cancel()
-			for range running {
-				<-errs
-			}
-			return BenchRow{}, err
-		}
-		go func() { errs <- w.Run(jctx) }()
-		running++
-	}
-	stop := func() error {
+	j := &countJob[In]{ctx: jctx, merge: merge}
+	j.stop = func() error {
 		cancel()
 		var first error
 		for range running {
@@ -211,27 +290,69 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 				first = err
 			}
 		}
+		running = 0
 		return first
 	}
-	row, err := benchStream(ctx, cfg, kind, bc.Input)
-	if serr := stop(); err == nil {
-		err = serr
+	for range workers {
+		w, err := kafka.NewWorker(jctx, cfg, agg, in, kafka.Uint64Codec{}, opts...)
+		if err != nil {
+			_ = j.stop()
+			return nil, err
+		}
+		j.workers = append(j.workers, w)
+		go func() { errs <- w.Run(jctx) }()
+		running++
 	}
-	row.Workers, row.Partitions, row.PartialsPartitions, row.Window = workers, bc.Partitions, bc.PartialsPartitions, bc.Window.String()
-	st := merge.Stats()
-	row.Partials, row.Duplicates = st.Partials, st.Duplicates
-	return row, err
+	return j, nil
+}
+
+// stableGroup returns a client option that closes the channel once n
+// distinct clients hold partitions of topic.
+func stableGroup(topic string, n int) (kgo.Opt, <-chan struct{}) {
+	var mu sync.Mutex
+	holders := map[*kgo.Client]bool{}
+	stable := make(chan struct{})
+	return kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(a[topic]) > 0 && !holders[cl] {
+			if holders[cl] = true; len(holders) == n {
+				close(stable)
+			}
+		}
+	}), stable
+}
+
+// inputOf is how a bench run fills the job's input: a Producer with kind
+// writes the input topic itself, or (rp set) the source topic, which rp
+// rewrites into the input.
+type inputOf struct {
+	cfg   kafka.Config
+	kind  string
+	topic string // the source topic when rp is set
+	rp    *kafka.Repartitioner
+	admin []kgo.Opt // the user's client options, for metadata clients
 }
 
 // benchStream sends the stream, reads the results and measures.
-func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stream.Record) (BenchRow, error) {
-	row := BenchRow{Partitioner: kind, Tuples: int64(len(keys))}
-	reader, err := kafka.NewResultReader(ctx, cfg, kafka.Uint64Codec{})
+func benchStream(ctx context.Context, in inputOf, keys []stream.Record) (BenchRow, error) {
+	cfg := in.cfg
+	row := BenchRow{Tuples: int64(len(keys))}
+	reader, err := kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		return row, err
 	}
 	defer reader.Close()
-	p, err := kafka.NewProducer(ctx, cfg, kafka.ProducerConfig{Partitioner: kind})
+	pcfg := cfg
+	ends := make(chan []int64, 1)
+	rpDone := make(chan error, 1)
+	if in.rp != nil {
+		pcfg.Input, pcfg.Control = in.topic, "" // the source; its end goes to the repartitioner
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { rpDone <- in.rp.RunUntil(rctx, ends) }()
+	}
+	p, err := kafka.NewProducer(ctx, pcfg, kafka.ProducerConfig{Partitioner: in.kind})
 	if err != nil {
 		return row, err
 	}
@@ -251,6 +372,9 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stre
 		eof = time.Now()
 		if cerr := p.Close(ctx); err == nil {
 			err = cerr
+		}
+		if err == nil && in.rp != nil {
+			err = endRepartition(ctx, in, ends, rpDone)
 		}
 		sendErr <- err
 	}()
@@ -273,7 +397,15 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stre
 	}
 	row.ElapsedS = time.Since(start).Seconds()
 	row.ThroughputTPS = float64(len(keys)) / row.ElapsedS
-	row.RecordsPerPartition = p.PartitionCounts()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, in.admin...)...)
+	if err != nil {
+		return row, fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)
+	}
+	row.RecordsPerPartition, err = kafka.EndOffsets(ctx, cl, cfg.Input, cfg.InputPartitions)
+	cl.Close()
+	if err != nil {
+		return row, err
+	}
 	load := make([]uint64, len(row.RecordsPerPartition))
 	for i, c := range row.RecordsPerPartition {
 		load[i] = uint64(c)
@@ -281,7 +413,7 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stre
 	s := partition.LoadStats(load)
 	row.Imbalance, row.MaxOverAvg = s.Imbalance, s.MaxOverAvg
 	row.Windows = len(got)
-	row.Exact = len(got) == len(want)
+	row.Checked, row.Exact = true, len(got) == len(want)
 	for k, v := range want {
 		if got[k] != v {
 			row.Exact = false
@@ -295,6 +427,25 @@ func benchStream(ctx context.Context, cfg kafka.Config, kind string, keys []stre
 			Max: float64(lat[n-1]) / 1e6, Count: int64(n)}
 	}
 	return row, nil
+}
+
+// endRepartition tells the repartitioner where the source ends, waits for
+// it, and ends the job's input.
+func endRepartition(ctx context.Context, in inputOf, ends chan<- []int64, done <-chan error) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(in.cfg.Brokers...)}, in.admin...)...)
+	if err != nil {
+		return fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)
+	}
+	e, err := kafka.EndOffsets(ctx, cl, in.topic, in.cfg.InputPartitions)
+	cl.Close()
+	if err != nil {
+		return err
+	}
+	ends <- e
+	if err := <-done; err != nil {
+		return err
+	}
+	return kafka.EndInput(ctx, in.cfg)
 }
 
 func invalidParam(name string, value any, want string) error {

@@ -64,6 +64,32 @@ func TestRunBench(t *testing.T) {
 	require.Less(t, rows[1].Imbalance, rows[0].Imbalance, "D-Choices balances better than hash")
 }
 
+// TestRunBenchRepartition: the stream written as a Java producer would
+// (murmur2) puts the top key's records on one partition, so one worker
+// carries them; repartitioning through D-Choices balances the input
+// partitions and the workers. Both count exactly.
+func TestRunBenchRepartition(t *testing.T) {
+	ctx := testContext(t)
+	cfg := config(zipfInput(t, 1000, 1.2, 4000, 3), "murmur2", "dchoices")
+	cfg.SourcePartitioner = "murmur2"
+	rows, err := RunBench(ctx, cfg, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	for i, r := range rows {
+		require.Equal(t, "murmur2", r.SourcePartitioner)
+		require.Equal(t, i == 1, r.Repartitioned)
+		require.True(t, r.Exact, "%s: final counts exact", r.Partitioner)
+		var sum int64
+		for _, n := range r.RecordsPerWorker {
+			sum += n
+		}
+		require.EqualValues(t, 4000, sum, "a stable group: every record processed once")
+	}
+	require.Greater(t, rows[0].Imbalance, 1.0, "murmur2 puts the hot key on one partition")
+	require.Less(t, rows[1].Imbalance, rows[0].Imbalance/5)
+	require.Less(t, rows[1].WorkerMaxOverAvg, rows[0].WorkerMaxOverAvg)
+}
+
 func TestBenchConfigErrors(t *testing.T) {
 	// Every field is refused outside its domain, zero included: none has a
 	// default. The error names the flag.
@@ -74,6 +100,7 @@ func TestBenchConfigErrors(t *testing.T) {
 	}{
 		{"-partitioner", func(c *BenchConfig) { c.Partitioners = []string{"nope"} }},
 		{"-partitioner", func(c *BenchConfig) { c.Partitioners = nil }},
+		{"-source-partitioner", func(c *BenchConfig) { c.SourcePartitioner = "java" }},
 		{"-partitions", func(c *BenchConfig) { c.Partitions = 0 }},
 		{"-partitions", func(c *BenchConfig) { c.Partitions = MaxPartitions + 1 }},
 		{"-partials-partitions", func(c *BenchConfig) { c.PartialsPartitions = 0 }},
@@ -117,7 +144,7 @@ func TestRunBenchBrokers(t *testing.T) {
 	for _, tp := range resp.Topics {
 		names = append(names, *tp.Topic)
 	}
-	require.Len(t, names, 3)
+	require.Len(t, names, 4)
 	for _, n := range names {
 		require.True(t, strings.HasPrefix(n, "t-pkg-"), n)
 	}
