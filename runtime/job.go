@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/checkpoint"
 )
 
 // ErrAlreadyRun reports a second Run of a Job, or a stage added to a job
@@ -45,6 +46,11 @@ type Job struct {
 	err    error
 	ran    atomic.Bool
 	start  time.Time
+	// co is the running attempt's checkpoint coordinator: nil when the
+	// job takes no checkpoints and has no TxnSink.
+	co        *coordinator
+	txnSinks  bool
+	ckptStats ckptStats
 }
 
 // NewJob returns an empty job.
@@ -81,18 +87,34 @@ type runner interface {
 
 // stageBase is what every stage has.
 type stageBase struct {
-	job     *Job
-	name    string
-	source  bool // a Source: its workers' silence means idleness
+	job    *Job
+	name   string
+	index  int  // in the job's stages
+	source bool // a Source: its workers' silence means idleness
+	// commit, set on a TxnSink, commits a worker's transaction (its
+	// handler's state) when a checkpoint completes.
+	commit  func(worker int, txn []byte) error
 	cfg     stageConfig
 	metrics []workerMetrics
+	// restored holds each worker's snapshot when the attempt starts from
+	// a checkpoint, else nil.
+	restored [][]byte
 }
 
 func (b *stageBase) base() *stageBase { return b }
 
+// restoredSnapshot is worker w's snapshot to start from, or nil.
+func (b *stageBase) restoredSnapshot(w int) []byte {
+	if b.restored == nil {
+		return nil
+	}
+	return b.restored[w]
+}
+
 func (j *Job) addStage(r runner) {
 	b := r.base()
 	b.job = j
+	b.index = len(j.stages)
 	b.metrics = make([]workerMetrics, b.cfg.parallelism)
 	j.stages = append(j.stages, r)
 }
@@ -104,6 +126,11 @@ func (j *Job) addStage(r runner) {
 // have; user code (a stream's Fill, a map or sink function) must therefore
 // return: cancellation is seen between batches and in blocked sends. A job
 // runs once.
+//
+// With Restore, Run starts from the newest complete checkpoint; with
+// Restart, a failed attempt is followed by another from the last
+// checkpoint this Run completed (else from where it started), and Run
+// returns the last attempt's error once they are spent.
 func (j *Job) Run(ctx context.Context) error {
 	if j.err != nil {
 		return j.err
@@ -114,9 +141,139 @@ func (j *Job) Run(ctx context.Context) error {
 	if len(j.stages) == 0 {
 		return invalidParam("stages", 0, "at least one Source")
 	}
+	ck := &j.cfg.ckpt
+	var from *checkpoint.Checkpoint
+	if ck.restore != nil {
+		t0 := time.Now()
+		c, _, err := checkpoint.Latest(ctx, ck.restore)
+		if err != nil {
+			return fmt.Errorf("runtime: Restore: %w", err)
+		}
+		from = c
+		j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
+	}
+	next := uint64(1)
+	if ck.store != nil {
+		ids, err := checkpoint.IDs(ctx, ck.store)
+		if err != nil {
+			return fmt.Errorf("runtime: Checkpoint: %w", err)
+		}
+		if len(ids) > 0 {
+			next = ids[0] + 1
+		}
+	}
+	if from != nil {
+		next = max(next, from.ID+1)
+	}
+	first := next // this Run's checkpoints have ids from first on
+	backoff := ck.backoff
+	for attempt := 0; ; attempt++ {
+		err := j.attempt(ctx, from, &next)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if attempt >= ck.attempts {
+			return err
+		}
+		if backoff > 0 {
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+			backoff = min(2*backoff, time.Minute)
+		}
+		t0 := time.Now()
+		c, err2 := latestSince(ctx, ck.store, first)
+		if err2 != nil {
+			return errors.Join(err, err2)
+		}
+		if c != nil {
+			from = c
+			j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
+		}
+		j.ckptStats.update(func(s *CheckpointStats) { s.Restarts++ })
+	}
+}
+
+// latestSince is the newest complete checkpoint of store with an id of at
+// least first that verifies, or nil.
+func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*checkpoint.Checkpoint, error) {
+	if store == nil {
+		return nil, nil
+	}
+	ids, err := checkpoint.IDs(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: Restart: %w", err)
+	}
+	for _, id := range ids {
+		if id < first {
+			break
+		}
+		if c, err := checkpoint.Read(ctx, store, id); err == nil {
+			return c, nil
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
+}
+
+// ErrIncompatibleCheckpoint reports a checkpoint written by a job of other
+// stages or parallelism than the one restored from it.
+var ErrIncompatibleCheckpoint = errors.New("runtime: checkpoint of another job")
+
+// restoreFrom gives every worker its snapshot in c.
+func (j *Job) restoreFrom(c *checkpoint.Checkpoint) error {
+	if len(c.Stages) != len(j.stages) {
+		return fmt.Errorf("%w: %d stages, the job has %d", ErrIncompatibleCheckpoint, len(c.Stages), len(j.stages))
+	}
+	for i, st := range j.stages {
+		b := st.base()
+		if cs := c.Stages[i]; cs.Name != b.name || cs.Workers != b.cfg.parallelism {
+			return fmt.Errorf("%w: stage %d is %q with %d workers, the job's is %q with %d", ErrIncompatibleCheckpoint, i, cs.Name, cs.Workers, b.name, b.cfg.parallelism)
+		}
+		b.restored = make([][]byte, b.cfg.parallelism)
+		for w := range b.restored {
+			data, ok := c.File(fileName(i, w))
+			if !ok {
+				return fmt.Errorf("%w: checkpoint %d has no snapshot of stage %q worker %d", ErrCorruptSnapshot, c.ID, b.name, w)
+			}
+			b.restored[w] = data
+		}
+	}
+	return nil
+}
+
+// attempt runs the job once, from checkpoint from (nil: from the start);
+// *next is the id of its first checkpoint, and the next free id after.
+func (j *Job) attempt(ctx context.Context, from *checkpoint.Checkpoint, next *uint64) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	j.start = time.Now()
+	for _, st := range j.stages {
+		b := st.base()
+		b.restored = nil
+		if from == nil { // from the start: the counters too
+			for w := range b.metrics {
+				b.metrics[w].restore(&workerSnapshot{})
+			}
+		}
+	}
+	if from != nil {
+		if err := j.restoreFrom(from); err != nil {
+			return err
+		}
+		j.ckptStats.update(func(s *CheckpointStats) { s.Restores++ })
+	}
+	j.co = nil
+	if j.cfg.ckpt.store != nil || j.txnSinks {
+		j.co = newCoordinator(j, *next)
+		j.co.done = runCtx.Done()
+		defer func() { *next = j.co.next }()
+	}
 	for _, st := range j.stages {
 		st.prepareInputs()
 	}
@@ -130,12 +287,20 @@ func (j *Job) Run(ctx context.Context) error {
 		once     sync.Once
 		firstErr error
 	)
+	fail := func(err error) { once.Do(func() { firstErr = err; cancel() }) }
+	if co := j.co; co != nil {
+		wg.Go(func() {
+			if err := co.run(runCtx); err != nil {
+				fail(err)
+			}
+		})
+	}
 	for _, st := range j.stages {
 		b := st.base()
 		for w := range b.cfg.parallelism {
 			wg.Go(func() {
 				if err := safeWork(runCtx, st, w); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
+					fail(err)
 				}
 			})
 		}
@@ -245,6 +410,12 @@ type output interface {
 	setWatermark(int64)
 	setIdle(bool)
 	setIngest(int64)
+	// barrier sends a checkpoint barrier after everything emitted so far;
+	// appendState and restoreState encode and restore the output's state
+	// for checkpoints.
+	barrier(id uint64)
+	appendState(dst []byte) ([]byte, error)
+	restoreState(b []byte) error
 }
 
 // handler is a consuming stage's per-worker logic. idle is called when the
@@ -257,6 +428,24 @@ type handler[In any] interface {
 	process(ev []operators.Event[In], keys []uint64) error
 	advance(wm int64)
 	idle()
+	// appendState appends the worker's state for a checkpoint (keyed
+	// window state; a TxnSink's pre-committed transaction); restoreState
+	// takes it back before the worker starts, and is called with nil on a
+	// fresh start.
+	appendState(dst []byte) ([]byte, error)
+	restoreState(b []byte) error
+}
+
+// stateless is the checkpoint side of handlers that keep no state.
+type stateless struct{}
+
+func (stateless) appendState(dst []byte) ([]byte, error) { return dst, nil }
+
+func (stateless) restoreState(b []byte) error {
+	if len(b) > 0 {
+		return fmt.Errorf("%w: %d bytes of state for a stage that keeps none", ErrCorruptSnapshot, len(b))
+	}
+	return nil
 }
 
 // consume is the loop of every non-source worker: take batches, charge
@@ -269,6 +458,11 @@ type handler[In any] interface {
 // inputs are all idle first sends what it holds back (handler.idle), then
 // declares itself idle on its next batches, so its receivers never stop
 // waiting for a worker that holds partials or is merely busy.
+//
+// Checkpoints (when the job takes them): a batch may carry a barrier
+// after its records; the worker aligns its senders' barriers (aligner),
+// then snapshots its state, passes the barrier on and hands the snapshot
+// to the coordinator. A worker restored from a snapshot starts from it.
 func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h handler[In], outs []output) error {
 	j := b.job
 	m := &b.metrics[w]
@@ -279,6 +473,37 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	}
 	tr, err := operators.NewWatermarkTracker(e.senders, timeout)
 	if err != nil {
+		return err
+	}
+	ended := make([]bool, e.senders)
+	eofs := 0
+	co := j.co
+	var al *aligner[In]
+	if co != nil {
+		al = newAligner[In](e.senders)
+	}
+	snap := b.restoredSnapshot(w)
+	if snap != nil {
+		s, err := decodeSnapshot(snap, false, e.senders, len(outs))
+		if err != nil {
+			return err
+		}
+		if err := restoreConsumer(s, tr, h, outs, m); err != nil {
+			return fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
+		}
+		if s.ended {
+			if co != nil {
+				co.submit(ack{stage: b.index, worker: w, final: true, data: snap, txn: txnOf(b, s.hand)})
+			}
+			return nil
+		}
+		copy(ended, s.sendersEnded)
+		for _, x := range ended {
+			if x {
+				eofs++
+			}
+		}
+	} else if err := h.restoreState(nil); err != nil {
 		return err
 	}
 	tr.Start(j.now())
@@ -312,22 +537,58 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			o.flush()
 		}
 	}
-	eofs := 0
-	for {
-		if len(in.ch) == 0 {
-			// Nothing queued: hold nothing back while waiting.
+	snapshot := func(id uint64, final bool, align time.Duration) error {
+		for _, o := range outs {
+			o.publish()
+		}
+		s := workerSnapshot{ended: final, in: m.in.Load(), out: m.out.Load(), late: m.late.Load(), sendersEnded: ended}
+		s.tracker = tr.AppendState(nil)
+		if s.hand, err = h.appendState(nil); err != nil {
+			return err
+		}
+		for _, o := range outs {
+			st, err := o.appendState(nil)
+			if err != nil {
+				return err
+			}
+			s.outs = append(s.outs, st)
+		}
+		if !final {
 			for _, o := range outs {
-				o.flushHeld()
+				o.barrier(id)
 			}
 		}
-		var bt *batch[In]
-		select {
-		case bt = <-in.ch:
-		case <-tick.C:
-			onTick()
-			continue
-		case <-ctx.Done():
-			return nil
+		co.submit(ack{id: id, stage: b.index, worker: w, final: final, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
+		return nil
+	}
+	fault := j.cfg.ckpt.fault
+	var taken uint64
+	for {
+		bt := (*batch[In])(nil)
+		if al != nil {
+			bt = al.next()
+		}
+		if bt == nil {
+			if len(in.ch) == 0 {
+				// Nothing queued: hold nothing back while waiting.
+				for _, o := range outs {
+					o.flushHeld()
+				}
+			}
+			select {
+			case bt = <-in.ch:
+			case <-tick.C:
+				onTick()
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+			if al != nil && al.holds(bt) {
+				al.hold(bt)
+				bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
+				in.free <- bt
+				continue
+			}
 		}
 		t0 := time.Now()
 		n := len(bt.ev)
@@ -344,6 +605,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 		if n > 0 {
+			if fault != nil {
+				taken += uint64(n)
+				if err := fault(b.name, w, taken); err != nil {
+					return err
+				}
+			}
 			m.in.Add(uint64(n))
 			for _, o := range outs {
 				o.setIngest(bt.ingest)
@@ -367,17 +634,35 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				}
 			}
 		}
+		from, barrier := int(bt.from), bt.barrier
 		if bt.eof {
 			eofs++
+			ended[from] = true
 		}
 		bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
-		in.free <- bt // never blocks: free holds every buffer
+		if bt.local {
+			al.release(bt)
+		} else {
+			in.free <- bt // never blocks: free holds every buffer
+		}
+		if barrier != 0 && al != nil {
+			al.arrive(from, barrier)
+		}
+		if al != nil && al.aligned(ended) {
+			id := al.id
+			if err := snapshot(id, false, al.done()); err != nil {
+				return err
+			}
+		}
 		if eofs == e.senders {
 			setWM(operators.EndOfInput)
 			for _, o := range outs {
 				o.close()
 			}
 			m.busy.Add(uint64(time.Since(t0)))
+			if co != nil {
+				return snapshot(0, true, 0)
+			}
 			return nil
 		}
 		if wm, ok := tr.Advance(now); ok {
@@ -389,4 +674,30 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		}
 		m.busy.Add(uint64(time.Since(t0)))
 	}
+}
+
+// restoreConsumer restores a consuming worker's state from its snapshot.
+func restoreConsumer[In any](s *workerSnapshot, tr *operators.WatermarkTracker, h handler[In], outs []output, m *workerMetrics) error {
+	if err := tr.RestoreState(s.tracker); err != nil {
+		return err
+	}
+	if err := h.restoreState(s.hand); err != nil {
+		return err
+	}
+	for i, o := range outs {
+		if err := o.restoreState(s.outs[i]); err != nil {
+			return err
+		}
+	}
+	m.restore(s)
+	return nil
+}
+
+// txnOf is a snapshot's handler state when the stage commits it (a
+// TxnSink's transaction), else nil.
+func txnOf(b *stageBase, hand []byte) []byte {
+	if b.commit != nil {
+		return hand
+	}
+	return nil
 }

@@ -34,7 +34,9 @@ func AppendBool(dst []byte, b bool) []byte {
 }
 
 // AppendBytes appends b with its uvarint length.
-func AppendBytes(dst, b []byte) []byte { return append(binary.AppendUvarint(dst, uint64(len(b))), b...) }
+func AppendBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
 
 // AppendString appends s with its uvarint length.
 func AppendString(dst []byte, s string) []byte {

@@ -101,11 +101,12 @@ func (d *Dir) Put(ctx context.Context, name string, data []byte) (err error) {
 	if err := os.Rename(f.Name(), p); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes the renames done in directory dir durable (an fsync of
+// the directory).
+func SyncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
