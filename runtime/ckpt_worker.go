@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/internal/wire"
+	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 )
 
@@ -263,4 +264,30 @@ func (a *aligner[T]) next() *batch[T] {
 func (a *aligner[T]) release(bt *batch[T]) {
 	bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
 	a.pool = append(a.pool, bt)
+}
+
+// restoreConsumer restores a consuming worker's state from its snapshot.
+func restoreConsumer[In any](s *workerSnapshot, tr *operators.WatermarkTracker, h handler[In], outs []output, m *workerMetrics) error {
+	if err := tr.RestoreState(s.tracker); err != nil {
+		return err
+	}
+	if err := h.restoreState(s.hand); err != nil {
+		return err
+	}
+	for i, o := range outs {
+		if err := o.restoreState(s.outs[i]); err != nil {
+			return err
+		}
+	}
+	m.restore(s)
+	return nil
+}
+
+// txnOf is a snapshot's handler state when the stage commits it (a
+// TxnSink's transaction), else nil.
+func txnOf(b *stageBase, hand []byte) []byte {
+	if b.commit != nil {
+		return hand
+	}
+	return nil
 }
