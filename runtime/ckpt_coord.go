@@ -263,7 +263,8 @@ type CheckpointStats struct {
 	// failures (with or without a checkpoint to start from).
 	Restores, Restarts int
 	// RestoreTime is the time the last restore took to read and verify
-	// the checkpoint and decode every worker's state.
+	// the checkpoint (each worker then decodes its own state as it
+	// starts).
 	RestoreTime time.Duration
 }
 

@@ -73,6 +73,10 @@ func (c *ckptConfig) validate() error {
 // Every source must be replayable (stream.Positioner), and every
 // aggregation's Aggregate must have a Codec: the job's build fails
 // otherwise, with ErrNotReplayable or operators.ErrNoCodec.
+//
+// A store holds one job's checkpoints: the ids continue after the newest
+// one there, and RetainCheckpoints deletes the older ones, whatever job
+// wrote them.
 func Checkpoint(every time.Duration, store checkpoint.Store) JobOpt {
 	return jobOpt(func(c *jobConfig) { c.ckpt.set, c.ckpt.every, c.ckpt.store = true, every, store })
 }
