@@ -117,3 +117,46 @@ func BenchmarkRestore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKeyedCountCheckpoint is BenchmarkKeyedCount's job (hash, 2
+// workers, one source) without checkpoints and with one every 5 ms: the
+// CPU the checkpoints add per record, over the checkpoints taken per run
+// (checkpoints/op, the final one included), is what one checkpoint of this
+// state costs (ckpt-bytes: the largest one's size).
+func BenchmarkKeyedCountCheckpoint(b *testing.B) {
+	recs := keyedCountInput()
+	for _, every := range []time.Duration{0, 5 * time.Millisecond} {
+		name := "interval=none"
+		if every > 0 {
+			name = "interval=" + every.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var checkpoints, maxBytes int64
+			cpu0 := cpuTime()
+			for b.Loop() {
+				opts := []JobOpt{BatchSize(1024), QueueBatches(16)}
+				if every > 0 {
+					store, err := checkpoint.NewDir(b.TempDir())
+					if err != nil {
+						b.Fatal(err)
+					}
+					opts = append(opts, Checkpoint(every, store))
+				}
+				j, err := NewJob(opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				agg := WindowAggregate(Source(j, "src", contiguous(recs, 1)), "count", operators.Count[stream.Record](), Parallelism(2))
+				runCount(b, j, agg.Results, 2)
+				st := j.CheckpointStats()
+				checkpoints += int64(st.Completed)
+				maxBytes = max(maxBytes, st.MaxBytes)
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, len(recs))
+			b.ReportMetric(float64(checkpoints)/float64(b.N), "checkpoints/op")
+			b.ReportMetric(float64(maxBytes), "ckpt-bytes")
+		})
+	}
+}
