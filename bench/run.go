@@ -160,11 +160,24 @@ type RunConfig struct {
 	// with a DDSketch of this relative accuracy beside the HdrHistogram
 	// (RunRow.LatencyDDMs); 0 leaves it off.
 	LatencyDDSketch float64
+	// CheckpointInterval, when > 0, checkpoints the job every interval
+	// into a new folder of CheckpointDir; FailAfter, when > 0, fails the
+	// job once after that many records and restarts it from its last
+	// checkpoint (from the start without one). Either, or CheckpointDir
+	// alone (the baseline of a paired comparison), runs the replayable
+	// form of the job (runReplayable): closed loop, -tuples records read
+	// into memory first, results checked against an exact count.
+	CheckpointInterval time.Duration
+	CheckpointDir      string
+	FailAfter          int64
 	// Progress, when non-nil, receives a status line about once a second.
 	Progress func(string)
 }
 
 func (c *RunConfig) validate() error {
+	if err := c.validateReplayable(); err != nil {
+		return err
+	}
 	switch {
 	case c.Workload.Open == nil:
 		return invalidParam("-workload", "nil", "a workload")
@@ -281,6 +294,22 @@ type RunRow struct {
 	// Interrupted marks the row an interrupt cut short: its figures cover
 	// the records taken until then (absent otherwise).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Checkpoints is the number of checkpoints completed (the last one
+	// when the job ends included), CheckpointBytes the largest one's size,
+	// AlignmentMs the distribution of the aggregation workers' alignment
+	// times (zeros before any checkpoint but the last), CheckpointMs that
+	// of the checkpoints' durations from trigger to manifest, and Restores
+	// the restarts from a checkpoint: with -checkpoint-interval only.
+	Checkpoints     int              `json:"checkpoints,omitempty"`
+	CheckpointBytes int64            `json:"checkpoint_bytes,omitempty"`
+	AlignmentMs     *DurationSummary `json:"alignment_ms,omitempty"`
+	CheckpointMs    *DurationSummary `json:"checkpoint_ms,omitempty"`
+	Restores        int              `json:"restores,omitempty"`
+	// Recovered reports, with -fail-after, that the failure happened and
+	// the job restarted and finished; Exact, in a replayable run, that
+	// every result equals the exact count, whatever the sink saw twice.
+	Recovered *bool `json:"recovered,omitempty"`
+	Exact     *bool `json:"exact,omitempty"`
 }
 
 // Cells implements Row.
@@ -325,6 +354,23 @@ func (r RunRow) Cells() []Cell {
 			Cell{Name: "latency_ddsketch_ms_p99", Head: "DD-P99ms", Value: d.P99, Prec: 2, Unit: "dd-p99-ms"},
 			Cell{Name: "latency_ddsketch_ms_p999", Head: "DD-P99.9ms", Value: d.P999, Prec: 2, Unit: "dd-p99.9-ms"},
 			Cell{Name: "latency_ddsketch_ms_max", Head: "DD-MAXms", Value: d.Max, Prec: 2, Unit: "dd-max-ms", NoTable: true})
+	}
+	if a := r.AlignmentMs; a != nil { // a checkpointed run: every row has these
+		cells = append(cells,
+			Cell{Name: "checkpoints", Head: "CKPTS", Value: r.Checkpoints, Unit: "checkpoints"},
+			Cell{Name: "checkpoint_bytes", Head: "CKPT-MiB", Value: r.CheckpointBytes, Div: 1 << 20, Prec: 2, Unit: "checkpoint-B"},
+			Cell{Name: "alignment_ms_p50", Head: "ALIGN-P50ms", Value: a.P50, Prec: 3, Unit: "align-p50-ms"},
+			Cell{Name: "alignment_ms_p99", Head: "ALIGN-P99ms", Value: a.P99, Prec: 3, Unit: "align-p99-ms"},
+			Cell{Name: "alignment_ms_max", Head: "ALIGN-MAXms", Value: a.Max, Prec: 3, Unit: "align-max-ms", NoTable: true},
+			Cell{Name: "checkpoint_ms_p50", Head: "CKPT-P50ms", Value: r.CheckpointMs.P50, Prec: 3, Unit: "ckpt-p50-ms"},
+			Cell{Name: "checkpoint_ms_p99", Head: "CKPT-P99ms", Value: r.CheckpointMs.P99, Prec: 3, Unit: "ckpt-p99-ms", NoTable: true},
+			Cell{Name: "restores", Head: "RESTORES", Value: r.Restores})
+	}
+	if r.Recovered != nil {
+		cells = append(cells, Cell{Name: "recovered", Head: "RECOVERED", Value: *r.Recovered})
+	}
+	if r.Exact != nil {
+		cells = append(cells, Cell{Name: "exact", Head: "EXACT", Value: *r.Exact})
 	}
 	if r.SustainableTPS != nil {
 		cells = append(cells, Cell{Name: "sustainable_tps", Head: "SUSTAINABLE/s", Value: *r.SustainableTPS, Prec: 0, Unit: "sustainable-tuples/s"})
@@ -430,6 +476,9 @@ var spinRate = sync.OnceValue(func() float64 { return runtime.SpinPerNanosecond(
 // scheduled time), the job is cancelled, and runOne returns the row measured
 // so far, marked Interrupted, with ctx's error.
 func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers int, rate float64, tuples int64, dur time.Duration) (RunRow, error) {
+	if cfg.replayable() {
+		return runReplayable(ctx, cfg, kind, sources, workers)
+	}
 	row := RunRow{
 		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
 		Workers: workers, Sources: sources, Work: cfg.Work.String(), Batch: cfg.Batch,
@@ -572,19 +621,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 // to count those the work stage took (a run cut short).
 func measure(row RunRow, ms []runtime.WorkerStats, states []workerState, workStage, partials, results string, sent int64, elapsed time.Duration) RunRow {
 	var nPartials, nResults uint64
-	row.WorkerLoad = make([]uint64, row.Workers)
-	for _, m := range ms {
-		switch m.Stage {
-		case workStage:
-			row.WorkerLoad[m.Worker] += m.In
-		}
-		if m.Stage == partials {
-			nPartials += m.Out - m.Late
-		}
-		if m.Stage == results {
-			nResults += m.Out
-		}
-	}
+	row.WorkerLoad, nPartials, nResults = stageCounts(ms, row.Workers, workStage, partials, results)
 	if sent < 0 {
 		sent = 0
 		for _, l := range row.WorkerLoad {
@@ -615,6 +652,25 @@ func measure(row RunRow, ms []runtime.WorkerStats, states []workerState, workSta
 		row.Replication = replication(states)
 	}
 	return row
+}
+
+// stageCounts returns the records each worker of workStage took, the
+// partials the partials stage emitted (less its late records) and the
+// results the results stage emitted.
+func stageCounts(ms []runtime.WorkerStats, workers int, workStage, partials, results string) (load []uint64, nPartials, nResults uint64) {
+	load = make([]uint64, workers)
+	for _, m := range ms {
+		if m.Stage == workStage {
+			load[m.Worker] += m.In
+		}
+		if m.Stage == partials {
+			nPartials += m.Out - m.Late
+		}
+		if m.Stage == results {
+			nResults += m.Out
+		}
+	}
+	return load, nPartials, nResults
 }
 
 // replication is sum_w |K_w| / |K| over the workers' key sets.

@@ -9,11 +9,18 @@ package operators
 //
 // Accumulators may be values (a count) or pointers (a sketch); Add and Merge
 // return the accumulator to keep, so value accumulators cost no allocation.
+//
+// Codec, optional, encodes accumulators: keyed state whose aggregate has
+// one can be checkpointed (KeyedWindows.AppendState), and a job that
+// checkpoints refuses an aggregate without one. The built-in aggregates
+// set it (Count, Sum, the sketch aggregates, and WithKey over one of them
+// for string, byte-string and integer keys).
 type Aggregate[In, Acc, Out any] struct {
 	Create func() Acc
 	Add    func(acc Acc, in In) Acc
 	Merge  func(a, b Acc) Acc
 	Result func(acc Acc) Out
+	Codec  Codec[Acc]
 }
 
 // Validate reports a missing function.
@@ -38,6 +45,7 @@ func Count[In any]() Aggregate[In, uint64, uint64] {
 		Add:    func(acc uint64, _ In) uint64 { return acc + 1 },
 		Merge:  func(a, b uint64) uint64 { return a + b },
 		Result: func(acc uint64) uint64 { return acc },
+		Codec:  Uint64Codec{},
 	}
 }
 
@@ -48,5 +56,6 @@ func Sum[In any](value func(In) int64) Aggregate[In, int64, int64] {
 		Add:    func(acc int64, in In) int64 { return acc + value(in) },
 		Merge:  func(a, b int64) int64 { return a + b },
 		Result: func(acc int64) int64 { return acc },
+		Codec:  Int64Codec{},
 	}
 }

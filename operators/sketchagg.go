@@ -44,5 +44,6 @@ func DistinctCount[In any](precision uint8, item func(In) uint64) (Aggregate[In,
 			return a
 		},
 		Result: func(acc *sketch.HyperLogLog) uint64 { return acc.Estimate() },
+		Codec:  BinaryCodec[sketch.HyperLogLog, *sketch.HyperLogLog]{},
 	}, nil
 }

@@ -34,5 +34,6 @@ func Frequency[In any](width, depth int, item func(In) uint64) (Aggregate[In, *s
 			mustMerge(c.Merge(acc))
 			return c
 		},
+		Codec: BinaryCodec[sketch.CountMin, *sketch.CountMin]{},
 	}, nil
 }

@@ -57,6 +57,7 @@ func Quantiles[In any](alpha float64, maxBins int, qs []float64, value func(In) 
 			}
 			return out
 		},
+		Codec: BinaryCodec[sketch.DDSketch, *sketch.DDSketch]{},
 	}, nil
 }
 
@@ -116,6 +117,7 @@ func KLLQuantiles[In any](k int, seed uint64, qs []float64, value func(In) float
 			}
 			return out
 		},
+		Codec: BinaryCodec[sketch.KLL[float64], *sketch.KLL[float64]]{},
 	}, nil
 }
 

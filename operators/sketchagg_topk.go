@@ -31,5 +31,6 @@ func TopK[In any](capacity, k int, item func(In) uint64) (Aggregate[In, *sketch.
 			return a
 		},
 		Result: func(acc *sketch.SpaceSaving[uint64]) []sketch.Counter[uint64] { return acc.Top(k) },
+		Codec:  BinaryCodec[sketch.SpaceSaving[uint64], *sketch.SpaceSaving[uint64]]{},
 	}, nil
 }

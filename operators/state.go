@@ -13,6 +13,10 @@ type KeyedState[In, Acc, Out any] interface {
 	Watermark() int64
 	Stats() WindowStats
 	Pending() int
+	// AppendState and RestoreState encode and restore the whole state
+	// for checkpoints (the Aggregate's Codec encodes accumulators).
+	AppendState(dst []byte) ([]byte, error)
+	RestoreState(b []byte) error
 }
 
 // NewKeyedState returns a KeyedSessions for session windows and a

@@ -100,7 +100,7 @@ func TestZeroValues(t *testing.T) {
 		"Snapshot":  func(t *testing.T) { require.Equal(t, Snapshot{}, LoadStats(nil)) },
 		"Result":    func(t *testing.T) { require.Zero(t, Result{}.Imbalance) },
 	}
-	interfaces := []string{"BatchRouter", "Candidater", "Chooser", "Detector", "Partitioner", "Splitter"}
+	interfaces := []string{"BatchRouter", "Candidater", "Chooser", "Detector", "Partitioner", "Snapshotter", "Splitter"}
 	for _, name := range exportedTypes(t) {
 		t.Run(name, func(t *testing.T) {
 			if slices.Contains(interfaces, name) {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/stream"
@@ -61,6 +62,17 @@ func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []u
 
 func (h *windowHandler[In, Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, h.partial) }
 
+func (h *windowHandler[In, Acc, Out]) appendState(dst []byte) ([]byte, error) {
+	return h.kw.AppendState(dst)
+}
+
+func (h *windowHandler[In, Acc, Out]) restoreState(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	return h.kw.RestoreState(b)
+}
+
 // idle sends a partial stage's accumulators before it declares itself idle:
 // the final stage stops waiting for it, and must have them.
 func (h *windowHandler[In, Acc, Out]) idle() {
@@ -92,6 +104,17 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 
 func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
 func (h *mergeHandler[Acc, Out]) idle()            {}
+
+func (h *mergeHandler[Acc, Out]) appendState(dst []byte) ([]byte, error) {
+	return h.kw.AppendState(dst)
+}
+
+func (h *mergeHandler[Acc, Out]) restoreState(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	return h.kw.RestoreState(b)
+}
 
 func resultKey[Out any](r operators.Result[Out]) uint64   { return r.Key }
 func partialKey[Acc any](p operators.Partial[Acc]) uint64 { return p.Key }
@@ -126,6 +149,9 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	}
 	if err := agg.Validate(); err != nil {
 		j.fail(fmtStage(name, err))
+	}
+	if j.cfg.ckpt.snapshots() && agg.Codec == nil {
+		j.fail(fmtStage(name, fmt.Errorf("%w: a job that checkpoints or restores needs one", operators.ErrNoCodec)))
 	}
 	keyOf := s.keyOf
 	if keyOf == nil {
@@ -182,7 +208,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		})
 	partials.keyOf = partialKey[Acc]
 	merge := operators.Aggregate[struct{}, Acc, Out]{
-		Create: agg.Create, Merge: agg.Merge, Result: agg.Result,
+		Create: agg.Create, Merge: agg.Merge, Result: agg.Result, Codec: agg.Codec,
 		Add: func(a Acc, _ struct{}) Acc { return a },
 	}
 	fcfg := stageConfig{parallelism: cfg.parallelism, edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness}

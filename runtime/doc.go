@@ -83,6 +83,23 @@
 // all go to the other and do not advance its watermark, or a watermark
 // still in flight when the idle timeout passes.
 //
+// # Checkpoints and recovery
+//
+// With Checkpoint, sources inject numbered barriers into their output;
+// every worker aligns them across its inputs (holding back, as copies, the
+// batches of an input whose barrier has come until every other input's
+// has), serializes its state (keyed windows and partial accumulators,
+// watermarks, which inputs ended, counters, partitioner state), passes the
+// barrier on, and hands the bytes to a coordinator goroutine that writes
+// them to a checkpoint.Store and completes the checkpoint with a manifest.
+// The cost when checkpoints are off is one branch per batch; when on, the
+// record path is unchanged and each checkpoint costs one serialization of
+// each worker's state. Restore starts from the newest complete checkpoint,
+// Restart restarts a failed job in the same Run. Sources must be
+// replayable (stream.Positioner). State is exactly once; a callback Sink
+// is at least once (it may see again what was emitted since the last
+// checkpoint); a TwoPhaseSink (TxnSink, FileSink) is exactly once.
+//
 // # Errors, cancellation, metrics, cost
 //
 // A panic or error in user code stops the job; Run returns a *WorkerError

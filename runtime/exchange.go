@@ -25,6 +25,12 @@ type batch[T any] struct {
 	// is) and has sent everything it holds back; it declares itself active
 	// again with its next batch without the flag.
 	idle bool
+	// barrier, when not 0, is the id of a checkpoint barrier that follows
+	// this batch's records in the sender's output.
+	barrier uint64
+	// local: the receiver's own copy (held during alignment, or replayed
+	// from a snapshot), returned to its pool rather than the inbox.
+	local bool
 }
 
 // inbox is one receiving worker's bounded queue and the free list of its
@@ -112,6 +118,7 @@ type outbox[T any] struct {
 	keyed    bool // batches carry keys (see batch.keys)
 	m        *workerMetrics
 	ingest   *int64
+	mark     uint64 // the barrier the batches being sent carry (see barrier)
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
@@ -193,7 +200,7 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 		b = o.open(i)
 	}
 	o.cur[i] = nil
-	b.wm, b.from, b.eof, b.idle = wm, o.from, eof, o.idle
+	b.wm, b.from, b.eof, b.idle, b.barrier = wm, o.from, eof, o.idle, o.mark
 	if o.job != nil {
 		b.sent = o.job.now()
 	}
@@ -250,6 +257,16 @@ func (o *outbox[T]) flushHeld(wm int64) {
 			o.send(i, wm, false)
 		}
 	}
+}
+
+// barrier sends every receiver its open batch (or an empty one) followed
+// by barrier id.
+func (o *outbox[T]) barrier(id uint64, wm int64) {
+	o.mark = id
+	for i := range o.cur {
+		o.send(i, wm, false)
+	}
+	o.mark = 0
 }
 
 // close sends the final batches, carrying EndOfInput.
@@ -321,6 +338,15 @@ func (c *collector[T]) close() {
 }
 
 func (c *collector[T]) setWatermark(wm int64) { c.wm = wm }
+
+// barrier sends barrier id after everything emitted so far, on every
+// outgoing edge to every receiver.
+func (c *collector[T]) barrier(id uint64) {
+	c.publish()
+	for _, o := range c.outs {
+		o.barrier(id, c.wm)
+	}
+}
 
 // setIdle sets the status the next batches carry; flush tells every
 // receiver of a change.

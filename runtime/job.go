@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +44,11 @@ type Job struct {
 	err    error
 	ran    atomic.Bool
 	start  time.Time
+	// co is the running attempt's checkpoint coordinator: nil when the
+	// job takes no checkpoints and has no TxnSink.
+	co        *coordinator
+	txnSinks  bool
+	ckptStats ckptStats
 }
 
 // NewJob returns an empty job.
@@ -81,70 +85,36 @@ type runner interface {
 
 // stageBase is what every stage has.
 type stageBase struct {
-	job     *Job
-	name    string
-	source  bool // a Source: its workers' silence means idleness
+	job    *Job
+	name   string
+	index  int  // in the job's stages
+	source bool // a Source: its workers' silence means idleness
+	// commit, set on a TxnSink, commits a worker's transaction (its
+	// handler's state) when a checkpoint completes.
+	commit  func(worker int, txn []byte) error
 	cfg     stageConfig
 	metrics []workerMetrics
+	// restored holds each worker's snapshot when the attempt starts from
+	// a checkpoint, else nil.
+	restored [][]byte
 }
 
 func (b *stageBase) base() *stageBase { return b }
 
+// restoredSnapshot is worker w's snapshot to start from, or nil.
+func (b *stageBase) restoredSnapshot(w int) []byte {
+	if b.restored == nil {
+		return nil
+	}
+	return b.restored[w]
+}
+
 func (j *Job) addStage(r runner) {
 	b := r.base()
 	b.job = j
+	b.index = len(j.stages)
 	b.metrics = make([]workerMetrics, b.cfg.parallelism)
 	j.stages = append(j.stages, r)
-}
-
-// Run runs the job to the end of its input and returns nil, or the first
-// error of user code (a *WorkerError naming the stage and worker), or the
-// context's error if ctx ends first. At the end of input every stage drains
-// and every window fires. Run returns only when all of the job's goroutines
-// have; user code (a stream's Fill, a map or sink function) must therefore
-// return: cancellation is seen between batches and in blocked sends. A job
-// runs once.
-func (j *Job) Run(ctx context.Context) error {
-	if j.err != nil {
-		return j.err
-	}
-	if !j.ran.CompareAndSwap(false, true) {
-		return ErrAlreadyRun
-	}
-	if len(j.stages) == 0 {
-		return invalidParam("stages", 0, "at least one Source")
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	j.start = time.Now()
-	for _, st := range j.stages {
-		st.prepareInputs()
-	}
-	for _, st := range j.stages {
-		if err := st.prepareOutputs(runCtx); err != nil {
-			return err
-		}
-	}
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for _, st := range j.stages {
-		b := st.base()
-		for w := range b.cfg.parallelism {
-			wg.Go(func() {
-				if err := safeWork(runCtx, st, w); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-				}
-			})
-		}
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
 }
 
 func safeWork(ctx context.Context, st runner, w int) (err error) {
@@ -245,6 +215,12 @@ type output interface {
 	setWatermark(int64)
 	setIdle(bool)
 	setIngest(int64)
+	// barrier sends a checkpoint barrier after everything emitted so far;
+	// appendState and restoreState encode and restore the output's state
+	// for checkpoints.
+	barrier(id uint64)
+	appendState(dst []byte) ([]byte, error)
+	restoreState(b []byte) error
 }
 
 // handler is a consuming stage's per-worker logic. idle is called when the
@@ -257,6 +233,24 @@ type handler[In any] interface {
 	process(ev []operators.Event[In], keys []uint64) error
 	advance(wm int64)
 	idle()
+	// appendState appends the worker's state for a checkpoint (keyed
+	// window state; a TxnSink's pre-committed transaction); restoreState
+	// takes it back before the worker starts, and is called with nil on a
+	// fresh start.
+	appendState(dst []byte) ([]byte, error)
+	restoreState(b []byte) error
+}
+
+// stateless is the checkpoint side of handlers that keep no state.
+type stateless struct{}
+
+func (stateless) appendState(dst []byte) ([]byte, error) { return dst, nil }
+
+func (stateless) restoreState(b []byte) error {
+	if len(b) > 0 {
+		return fmt.Errorf("%w: %d bytes of state for a stage that keeps none", ErrCorruptSnapshot, len(b))
+	}
+	return nil
 }
 
 // consume is the loop of every non-source worker: take batches, charge
@@ -269,6 +263,11 @@ type handler[In any] interface {
 // inputs are all idle first sends what it holds back (handler.idle), then
 // declares itself idle on its next batches, so its receivers never stop
 // waiting for a worker that holds partials or is merely busy.
+//
+// Checkpoints (when the job takes them): a batch may carry a barrier
+// after its records; the worker aligns its senders' barriers (aligner),
+// then snapshots its state, passes the barrier on and hands the snapshot
+// to the coordinator. A worker restored from a snapshot starts from it.
 func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h handler[In], outs []output) error {
 	j := b.job
 	m := &b.metrics[w]
@@ -279,6 +278,37 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	}
 	tr, err := operators.NewWatermarkTracker(e.senders, timeout)
 	if err != nil {
+		return err
+	}
+	ended := make([]bool, e.senders)
+	eofs := 0
+	co := j.co
+	var al *aligner[In]
+	if co != nil {
+		al = newAligner[In](e.senders)
+	}
+	snap := b.restoredSnapshot(w)
+	if snap != nil {
+		s, err := decodeSnapshot(snap, false, e.senders, len(outs))
+		if err != nil {
+			return err
+		}
+		if err := restoreConsumer(s, tr, h, outs, m); err != nil {
+			return fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
+		}
+		if s.ended {
+			if co != nil {
+				co.submit(ack{stage: b.index, worker: w, final: true, data: snap, txn: txnOf(b, s.hand)})
+			}
+			return nil
+		}
+		copy(ended, s.sendersEnded)
+		for _, x := range ended {
+			if x {
+				eofs++
+			}
+		}
+	} else if err := h.restoreState(nil); err != nil {
 		return err
 	}
 	tr.Start(j.now())
@@ -312,22 +342,58 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			o.flush()
 		}
 	}
-	eofs := 0
-	for {
-		if len(in.ch) == 0 {
-			// Nothing queued: hold nothing back while waiting.
+	snapshot := func(id uint64, final bool, align time.Duration) error {
+		for _, o := range outs {
+			o.publish()
+		}
+		s := workerSnapshot{ended: final, in: m.in.Load(), out: m.out.Load(), late: m.late.Load(), sendersEnded: ended}
+		s.tracker = tr.AppendState(nil)
+		if s.hand, err = h.appendState(nil); err != nil {
+			return err
+		}
+		for _, o := range outs {
+			st, err := o.appendState(nil)
+			if err != nil {
+				return err
+			}
+			s.outs = append(s.outs, st)
+		}
+		if !final {
 			for _, o := range outs {
-				o.flushHeld()
+				o.barrier(id)
 			}
 		}
-		var bt *batch[In]
-		select {
-		case bt = <-in.ch:
-		case <-tick.C:
-			onTick()
-			continue
-		case <-ctx.Done():
-			return nil
+		co.submit(ack{id: id, stage: b.index, worker: w, final: final, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
+		return nil
+	}
+	fault := j.cfg.ckpt.fault
+	var taken uint64
+	for {
+		bt := (*batch[In])(nil)
+		if al != nil {
+			bt = al.next()
+		}
+		if bt == nil {
+			if len(in.ch) == 0 {
+				// Nothing queued: hold nothing back while waiting.
+				for _, o := range outs {
+					o.flushHeld()
+				}
+			}
+			select {
+			case bt = <-in.ch:
+			case <-tick.C:
+				onTick()
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+			if al != nil && al.holds(bt) {
+				al.hold(bt)
+				bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
+				in.free <- bt
+				continue
+			}
 		}
 		t0 := time.Now()
 		n := len(bt.ev)
@@ -344,6 +410,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 		if n > 0 {
+			if fault != nil {
+				taken += uint64(n)
+				if err := fault(b.name, w, taken); err != nil {
+					return err
+				}
+			}
 			m.in.Add(uint64(n))
 			for _, o := range outs {
 				o.setIngest(bt.ingest)
@@ -367,17 +439,35 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				}
 			}
 		}
+		from, barrier := int(bt.from), bt.barrier
 		if bt.eof {
 			eofs++
+			ended[from] = true
 		}
 		bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
-		in.free <- bt // never blocks: free holds every buffer
+		if bt.local {
+			al.release(bt)
+		} else {
+			in.free <- bt // never blocks: free holds every buffer
+		}
+		if barrier != 0 && al != nil {
+			al.arrive(from, barrier)
+		}
+		if al != nil && al.aligned(ended) {
+			id := al.id
+			if err := snapshot(id, false, al.done()); err != nil {
+				return err
+			}
+		}
 		if eofs == e.senders {
 			setWM(operators.EndOfInput)
 			for _, o := range outs {
 				o.close()
 			}
 			m.busy.Add(uint64(time.Since(t0)))
+			if co != nil {
+				return snapshot(0, true, 0)
+			}
 			return nil
 		}
 		if wm, ok := tr.Advance(now); ok {

@@ -28,10 +28,12 @@ type jobConfig struct {
 	// sleep ends ServiceTime's waits (see server); tests on a synctest
 	// bubble's clock set time.Sleep.
 	sleep func(time.Duration)
+	ckpt  ckptConfig
 }
 
 func defaultJobConfig() jobConfig {
-	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: clock.Sleep}
+	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: clock.Sleep,
+		ckpt: ckptConfig{retain: 3}}
 }
 
 func (c *jobConfig) validate() error {
@@ -45,7 +47,7 @@ func (c *jobConfig) validate() error {
 	case c.idleTimeout < 0:
 		return invalidParam("IdleTimeout", c.idleTimeout, ">= 0")
 	}
-	return nil
+	return c.ckpt.validate()
 }
 
 // JobOpt configures a Job.

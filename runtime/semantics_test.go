@@ -12,6 +12,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/runtime/checkpoint"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -215,22 +216,35 @@ func TestBuildErrors(t *testing.T) {
 }
 
 // TestSteadyStateAllocatesNothing runs the same job on 100k and 400k
-// records of the same 1000 keys: the extra 300k records allocate nothing.
+// records of the same 1000 keys: the extra 300k records allocate nothing,
+// with checkpointing off and on (an interval longer than the run: only
+// the final checkpoint, so the record path is what is measured).
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	recs := testkit.ZipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
-	run := func(n int) float64 {
-		return testing.AllocsPerRun(2, func() {
-			j, err := NewJob(BatchSize(256))
-			require.NoError(t, err)
-			src := Source(j, "src", []stream.Stream{stream.FromRecords(recs[:n/2]), stream.FromRecords(recs[n/2 : n])})
-			tw, _ := operators.Tumbling(time.Hour)
-			agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
-			Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
-			require.NoError(t, j.Run(context.Background()))
+	for _, ckpt := range []bool{false, true} {
+		t.Run(fmt.Sprint("checkpoint=", ckpt), func(t *testing.T) {
+			run := func(n int) float64 {
+				return testing.AllocsPerRun(2, func() {
+					opts := []JobOpt{BatchSize(256)}
+					if ckpt {
+						// Each run its own store: a store's listing grows with its checkpoints.
+						store, err := checkpoint.NewDir(t.TempDir())
+						require.NoError(t, err)
+						opts = append(opts, Checkpoint(time.Hour, store))
+					}
+					j, err := NewJob(opts...)
+					require.NoError(t, err)
+					src := Source(j, "src", []stream.Stream{stream.FromRecords(recs[:n/2]), stream.FromRecords(recs[n/2 : n])})
+					tw, _ := operators.Tumbling(time.Hour)
+					agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(tw), Parallelism(2), Via(Shuffle()))
+					Sink(agg.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
+					require.NoError(t, j.Run(context.Background()))
+				})
+			}
+			small, large := run(100_000), run(400_000)
+			perRecord := (large - small) / 300_000
+			t.Logf("allocs: %.0f for 100k records, %.0f for 400k: %.5f per extra record", small, large, perRecord)
+			require.Less(t, perRecord, 0.001)
 		})
 	}
-	small, large := run(100_000), run(400_000)
-	perRecord := (large - small) / 300_000
-	t.Logf("allocs: %.0f for 100k records, %.0f for 400k: %.5f per extra record", small, large, perRecord)
-	require.Less(t, perRecord, 0.001)
 }

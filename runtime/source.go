@@ -99,9 +99,14 @@ func (r *seqReader[T]) stop() { r.close() }
 type sourceStage[T any] struct {
 	stageBase
 	inputs []func() reader[T] // one per worker, opened when the worker starts
-	timeOf func(T) int64      // nil: processing time
-	out    *port[T]
-	colls  []*collector[T]
+	// positioners holds each worker's input when it is replayable
+	// (stream.Positioner), else nil; initPos its position when the job
+	// first started, where a restart without a checkpoint seeks it back.
+	positioners []stream.Positioner
+	initPos     [][]byte
+	timeOf      func(T) int64 // nil: processing time
+	out         *port[T]
+	colls       []*collector[T]
 }
 
 // Source adds a source reading each stream in its own worker (parallelism
@@ -111,14 +116,16 @@ type sourceStage[T any] struct {
 // sources' watermarks are merged downstream as a minimum.
 func Source(j *Job, name string, streams []stream.Stream, opts ...SourceOpt) *Stream[stream.Record] {
 	inputs := make([]func() reader[stream.Record], len(streams))
+	pos := make([]stream.Positioner, len(streams))
 	for i, s := range streams {
 		if s == nil {
 			j.fail(invalidParam(fmt.Sprintf("%s streams[%d]", name, i), "nil", "a stream"))
 			continue
 		}
 		inputs[i] = func() reader[stream.Record] { return fillReader[stream.Record]{s} }
+		pos[i], _ = s.(stream.Positioner)
 	}
-	out := addSource(j, name, inputs, recordKey, recordTime, opts)
+	out := addSource(j, name, inputs, pos, recordKey, recordTime, opts)
 	out.recKey = true
 	return out
 }
@@ -131,14 +138,16 @@ func Source(j *Job, name string, streams []stream.Stream, opts ...SourceOpt) *St
 // or is the ingest time (processing time) without one.
 func FromFiller[T any](j *Job, name string, fillers []stream.Filler[T], keyOf func(T) uint64, opts ...SourceOpt) *Stream[T] {
 	inputs := make([]func() reader[T], len(fillers))
+	pos := make([]stream.Positioner, len(fillers))
 	for i, f := range fillers {
 		if f == nil {
 			j.fail(invalidParam(fmt.Sprintf("%s fillers[%d]", name, i), "nil", "a filler"))
 			continue
 		}
 		inputs[i] = func() reader[T] { return fillReader[T]{f} }
+		pos[i], _ = f.(stream.Positioner)
 	}
-	return addSource(j, name, inputs, keyOf, nil, opts)
+	return addSource(j, name, inputs, pos, keyOf, nil, opts)
 }
 
 // FromSeq adds a source of the user's records of type T, each iterator
@@ -157,7 +166,7 @@ func FromSeq[T any](j *Job, name string, seqs []iter.Seq[T], keyOf func(T) uint6
 		}
 		inputs[i] = func() reader[T] { return newSeqReader(s) }
 	}
-	return addSource(j, name, inputs, keyOf, nil, opts)
+	return addSource(j, name, inputs, nil, keyOf, nil, opts)
 }
 
 // FromChan adds a source of the user's records of type T, each channel
@@ -175,13 +184,22 @@ func FromChan[T any](j *Job, name string, chs []<-chan T, keyOf func(T) uint64, 
 		}
 		inputs[i] = func() reader[T] { return chanReader[T]{ch} }
 	}
-	return addSource(j, name, inputs, keyOf, nil, opts)
+	return addSource(j, name, inputs, nil, keyOf, nil, opts)
 }
 
-// addSource builds a source stage over inputs. defTime is the event time
-// of a record without an EventTime option (nil: processing time).
-func addSource[T any](j *Job, name string, inputs []func() reader[T], keyOf func(T) uint64, defTime func(T) int64, opts []SourceOpt) *Stream[T] {
-	st := &sourceStage[T]{inputs: inputs, out: &port[T]{}, timeOf: defTime}
+// addSource builds a source stage over inputs, replayable where pos has
+// their Positioner (nil: none is). defTime is the event time of a record
+// without an EventTime option (nil: processing time).
+func addSource[T any](j *Job, name string, inputs []func() reader[T], pos []stream.Positioner, keyOf func(T) uint64, defTime func(T) int64, opts []SourceOpt) *Stream[T] {
+	st := &sourceStage[T]{inputs: inputs, out: &port[T]{}, timeOf: defTime, positioners: pos, initPos: make([][]byte, len(inputs))}
+	if j.cfg.ckpt.replays() {
+		for i := range inputs {
+			if pos == nil || pos[i] == nil && inputs[i] != nil {
+				j.fail(fmtStage(name, fmt.Errorf("%w: input %d has no stream.Positioner (an iterator, a channel or a stream that cannot seek), and the job checkpoints, restores or restarts", ErrNotReplayable, i)))
+				break
+			}
+		}
+	}
 	st.name, st.source = name, true
 	for _, o := range opts {
 		o.applySource(&st.cfg)
@@ -239,6 +257,56 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 	if err != nil {
 		return err
 	}
+	co := j.co
+	var pos stream.Positioner
+	if s.positioners != nil {
+		pos = s.positioners[w]
+	}
+	if snap := s.restoredSnapshot(w); snap != nil {
+		sn, err := decodeSnapshot(snap, true, 0, 1)
+		if err != nil {
+			return err
+		}
+		if err := restoreSource(sn, pos, gen, out, m); err != nil {
+			return fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
+		}
+		if sn.ended {
+			if co != nil {
+				co.submit(ack{stage: s.index, worker: w, final: true, data: snap})
+			}
+			return nil
+		}
+	} else if pos != nil && j.cfg.ckpt.replays() {
+		if s.initPos[w] == nil {
+			if s.initPos[w], err = pos.AppendPosition(nil); err != nil {
+				return err
+			}
+		} else if err := pos.Seek(s.initPos[w]); err != nil {
+			return err
+		}
+	}
+	snapshot := func(id uint64, final bool) error {
+		out.publish()
+		sn := workerSnapshot{source: true, ended: final, in: m.in.Load(), out: m.out.Load(), gen: gen.AppendState(nil)}
+		if pos != nil {
+			var err error
+			if sn.pos, err = pos.AppendPosition(nil); err != nil {
+				return err
+			}
+		}
+		st, err := out.appendState(nil)
+		if err != nil {
+			return err
+		}
+		sn.outs = [][]byte{st}
+		if !final {
+			out.barrier(id)
+		}
+		co.submit(ack{id: id, stage: s.index, worker: w, final: final, data: sn.appendBinary(nil)})
+		return nil
+	}
+	var injected, taken uint64
+	fault := j.cfg.ckpt.fault
 	buf := make([]T, j.cfg.batchSize)
 	recs, isRecords := any(buf).([]stream.Record)
 	var times []int64 // scratch for emitBatch (typed sources)
@@ -259,6 +327,14 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if co != nil {
+			if id := co.trigger.Load(); id > injected {
+				injected = id
+				if err := snapshot(id, false); err != nil {
+					return err
+				}
+			}
 		}
 		want := len(buf)
 		now := j.now()
@@ -294,6 +370,12 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		}
 		t0 := time.Now()
 		n, end := in.read(ctx, buf[:want], held)
+		if fault != nil && n > 0 {
+			taken += uint64(n)
+			if err := fault(s.name, w, taken); err != nil {
+				return err
+			}
+		}
 		if n > 0 {
 			if !srv.charge(ctx, n, time.Now()) {
 				return nil
@@ -335,6 +417,9 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		if end {
 			out.close() // the records go with the end of input
 			m.busy.Add(uint64(time.Since(t0)))
+			if co != nil {
+				return snapshot(0, true)
+			}
 			return nil
 		}
 		// Before the next read, which may block: receivers with an empty
@@ -347,6 +432,24 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		}
 		m.busy.Add(uint64(time.Since(t0)))
 	}
+}
+
+// restoreSource restores a source worker's state from its snapshot.
+func restoreSource[T any](sn *workerSnapshot, pos stream.Positioner, gen *operators.BoundedOutOfOrderness, out *collector[T], m *workerMetrics) error {
+	if pos == nil {
+		return ErrNotReplayable
+	}
+	if err := gen.RestoreState(sn.gen); err != nil {
+		return err
+	}
+	if err := out.restoreState(sn.outs[0]); err != nil {
+		return err
+	}
+	if err := pos.Seek(sn.pos); err != nil {
+		return err
+	}
+	m.restore(sn)
+	return nil
 }
 
 // emitRecords emits recs, timed by Record.Time, to every outgoing edge: the

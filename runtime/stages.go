@@ -70,6 +70,7 @@ func addConsumer[In, Out any](s *Stream[In], name string, cfg stageConfig, defEd
 }
 
 type mapHandler[In, Out any] struct {
+	stateless
 	f   func(In) Out
 	buf []operators.Event[Out]
 	out *collector[Out]
@@ -108,6 +109,7 @@ func Map[In, Out any](s *Stream[In], name string, f func(In) Out, opts ...StageO
 }
 
 type filterHandler[T any] struct {
+	stateless
 	keep func(T) bool
 	buf  []operators.Event[T]
 	out  *collector[T]
@@ -139,6 +141,7 @@ func Filter[T any](s *Stream[T], name string, keep func(T) bool, opts ...StageOp
 }
 
 type flatMapHandler[In, Out any] struct {
+	stateless
 	fm  *operators.FlatMapper[In, Out]
 	buf []operators.Event[Out]
 	out *collector[Out]
@@ -173,6 +176,7 @@ func FlatMap[In, Out any](s *Stream[In], name string, f func(in In, emit func(Ou
 }
 
 type sinkHandler[T any] struct {
+	stateless
 	w       int
 	fn      func(worker int, v T) error
 	latency LatencyFunc

@@ -74,3 +74,37 @@ func TestErr(t *testing.T) {
 	require.NoError(t, Err(failing{}))
 	require.NoError(t, Err(FromKeys(nil)))
 }
+
+// TestSlicePosition: a slice resumes where its position was taken, and a
+// position it cannot hold is refused, leaving it unchanged.
+func TestSlicePosition(t *testing.T) {
+	s := FromSlice([]int{1, 2, 3, 4, 5})
+	buf := make([]int, 2)
+	s.Fill(buf)
+	pos, err := s.AppendPosition(nil)
+	require.NoError(t, err)
+	s.Fill(buf)
+	require.NoError(t, s.Seek(pos))
+	require.Equal(t, 2, s.Fill(buf))
+	require.Equal(t, []int{3, 4}, buf)
+	for _, bad := range [][]byte{nil, {0x80}, {6}, {1, 0}} {
+		require.ErrorIs(t, s.Seek(bad), ErrPosition, "%x", bad)
+	}
+	require.Equal(t, 1, s.Fill(buf), "a refused Seek leaves the position")
+}
+
+func FuzzSliceSeek(f *testing.F) {
+	f.Add([]byte{3})
+	f.Add([]byte{0x80, 0x01})
+	f.Fuzz(func(t *testing.T, pos []byte) {
+		s := FromSlice(make([]int, 100))
+		if err := s.Seek(pos); err != nil {
+			require.ErrorIs(t, err, ErrPosition)
+			require.Equal(t, 0, s.pos)
+			return
+		}
+		again, err := s.AppendPosition(nil)
+		require.NoError(t, err)
+		require.Equal(t, pos, again, "a position Seek takes is canonical")
+	})
+}

@@ -27,7 +27,15 @@ from each record's scheduled time), imbalance, replication and memory. With
 -window the job is a keyed tumbling-window count (two-phase where the
 partitioner splits keys) and latency is event-time latency. An interrupt
 (SIGINT, SIGTERM) stops the run within a batch and prints the rows measured
-so far, the last one marked interrupted.`)
+so far, the last one marked interrupted.
+
+With -checkpoint-interval, -checkpoint-dir or -fail-after the run is the
+replayable form of the job: closed loop, -tuples records read into memory
+first, one contiguous slice per source, a keyed count in the windows of
+-window (the global window without), checkpoints into a new folder of
+-checkpoint-dir, one failure after -fail-after records and a restart from
+the last checkpoint; every result is checked against an exact count
+(exact), and latency is not measured.`)
 	var (
 		o       output
 		wl      workloadFlags
@@ -42,6 +50,9 @@ so far, the last one marked interrupted.`)
 		sustain bool
 		count   int
 		ddAlpha float64
+		ckEvery time.Duration
+		ckDir   string
+		failAt  int64
 	)
 	o.register(fs, true)
 	wl.register(fs, workloadDefaults{
@@ -59,6 +70,9 @@ so far, the last one marked interrupted.`)
 	fs.DurationVar(&window, "window", 0, "tumbling event-time window size (0: per-record keyed count)")
 	fs.IntVar(&count, "count", 1, "run each configuration this many times (one row each; benchstat summarises -output benchfmt)")
 	fs.Float64Var(&ddAlpha, "latency-ddsketch", 0, "also compute the latency percentiles with a DDSketch of relative accuracy `ALPHA` in [0.0001, 0.5] beside the HdrHistogram (0: off): columns DD-P50ms … DD-P99.9ms, JSON latency_ddsketch_ms")
+	fs.DurationVar(&ckEvery, "checkpoint-interval", 0, "take a checkpoint this often into -checkpoint-dir (0: none); JSON checkpoints, checkpoint_bytes, alignment_ms, restores")
+	fs.StringVar(&ckDir, "checkpoint-dir", "", "the `DIR` that holds each configuration's checkpoints, in a new folder; alone, the replayable run without checkpoints (a paired baseline)")
+	fs.Int64Var(&failAt, "fail-after", 0, "fail the job once after `N` records and restart it from its last checkpoint (0: no failure); JSON recovered, exact")
 	fs.BoolVar(&sustain, "find-sustainable", false, "also search each configuration's sustainable throughput: the highest offered rate whose latency does not rise steadily")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -69,7 +83,8 @@ so far, the last one marked interrupted.`)
 	if wl.set["duration"] && !wl.set["tuples"] {
 		wl.tuples = 0
 	}
-	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count, LatencyDDSketch: ddAlpha}
+	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count, LatencyDDSketch: ddAlpha,
+		CheckpointInterval: ckEvery, CheckpointDir: ckDir, FailAfter: failAt}
 	var err error
 	if cfg.Sources, err = bench.ParseInts("-sources", sources, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "run", err)
@@ -105,6 +120,9 @@ so far, the last one marked interrupted.`)
 	}
 	if ddAlpha > 0 {
 		settings = append(settings, [2]string{"latency_ddsketch", fmt.Sprint(ddAlpha)})
+	}
+	if ckEvery > 0 || ckDir != "" || failAt > 0 {
+		settings = append(settings, [2]string{"checkpoint_interval", ckEvery.String()}, [2]string{"fail_after", fmt.Sprint(failAt)})
 	}
 	meta := bench.Meta{Command: "run", Settings: append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})}
 	if err := o.write(ctx, e, meta, bench.RunRows(rows), func() []bench.Panel { return bench.RunPanels(rows) }); err != nil {

@@ -62,6 +62,9 @@ const (
 	Half
 )
 
+// Limit is the number of keys a table of size slots may hold under load.
+func (load Load) Limit(size int) int { return load.limit(size) }
+
 // limit is the number of keys an array of size slots may hold under load.
 func (load Load) limit(size int) int {
 	if load == Half {
@@ -145,6 +148,11 @@ func (m *Map[V]) Len() int {
 	}
 	return m.n
 }
+
+// Slots is the table's number of slots (0 before the first Put): a table
+// Init'd with capacity Load.Limit(Slots()) has as many, and the same
+// placement, so keys Put in All's order land in order.
+func (m *Map[V]) Slots() int { return len(m.ents) }
 
 // Bytes is the size of m's array in bytes.
 func (m *Map[V]) Bytes() int { return len(m.ents) * int(unsafe.Sizeof(entry[V]{})) }

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunReplayable: the replayable run checkpoints, fails once after
+// -fail-after records, restarts, and reports every result exact, for a
+// partitioner that keeps keys together and one that splits them, in the
+// global window and in tumbling windows.
+func TestRunReplayable(t *testing.T) {
+	ks := make([]uint64, 20_000)
+	for i := range ks {
+		ks[i] = uint64(i*i) % 997
+	}
+	for _, window := range []time.Duration{0, time.Millisecond} {
+		cfg := runConfig(keyList("keys", ks), []string{"hash", "dchoices"}, 3, int64(len(ks)))
+		cfg.Sources = []int{2}
+		cfg.Window = window
+		cfg.CheckpointInterval, cfg.CheckpointDir, cfg.FailAfter = time.Millisecond, t.TempDir(), 12_000
+		rows, err := RunAll(context.Background(), cfg)
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		for _, r := range rows {
+			require.NotNil(t, r.Exact)
+			require.True(t, *r.Exact, "%s window %v", r.Partitioner, window)
+			require.NotNil(t, r.Recovered)
+			require.True(t, *r.Recovered)
+			require.Positive(t, r.Checkpoints, "at least the last one")
+			require.Positive(t, r.CheckpointBytes)
+			require.NotNil(t, r.AlignmentMs)
+			require.NotNil(t, r.CheckpointMs)
+			require.EqualValues(t, len(ks), r.Tuples)
+		}
+	}
+}
+
+func TestRunReplayableErrors(t *testing.T) {
+	base := runConfig(keyList("k", constantKeys(100)), []string{"hash"}, 2, 100)
+	for _, tc := range []struct {
+		set  func(*RunConfig)
+		want string
+	}{
+		{func(c *RunConfig) { c.CheckpointInterval = -time.Second }, "-checkpoint-interval = -1s"},
+		{func(c *RunConfig) { c.CheckpointInterval = time.Second }, "-checkpoint-dir"},
+		{func(c *RunConfig) { c.FailAfter = -1 }, "-fail-after = -1"},
+		{func(c *RunConfig) { c.FailAfter = 101 }, "-fail-after = 101, want at most -tuples = 100"},
+		{func(c *RunConfig) { c.FailAfter, c.Rate = 10, 1000 }, "-rate = 1000"},
+		{func(c *RunConfig) { c.CheckpointDir, c.Tuples, c.Duration = "d", 0, time.Second }, "-duration = 1s"},
+		{func(c *RunConfig) { c.CheckpointDir, c.FindSustainable = "d", true }, "-find-sustainable"},
+	} {
+		cfg := base
+		tc.set(&cfg)
+		_, err := RunAll(context.Background(), cfg)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, tc.want)
+	}
+}

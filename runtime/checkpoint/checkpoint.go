@@ -1,0 +1,200 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrNoCheckpoint reports a store without a complete checkpoint that
+// verifies.
+var ErrNoCheckpoint = errors.New("checkpoint: no complete checkpoint")
+
+// manifestName is the name of a checkpoint's manifest within its folder.
+const manifestName = "MANIFEST"
+
+// Prefix is the folder of checkpoint id in a Store: 16 hex digits and a
+// slash.
+func Prefix(id uint64) string { return fmt.Sprintf("%016x/", id) }
+
+// parseID returns the checkpoint id of a store name.
+func parseID(name string) (uint64, bool) {
+	dir, _, ok := strings.Cut(name, "/")
+	if !ok || len(dir) != 16 {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(dir, 16, 64)
+	return id, err == nil
+}
+
+// WriteFile stores one file of checkpoint id and returns its manifest
+// entry.
+func WriteFile(ctx context.Context, s Store, id uint64, name string, data []byte) (File, error) {
+	if err := s.Put(ctx, Prefix(id)+name, data); err != nil {
+		return File{}, err
+	}
+	return File{Name: name, Size: int64(len(data)), CRC: Checksum(data)}, nil
+}
+
+// Commit stores m's manifest, which makes checkpoint m.ID complete. Its
+// files must have been written (WriteFile) first.
+func Commit(ctx context.Context, s Store, m Manifest) error {
+	if slices.ContainsFunc(m.Files, func(f File) bool { return f.Name == manifestName }) {
+		return fmt.Errorf("%w: a file named %s", ErrInvalidParameter, manifestName)
+	}
+	b, err := m.AppendBinary(nil)
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, Prefix(m.ID)+manifestName, b)
+}
+
+// Checkpoint is a complete checkpoint read back and verified.
+type Checkpoint struct {
+	Manifest
+	files map[string][]byte
+}
+
+// File returns the contents of the named file and whether the checkpoint
+// has it.
+func (c *Checkpoint) File(name string) ([]byte, bool) {
+	b, ok := c.files[name]
+	return b, ok
+}
+
+// Bytes is the total size of the checkpoint's files.
+func (c *Checkpoint) Bytes() int64 {
+	var n int64
+	for _, f := range c.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Skipped is a checkpoint Latest passed over, and why.
+type Skipped struct {
+	ID  uint64
+	Err error
+}
+
+// IDs returns the ids of the complete checkpoints in s (those with a
+// manifest, verified or not), newest first.
+func IDs(ctx context.Context, s Store) ([]uint64, error) {
+	names, err := s.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var ids []uint64
+	for _, n := range names {
+		if id, ok := parseID(n); ok && n == Prefix(id)+manifestName {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids, nil
+}
+
+// Latest reads the newest complete checkpoint whose manifest decodes and
+// whose files all have the recorded size and checksum. Checkpoints newer
+// than it that fail are returned in skipped, newest first, with the
+// reason. It returns ErrNoCheckpoint when none verifies, and the Store's
+// error when it cannot list or read (a missing file is a failed
+// verification, not a Store error).
+func Latest(ctx context.Context, s Store) (*Checkpoint, []Skipped, error) {
+	ids, err := IDs(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped []Skipped
+	for _, id := range ids {
+		c, err := Read(ctx, s, id)
+		if err == nil {
+			return c, skipped, nil
+		}
+		if ctx.Err() != nil {
+			return nil, skipped, ctx.Err()
+		}
+		skipped = append(skipped, Skipped{ID: id, Err: err})
+	}
+	return nil, skipped, ErrNoCheckpoint
+}
+
+// Read reads checkpoint id and verifies its manifest and files; a failed
+// verification wraps ErrCorrupt.
+func Read(ctx context.Context, s Store, id uint64) (*Checkpoint, error) {
+	mb, err := s.Get(ctx, Prefix(id)+manifestName)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{}
+	if err := c.Manifest.UnmarshalBinary(mb); err != nil {
+		return nil, err
+	}
+	if c.ID != id {
+		return nil, fmt.Errorf("%w: manifest of checkpoint %d in folder %d", ErrCorrupt, c.ID, id)
+	}
+	c.files = make(map[string][]byte, len(c.Files))
+	for _, f := range c.Files {
+		b, err := s.Get(ctx, Prefix(id)+f.Name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: file %s: %w", ErrCorrupt, f.Name, err)
+		}
+		if int64(len(b)) != f.Size || Checksum(b) != f.CRC {
+			return nil, fmt.Errorf("%w: file %s: %d bytes, checksum %08x, want %d bytes, %08x", ErrCorrupt, f.Name, len(b), Checksum(b), f.Size, f.CRC)
+		}
+		c.files[f.Name] = b
+	}
+	return c, nil
+}
+
+// Retain deletes every checkpoint of s but the newest keep complete ones
+// (keep >= 1): older complete ones, and incomplete ones (files without a
+// manifest) older than the newest complete one. Incomplete checkpoints
+// newer than it may be in progress and are kept.
+func Retain(ctx context.Context, s Store, keep int) error {
+	if keep < 1 {
+		return fmt.Errorf("%w: keep = %d, want >= 1", ErrInvalidParameter, keep)
+	}
+	ids, err := IDs(ctx, s)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	kept := make(map[uint64]bool, keep)
+	for _, id := range ids[:min(keep, len(ids))] {
+		kept[id] = true
+	}
+	newest := ids[0]
+	names, err := s.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	// Manifests go first: a checkpoint whose manifest is gone is never
+	// read again, whatever happens to the deletion of its files.
+	slices.SortStableFunc(names, func(a, b string) int {
+		am, bm := strings.HasSuffix(a, "/"+manifestName), strings.HasSuffix(b, "/"+manifestName)
+		switch {
+		case am && !bm:
+			return -1
+		case bm && !am:
+			return 1
+		}
+		return 0
+	})
+	for _, n := range names {
+		id, ok := parseID(n)
+		if !ok || kept[id] || id > newest {
+			continue
+		}
+		if err := s.Delete(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/skewerhq/skewer/runtime/checkpoint"
+)
+
+// FileSink is the reference TxnSink: each worker's transactions are files
+// in one directory. A transaction is written to "w<worker>-<seq>.open";
+// PreCommit flushes it, fsyncs it and renames it "w<worker>-<seq>.pending"
+// (its handle is seq); Commit renames the pending files up to seq to
+// "w<worker>-<seq>.part" and fsyncs the directory. Readers see only the
+// .part files (Files), each an append of encoded records. An empty
+// transaction leaves no file. Safe for concurrent use as TxnSink
+// requires.
+type FileSink[T any] struct {
+	dir string
+	enc func(dst []byte, v T) ([]byte, error)
+	ws  []fileTxn // per worker
+}
+
+// fileTxn is one worker's open transaction.
+type fileTxn struct {
+	seq uint64
+	f   *os.File
+	w   *bufio.Writer
+	buf []byte
+}
+
+// NewFileSink returns a FileSink writing in dir (created if needed) the
+// encoding of each record by enc, which appends it to dst (a line, a
+// length-prefixed frame: the reader's choice).
+func NewFileSink[T any](dir string, workers int, enc func(dst []byte, v T) ([]byte, error)) (*FileSink[T], error) {
+	switch {
+	case dir == "":
+		return nil, invalidParam("FileSink dir", `""`, "a directory")
+	case workers < 1:
+		return nil, invalidParam("FileSink workers", workers, ">= 1")
+	case enc == nil:
+		return nil, invalidParam("FileSink enc", "nil", "a function")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runtime: FileSink: %w", err)
+	}
+	return &FileSink[T]{dir: dir, enc: enc, ws: make([]fileTxn, workers)}, nil
+}
+
+func (s *FileSink[T]) name(worker int, seq uint64, ext string) string {
+	return filepath.Join(s.dir, fmt.Sprintf("w%d-%016x.%s", worker, seq, ext))
+}
+
+func (s *FileSink[T]) worker(w int) (*fileTxn, error) {
+	if w < 0 || w >= len(s.ws) {
+		return nil, invalidParam("FileSink worker", w, fmt.Sprintf("in [0, %d)", len(s.ws)))
+	}
+	return &s.ws[w], nil
+}
+
+// Write implements TxnSink.
+func (s *FileSink[T]) Write(worker int, v T) error {
+	t, err := s.worker(worker)
+	if err != nil {
+		return err
+	}
+	if t.f == nil {
+		f, err := os.Create(s.name(worker, t.seq, "open"))
+		if err != nil {
+			return fmt.Errorf("runtime: FileSink: %w", err)
+		}
+		t.f = f
+		if t.w == nil {
+			t.w = bufio.NewWriterSize(f, 64<<10)
+		} else {
+			t.w.Reset(f)
+		}
+	}
+	if t.buf, err = s.enc(t.buf[:0], v); err != nil {
+		return err
+	}
+	_, err = t.w.Write(t.buf)
+	return err
+}
+
+// PreCommit implements TxnSink.
+func (s *FileSink[T]) PreCommit(worker int) ([]byte, error) {
+	t, err := s.worker(worker)
+	if err != nil {
+		return nil, err
+	}
+	seq := t.seq
+	t.seq++
+	if t.f != nil {
+		f := t.f
+		t.f = nil
+		err := errors.Join(t.w.Flush(), f.Sync(), f.Close())
+		if err == nil {
+			err = os.Rename(f.Name(), s.name(worker, seq, "pending"))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runtime: FileSink: %w", err)
+		}
+	}
+	return binary.LittleEndian.AppendUint64(nil, seq), nil
+}
+
+// files returns worker's sequence numbers with the given extension, in
+// order.
+func (s *FileSink[T]) files(worker int, ext string) ([]uint64, error) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: FileSink: %w", err)
+	}
+	prefix := fmt.Sprintf("w%d-", worker)
+	var seqs []uint64
+	for _, e := range ents {
+		n := e.Name()
+		rest, ok := strings.CutPrefix(n, prefix)
+		if !ok || !strings.HasSuffix(rest, "."+ext) {
+			continue
+		}
+		seq, err := strconv.ParseUint(strings.TrimSuffix(rest, "."+ext), 16, 64)
+		if err == nil {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+func decodeSeq(txn []byte) (uint64, error) {
+	if len(txn) != 8 {
+		return 0, fmt.Errorf("%w: FileSink transaction of %d bytes, want 8", ErrCorruptSnapshot, len(txn))
+	}
+	return binary.LittleEndian.Uint64(txn), nil
+}
+
+// Commit implements TxnSink.
+func (s *FileSink[T]) Commit(worker int, txn []byte) error {
+	if _, err := s.worker(worker); err != nil {
+		return err
+	}
+	upTo, err := decodeSeq(txn)
+	if err != nil {
+		return err
+	}
+	return s.commit(worker, upTo)
+}
+
+func (s *FileSink[T]) commit(worker int, upTo uint64) error {
+	pending, err := s.files(worker, "pending")
+	if err != nil {
+		return err
+	}
+	moved := false
+	for _, seq := range pending {
+		if seq > upTo {
+			break
+		}
+		if err := os.Rename(s.name(worker, seq, "pending"), s.name(worker, seq, "part")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("runtime: FileSink: %w", err)
+		}
+		moved = true
+	}
+	if moved {
+		if err := checkpoint.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("runtime: FileSink: %w", err)
+		}
+	}
+	return nil
+}
+
+// Recover implements TxnSink.
+func (s *FileSink[T]) Recover(worker int, txn []byte) error {
+	t, err := s.worker(worker)
+	if err != nil {
+		return err
+	}
+	if t.f != nil {
+		_ = t.f.Close()
+		t.f = nil
+	}
+	var last uint64
+	has := txn != nil
+	if has {
+		if last, err = decodeSeq(txn); err != nil {
+			return err
+		}
+		if err := s.commit(worker, last); err != nil {
+			return err
+		}
+	}
+	for _, ext := range []string{"pending", "open"} {
+		seqs, err := s.files(worker, ext)
+		if err != nil {
+			return err
+		}
+		for _, seq := range seqs {
+			if err := os.Remove(s.name(worker, seq, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("runtime: FileSink: %w", err)
+			}
+		}
+	}
+	parts, err := s.files(worker, "part")
+	if err != nil {
+		return err
+	}
+	t.seq = 0
+	if has {
+		t.seq = last + 1
+	}
+	if n := len(parts); n > 0 {
+		t.seq = max(t.seq, parts[n-1]+1)
+	}
+	return nil
+}
+
+// Files returns the committed files, worker by worker, each worker's in
+// the order of its transactions.
+func (s *FileSink[T]) Files() ([]string, error) {
+	var out []string
+	for w := range s.ws {
+		seqs, err := s.files(w, "part")
+		if err != nil {
+			return nil, err
+		}
+		for _, seq := range seqs {
+			out = append(out, s.name(w, seq, "part"))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package runtime
+
+import (
+	"errors"
+	"time"
+
+	"github.com/skewerhq/skewer/runtime/checkpoint"
+)
+
+// ErrNotReplayable reports a source that cannot be read again from a saved
+// position (an iterator, a channel, a stream without stream.Positioner) in
+// a job that checkpoints, restores or restarts: such a job could not keep
+// its promise, so it is refused when it is built.
+var ErrNotReplayable = errors.New("runtime: source is not replayable")
+
+// ckptConfig is what the checkpoint options set.
+type ckptConfig struct {
+	set     bool // Checkpoint was given
+	every   time.Duration
+	store   checkpoint.Store
+	retain  int
+	restore checkpoint.Store
+	// restoreNil: Restore was given a nil store.
+	restoreNil bool
+	attempts   int
+	backoff    time.Duration
+	// fault, set by tests, is called once per batch by every consuming
+	// worker and once per buffer by every source with the records that
+	// worker has taken so far in this attempt; an error fails the worker.
+	fault func(stage string, worker int, records uint64) error
+	// ticks, set by tests, replaces the interval's ticker: a checkpoint
+	// begins on each value received (when none is in flight).
+	ticks <-chan time.Time
+}
+
+// snapshots reports whether the job's state is saved or restored.
+func (c *ckptConfig) snapshots() bool { return c.store != nil || c.restore != nil }
+
+// replays reports whether the job may read its sources again: it
+// checkpoints, restores or restarts.
+func (c *ckptConfig) replays() bool { return c.store != nil || c.restore != nil || c.attempts > 0 }
+
+func (c *ckptConfig) validate() error {
+	switch {
+	case c.set && c.every <= 0:
+		return invalidParam("Checkpoint every", c.every, "> 0")
+	case c.set && c.store == nil:
+		return invalidParam("Checkpoint store", "nil", "a checkpoint.Store")
+	case c.retain < 1:
+		return invalidParam("RetainCheckpoints", c.retain, ">= 1")
+	case c.restoreNil:
+		return invalidParam("Restore store", "nil", "a checkpoint.Store")
+	case c.attempts < 0:
+		return invalidParam("Restart attempts", c.attempts, ">= 0")
+	case c.backoff < 0:
+		return invalidParam("Restart backoff", c.backoff, ">= 0")
+	}
+	return nil
+}
+
+// Checkpoint makes the job take a checkpoint every interval into store:
+// its sources inject a numbered barrier into their output, every worker
+// snapshots its state when the barrier has reached it from all its inputs
+// (aligned: a worker holds back the inputs whose barrier has come until
+// the others' has) and passes it on, and the checkpoint is
+// complete when every worker's snapshot is stored, with a manifest. A
+// worker pauses only to serialize its state; the store is written by
+// another goroutine. One checkpoint is in flight at a time: an interval
+// that passes while one is still running is skipped. When every worker
+// has ended, a last checkpoint holds their final state, and only then do
+// two-phase-commit sinks (TxnSink) commit their last output.
+//
+// Every source must be replayable (stream.Positioner), and every
+// aggregation's Aggregate must have a Codec: the job's build fails
+// otherwise, with ErrNotReplayable or operators.ErrNoCodec.
+//
+// A store holds one job's checkpoints: the ids continue after the newest
+// one there, and RetainCheckpoints deletes the older ones, whatever job
+// wrote them.
+func Checkpoint(every time.Duration, store checkpoint.Store) JobOpt {
+	return jobOpt(func(c *jobConfig) { c.ckpt.set, c.ckpt.every, c.ckpt.store = true, every, store })
+}
+
+// RetainCheckpoints keeps the n newest complete checkpoints in the store
+// (default 3); older ones are deleted when a new one completes.
+func RetainCheckpoints(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.ckpt.retain = n }) }
+
+// Restore starts the job from the newest complete checkpoint in store
+// that verifies (checkpoint.Latest): every source from its saved position,
+// every worker with its saved state, and two-phase-commit sinks commit
+// the output of that checkpoint. The job must be built as the one that
+// wrote it (the same stages, names and parallelism); Run fails otherwise,
+// and with checkpoint.ErrNoCheckpoint when the store has none. Every
+// source must be replayable.
+func Restore(store checkpoint.Store) JobOpt {
+	return jobOpt(func(c *jobConfig) {
+		c.ckpt.restore = store
+		if store == nil {
+			c.ckpt.restoreNil = true
+		}
+	})
+}
+
+// Restart restarts a job that fails (user code or an operator panics or
+// returns an error, the checkpoint store or a TxnSink fails) up to
+// attempts times, in the same Run, from the last checkpoint this Run
+// completed (or, before the first, from where it started), waiting backoff
+// before the first restart and twice as long before each next one (at most
+// a minute). Run returns the last failure once the attempts are spent.
+// Cancelling Run's context is not a failure. Every source must be
+// replayable.
+func Restart(attempts int, backoff time.Duration) JobOpt {
+	return jobOpt(func(c *jobConfig) { c.ckpt.attempts, c.ckpt.backoff = attempts, backoff })
+}

@@ -1,0 +1,204 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/skewerhq/skewer/runtime/checkpoint"
+)
+
+// Run runs the job to the end of its input and returns nil, or the first
+// error of user code (a *WorkerError naming the stage and worker), or the
+// context's error if ctx ends first. At the end of input every stage drains
+// and every window fires. Run returns only when all of the job's goroutines
+// have; user code (a stream's Fill, a map or sink function) must therefore
+// return: cancellation is seen between batches and in blocked sends. A job
+// runs once.
+//
+// With Restore, Run starts from the newest complete checkpoint; with
+// Restart, a failed attempt is followed by another from the last
+// checkpoint this Run completed (else from where it started), and Run
+// returns the last attempt's error once they are spent.
+func (j *Job) Run(ctx context.Context) error {
+	if j.err != nil {
+		return j.err
+	}
+	if !j.ran.CompareAndSwap(false, true) {
+		return ErrAlreadyRun
+	}
+	if len(j.stages) == 0 {
+		return invalidParam("stages", 0, "at least one Source")
+	}
+	ck := &j.cfg.ckpt
+	var from *checkpoint.Checkpoint
+	if ck.restore != nil {
+		t0 := time.Now()
+		c, _, err := checkpoint.Latest(ctx, ck.restore)
+		if err != nil {
+			return fmt.Errorf("runtime: Restore: %w", err)
+		}
+		from = c
+		j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
+	}
+	next := uint64(1)
+	if ck.store != nil {
+		ids, err := checkpoint.IDs(ctx, ck.store)
+		if err != nil {
+			return fmt.Errorf("runtime: Checkpoint: %w", err)
+		}
+		if len(ids) > 0 {
+			next = ids[0] + 1
+		}
+	}
+	if from != nil {
+		next = max(next, from.ID+1)
+	}
+	first := next // this Run's checkpoints have ids from first on
+	backoff := ck.backoff
+	for attempt := 0; ; attempt++ {
+		err := j.attempt(ctx, from, &next)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if attempt >= ck.attempts {
+			return err
+		}
+		if backoff > 0 {
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+			backoff = min(2*backoff, time.Minute)
+		}
+		t0 := time.Now()
+		c, err2 := latestSince(ctx, ck.store, first)
+		if err2 != nil {
+			return errors.Join(err, err2)
+		}
+		if c != nil {
+			from = c
+			j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
+		}
+		j.ckptStats.update(func(s *CheckpointStats) { s.Restarts++ })
+	}
+}
+
+// latestSince is the newest complete checkpoint of store with an id of at
+// least first that verifies, or nil.
+func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*checkpoint.Checkpoint, error) {
+	if store == nil {
+		return nil, nil
+	}
+	ids, err := checkpoint.IDs(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: Restart: %w", err)
+	}
+	for _, id := range ids {
+		if id < first {
+			break
+		}
+		if c, err := checkpoint.Read(ctx, store, id); err == nil {
+			return c, nil
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
+}
+
+// ErrIncompatibleCheckpoint reports a checkpoint written by a job of other
+// stages or parallelism than the one restored from it.
+var ErrIncompatibleCheckpoint = errors.New("runtime: checkpoint of another job")
+
+// restoreFrom gives every worker its snapshot in c.
+func (j *Job) restoreFrom(c *checkpoint.Checkpoint) error {
+	if len(c.Stages) != len(j.stages) {
+		return fmt.Errorf("%w: %d stages, the job has %d", ErrIncompatibleCheckpoint, len(c.Stages), len(j.stages))
+	}
+	for i, st := range j.stages {
+		b := st.base()
+		if cs := c.Stages[i]; cs.Name != b.name || cs.Workers != b.cfg.parallelism {
+			return fmt.Errorf("%w: stage %d is %q with %d workers, the job's is %q with %d", ErrIncompatibleCheckpoint, i, cs.Name, cs.Workers, b.name, b.cfg.parallelism)
+		}
+		b.restored = make([][]byte, b.cfg.parallelism)
+		for w := range b.restored {
+			data, ok := c.File(fileName(i, w))
+			if !ok {
+				return fmt.Errorf("%w: checkpoint %d has no snapshot of stage %q worker %d", ErrCorruptSnapshot, c.ID, b.name, w)
+			}
+			b.restored[w] = data
+		}
+	}
+	return nil
+}
+
+// attempt runs the job once, from checkpoint from (nil: from the start);
+// *next is the id of its first checkpoint, and the next free id after.
+func (j *Job) attempt(ctx context.Context, from *checkpoint.Checkpoint, next *uint64) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	j.start = time.Now()
+	for _, st := range j.stages {
+		b := st.base()
+		b.restored = nil
+		if from == nil { // from the start: the counters too
+			for w := range b.metrics {
+				b.metrics[w].restore(&workerSnapshot{})
+			}
+		}
+	}
+	if from != nil {
+		if err := j.restoreFrom(from); err != nil {
+			return err
+		}
+		j.ckptStats.update(func(s *CheckpointStats) { s.Restores++ })
+	}
+	j.co = nil
+	if j.cfg.ckpt.store != nil || j.txnSinks {
+		j.co = newCoordinator(j, *next)
+		j.co.done = runCtx.Done()
+		defer func() { *next = j.co.next }()
+	}
+	for _, st := range j.stages {
+		st.prepareInputs()
+	}
+	for _, st := range j.stages {
+		if err := st.prepareOutputs(runCtx); err != nil {
+			return err
+		}
+	}
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) { once.Do(func() { firstErr = err; cancel() }) }
+	if co := j.co; co != nil {
+		wg.Go(func() {
+			if err := co.run(runCtx); err != nil {
+				fail(err)
+			}
+		})
+	}
+	for _, st := range j.stages {
+		b := st.base()
+		for w := range b.cfg.parallelism {
+			wg.Go(func() {
+				if err := safeWork(runCtx, st, w); err != nil {
+					fail(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
