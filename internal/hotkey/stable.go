@@ -29,13 +29,13 @@ import (
 // x/(7N). Membership, with hysteresis:
 //
 //   - a key enters the head when p ≥ theta + 3·sqrt(theta·v), v = var(p)/x
-//     (1/(7N) in steady state), or at once when its count in the older
-//     window is at least 3·theta times the window's tuples and at least 16
-//     (stableMinCount): at a refresh, and between refreshes from the
-//     window's running count. So a key whose count in the older window
-//     reaches both is head (the windowed estimate is an upper bound), and
-//     a key that turns hot at rate ≥ 3·theta, with 16 tuples in a window,
-//     is head within 2W tuples;
+//     (1/(7N) in steady state), or at once when its count c in the older
+//     window of N tuples reaches theta·N + 3·sqrt(theta·N), three Poisson
+//     standard deviations above theta, and at least 16 (stableMinCount):
+//     at a refresh, and between refreshes from the window's running count.
+//     So a key whose count in the older window reaches both is head (the
+//     windowed estimate is an upper bound), and a key that turns hot at a
+//     rate that brings it there within a window is head within 2W tuples;
 //   - it leaves when p < theta, or when the older window no longer lists
 //     it: a key that cools below theta/2 is released within 2W tuples.
 //
@@ -77,7 +77,7 @@ type stableSlot struct {
 }
 
 // stableMinCount is the fewest tuples of a key in a window that let it
-// enter the head at once (with a share of at least 3·theta).
+// enter the head at once.
 const stableMinCount = 16
 
 // NewStable returns a Stable detector over NewFiltered(theta, window).
@@ -119,9 +119,11 @@ func (s *Stable) Observe(key uint64) (bool, float64) {
 }
 
 // fast reports whether a share q of a window of nn tuples lets a key into
-// the head at once.
+// the head at once: a count at least stableMinCount and three Poisson
+// standard deviations above theta·nn.
 func (s *Stable) fast(q, nn float64) bool {
-	return q >= 3*s.theta && q*nn >= stableMinCount-1e-9
+	c, e := q*nn, s.theta*nn
+	return c >= stableMinCount-1e-9 && c >= e+3*math.Sqrt(e)
 }
 
 // update folds the windowed detector's latest refresh into the smoothed

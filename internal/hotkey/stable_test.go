@@ -2,6 +2,7 @@ package hotkey
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestStableDrift(t *testing.T) {
 }
 
 // TestStableRecall: every key whose count in the older window reaches
-// 3θ·N, with at least stableMinCount tuples, is head (the windowed
+// θN + 3·sqrt(θN), and stableMinCount tuples, is head (the windowed
 // detector's estimate is an upper bound on that count), from the first
 // refresh past 1/θ tuples (at the power of two below 2/θ) on.
 func TestStableRecall(t *testing.T) {
@@ -32,7 +33,8 @@ func TestStableRecall(t *testing.T) {
 			for i, k := range keys {
 				head, p := det.Observe(k)
 				c, n := m.Observe(k)
-				if i >= 2/theta && c >= stableMinCount && float64(c) >= 3*theta*float64(n) {
+				e := theta * float64(n)
+				if i >= 2/theta && c >= stableMinCount && float64(c) >= e+3*math.Sqrt(e) {
 					require.True(t, head, "tuple %d: key %#x count %d of %d not head", i, k, c, n)
 				}
 				if head {
@@ -64,9 +66,8 @@ func marginalKeys(m int, theta float64, seed uint64) []uint64 {
 // TestStableMarginalKey pins what Stable adds to the windowed detector: on
 // short windows (about 10 tuples of a θ key per window) a key at 0.8θ
 // crosses θ in many windows, and the windowed detector calls it head
-// then; Stable, which requires its share smoothed over windows to exceed θ
-// by three standard deviations, never does over these seeds, and keeps the
-// 4θ key head once it has settled.
+// then; Stable, which requires three standard deviations above θ, does so
+// far more rarely, and keeps the 4θ key head once it has settled.
 func TestStableMarginalKey(t *testing.T) {
 	const theta, window, m = 0.01, 1024, 400_000
 	for seed := range uint64(3) {
@@ -89,7 +90,10 @@ func TestStableMarginalKey(t *testing.T) {
 		}
 		t.Logf("seed %d: 0.8θ key head at %d tuples (windowed), %d (stable); 4θ key tail at %d", seed, wHeads, sHeads, hotTail)
 		require.Positive(t, wHeads, "the windowed detector is expected to admit the marginal key")
-		require.Zero(t, sHeads, "seed %d", seed)
+		// The windowed detector admits it at a 0.5-sd excess over θ;
+		// Stable only at 3 sd (a running count) or with its smoothed
+		// share 3 sd above θ: at least 20 times more rarely.
+		require.Less(t, 20*sHeads, wHeads, "seed %d", seed)
 		require.Zero(t, hotTail, "seed %d", seed)
 	}
 }
