@@ -109,3 +109,25 @@ func TestRealStreamsTokenise(t *testing.T) {
 		})
 	}
 }
+
+// TestExactZipfReadWhole pins that exact-zipf, read for a sweep, holds
+// every key exactly round(p_r·m) times: the whole stream, whose length is
+// the sum of the rounded counts, not its first m records.
+func TestExactZipfReadWhole(t *testing.T) {
+	const k, m, s = 5000, 10_000, 0.8
+	w, err := WorkloadSpec{Kind: "exact-zipf", ZipfS: s, Keys: k, Seed: 3}.Build()
+	require.NoError(t, err)
+	recs, err := w.Read(context.Background(), m)
+	require.NoError(t, err)
+	g, err := datasets.NewExactZipf(k, s, m, 3)
+	require.NoError(t, err)
+	require.Greater(t, g.Len(), int64(m), "the rounded counts must sum beyond m, or the test shows nothing")
+	require.Equal(t, g.Len(), int64(len(recs)))
+	counts := map[uint64]int64{}
+	for _, r := range recs {
+		counts[r.Key]++
+	}
+	for r := uint64(1); r <= k; r++ {
+		require.Equal(t, g.Count(r), counts[g.Key(r)], "rank %d", r)
+	}
+}
