@@ -123,7 +123,8 @@ func (s *Stable) Observe(key uint64) (bool, float64) {
 // standard deviations above theta·nn.
 func (s *Stable) fast(q, nn float64) bool {
 	c, e := q*nn, s.theta*nn
-	return c >= stableMinCount-1e-9 && c >= e+3*math.Sqrt(e)
+	// c >= e + 3·sqrt(e), without a square root.
+	return c >= stableMinCount-1e-9 && c >= e && (c-e)*(c-e) >= 9*e
 }
 
 // update folds the windowed detector's latest refresh into the smoothed
