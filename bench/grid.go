@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -20,11 +21,14 @@ func cellOf(r PartitionRow) gridCell {
 }
 
 // WriteGrid writes a sweep as the markdown grids of docs/results.md: one
-// line per stream, workers and sources, in the rows' order, with each
-// partitioner's imbalance λ (two significant digits) and replication
-// (three decimals) as "λ / rep", partitioners in the order kinds gives ("-"
-// for one the sweep did not reach). The stream is the workload, with its
-// length and keys for a synthetic one; s is "-" for a file.
+// line per stream, workers and sources, in the order the rows first reach
+// it, with each partitioner's imbalance λ (two significant digits) and
+// replication (three decimals) as "λ / rep", partitioners in the order
+// kinds gives ("-" for one the sweep did not reach). Rows of several seeds
+// (PartitionConfig.Seeds) share a line: each figure is then the median
+// over the seeds and its range, "median [min, max]". The stream is the
+// workload, with its length and keys for a synthetic one; s is "-" for a
+// file.
 func WriteGrid(w io.Writer, rows []PartitionRow, kinds []string) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("| stream | s | p1 | n | S |")
@@ -32,14 +36,23 @@ func WriteGrid(w io.Writer, rows []PartitionRow, kinds []string) error {
 		fmt.Fprintf(bw, " %s λ / rep |", k)
 	}
 	bw.WriteString("\n|---|---|---|---|---|" + strings.Repeat("---|", len(kinds)) + "\n")
-	for i := 0; i < len(rows); {
-		c := cellOf(rows[i])
-		byKind := map[string]PartitionRow{}
-		j := i
-		for ; j < len(rows) && cellOf(rows[j]) == c; j++ {
-			byKind[rows[j].Partitioner] = rows[j]
+	type kindCell struct {
+		c    gridCell
+		kind string
+	}
+	var cells []gridCell
+	first := map[gridCell]PartitionRow{}
+	at := map[kindCell][]PartitionRow{}
+	for _, r := range rows {
+		c := cellOf(r)
+		if _, ok := first[c]; !ok {
+			first[c] = r
+			cells = append(cells, c)
 		}
-		r := rows[i]
+		at[kindCell{c, r.Partitioner}] = append(at[kindCell{c, r.Partitioner}], r)
+	}
+	for _, c := range cells {
+		r := first[c]
 		stream, s := r.Workload, "-"
 		if c.synth {
 			stream = fmt.Sprintf("%s m=%d K=%d", r.Workload, r.Tuples, r.Keys)
@@ -47,16 +60,36 @@ func WriteGrid(w io.Writer, rows []PartitionRow, kinds []string) error {
 		}
 		fmt.Fprintf(bw, "| %s | %s | %.4f | %d | %d |", stream, s, r.P1, r.Workers, r.Sources)
 		for _, k := range kinds {
-			if q, ok := byKind[k]; ok {
-				fmt.Fprintf(bw, " %.2g / %.3f |", q.Imbalance, q.Replication)
-			} else {
+			qs := at[kindCell{c, k}]
+			switch len(qs) {
+			case 0:
 				bw.WriteString(" - |")
+			case 1:
+				fmt.Fprintf(bw, " %.2g / %.3f |", qs[0].Imbalance, qs[0].Replication)
+			default:
+				l := spreadOf(qs, func(q PartitionRow) float64 { return q.Imbalance })
+				p := spreadOf(qs, func(q PartitionRow) float64 { return q.Replication })
+				fmt.Fprintf(bw, " %.2g [%.2g, %.2g] / %.3f [%.3f, %.3f] |", l.med, l.min, l.max, p.med, p.min, p.max)
 			}
 		}
 		bw.WriteString("\n")
-		i = j
 	}
 	return bw.Flush()
+}
+
+// spread is a figure's median and range over several runs.
+type spread struct{ med, min, max float64 }
+
+// spreadOf returns the median (the mean of the two middle values for an
+// even count) and range of f over rows.
+func spreadOf(rows []PartitionRow, f func(PartitionRow) float64) spread {
+	xs := make([]float64, len(rows))
+	for i, r := range rows {
+		xs[i] = f(r)
+	}
+	slices.Sort(xs)
+	k := len(xs)
+	return spread{med: (xs[(k-1)/2] + xs[k/2]) / 2, min: xs[0], max: xs[k-1]}
 }
 
 // GridMisses lists the synthetic-stream cells of a sweep that miss a
@@ -68,17 +101,24 @@ func GridMisses(rows []PartitionRow) []string {
 	type kindCell struct {
 		c    gridCell
 		kind string
+		seed uint64
 	}
 	at := map[kindCell]PartitionRow{}
+	seen := map[uint64]bool{}
 	for _, r := range rows {
-		at[kindCell{cellOf(r), r.Partitioner}] = r
+		at[kindCell{cellOf(r), r.Partitioner, r.Seed}] = r
+		seen[r.Seed] = true
 	}
+	seeds := len(seen)
 	var misses []string
 	for _, r := range rows {
 		if r.ZipfS == nil || r.Interrupted {
 			continue
 		}
 		where := fmt.Sprintf("s=%.1f n=%d S=%d", *r.ZipfS, r.Workers, r.Sources)
+		if seeds > 1 {
+			where += fmt.Sprintf(" seed=%d", r.Seed)
+		}
 		n := float64(r.Workers)
 		switch r.Partitioner {
 		case "pkg":
@@ -93,7 +133,7 @@ func GridMisses(rows []PartitionRow) []string {
 		if r.Partitioner != "dchoices" {
 			continue
 		}
-		w, ok := at[kindCell{cellOf(r), "wchoices"}]
+		w, ok := at[kindCell{cellOf(r), "wchoices", r.Seed}]
 		if !ok || w.Interrupted {
 			continue
 		}

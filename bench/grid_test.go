@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,4 +110,53 @@ func TestRealStreamsTokenise(t *testing.T) {
 			require.InDelta(t, tc.p1, truth.P1(), 5e-4)
 		})
 	}
+}
+
+// TestExactZipfReadWhole pins that exact-zipf, read for a sweep, holds
+// every key exactly round(p_r·m) times: the whole stream, whose length is
+// the sum of the rounded counts, not its first m records.
+func TestExactZipfReadWhole(t *testing.T) {
+	const k, m, s = 5000, 10_000, 0.8
+	w, err := WorkloadSpec{Kind: "exact-zipf", ZipfS: s, Keys: k, Seed: 3}.Build()
+	require.NoError(t, err)
+	recs, err := w.Read(context.Background(), m)
+	require.NoError(t, err)
+	g, err := datasets.NewExactZipf(k, s, m, 3)
+	require.NoError(t, err)
+	require.Greater(t, g.Len(), int64(m), "the rounded counts must sum beyond m, or the test shows nothing")
+	require.Equal(t, g.Len(), int64(len(recs)))
+	counts := map[uint64]int64{}
+	for _, r := range recs {
+		counts[r.Key]++
+	}
+	for r := uint64(1); r <= k; r++ {
+		require.Equal(t, g.Count(r), counts[g.Key(r)], "rank %d", r)
+	}
+}
+
+// TestGridSeeds pins that a sweep over several seeds shares one grid line
+// per cell and reports each figure as its median and range: the paper's
+// D-Choices, whose greedy choices among colliding hashed candidates follow
+// the stream's order, is reported with its spread, not one order's value.
+func TestGridSeeds(t *testing.T) {
+	cfg := PartitionConfig{Spec: WorkloadSpec{Kind: "exact-zipf", Keys: 2000, Seed: 4}, ZipfS: []float64{1.8},
+		Workers: []int{50}, Sources: []int{1}, Partitioners: []string{"dchoices-paper"}, Tuples: 20_000, Detector: "oracle", Seeds: 5}
+	rows, err := RunPartition(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rows, 5)
+	var lambdas []float64
+	for i, r := range rows {
+		require.Equal(t, uint64(4+i), r.Seed)
+		lambdas = append(lambdas, r.Imbalance)
+	}
+	slices.Sort(lambdas)
+	var b strings.Builder
+	require.NoError(t, WriteGrid(&b, rows, []string{"dchoices-paper"}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 3, b.String())
+	require.Contains(t, lines[2], fmt.Sprintf(" %.2g [%.2g, %.2g] / ", lambdas[2], lambdas[0], lambdas[4]))
+	_, err = RunPartition(context.Background(), PartitionConfig{Spec: cfg.Spec, ZipfS: cfg.ZipfS, Workers: cfg.Workers,
+		Sources: cfg.Sources, Partitioners: cfg.Partitioners, Tuples: 100, Seeds: MaxSeeds + 1})
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorContains(t, err, "-seeds")
 }

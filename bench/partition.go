@@ -37,9 +37,17 @@ type PartitionConfig struct {
 	// detector's window by the sources, as WithSources does the default's.
 	Detector      string
 	SourceWindows bool
+	// Seeds repeats the sweep for Spec.Seed, Spec.Seed+1, ... (Seeds of
+	// them; 0 or 1: once): a seed draws a synthetic stream's order (and,
+	// for zipf and uniform, its draws) and Auto's sample, and placement
+	// follows the order. Rows carry their seed.
+	Seeds int
 	// Progress, when non-nil, receives a status line per simulation.
 	Progress func(string)
 }
+
+// MaxSeeds bounds PartitionConfig.Seeds.
+const MaxSeeds = 100
 
 // MaxHeldTuples bounds the streams that partition and sketch hold in
 // memory (16 and 8 bytes a record): 2^28 records.
@@ -61,6 +69,8 @@ func (c *PartitionConfig) validate() error {
 		return invalidChoice("-detector", c.Detector, DetectorKinds)
 	case c.SourceWindows && !slices.Contains(hotkey.Names(), c.Detector):
 		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(hotkey.Names(), ", ")+"); default divides its own windows")
+	case c.Seeds < 0 || c.Seeds > MaxSeeds:
+		return invalidParam("-seeds", c.Seeds, fmt.Sprintf("in [1, %d]", MaxSeeds))
 	}
 	return checkSweep(c.Workers, c.Sources, c.Partitioners)
 }
@@ -133,7 +143,7 @@ func (r PartitionRow) Cells() []Cell {
 	}
 }
 
-// RunPartition simulates every configuration: skew outermost, then
+// RunPartition simulates every configuration: seed outermost, then skew,
 // workers, sources and partitioners. When ctx ends it stops within a batch
 // of records and returns the rows finished so far and the one it was
 // simulating (exact for the records routed until then, marked Interrupted),
@@ -143,7 +153,19 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 		return nil, err
 	}
 	var rows []PartitionRow
-	err := sweepStreams(ctx, cfg.Spec, cfg.ZipfS, cfg.Tuples, func(spec WorkloadSpec, wl Workload, recs []stream.Record) error {
+	for i := range max(1, cfg.Seeds) {
+		spec := cfg.Spec
+		spec.Seed += uint64(i)
+		if err := runPartitionSeed(ctx, cfg, spec, &rows); err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// runPartitionSeed is RunPartition for one seed (spec's), appending to rows.
+func runPartitionSeed(ctx context.Context, cfg PartitionConfig, spec WorkloadSpec, rows *[]PartitionRow) error {
+	return sweepStreams(ctx, spec, cfg.ZipfS, cfg.Tuples, func(spec WorkloadSpec, wl Workload, recs []stream.Record) error {
 		s := spec.ZipfS
 		truth := datasets.NewTruth()
 		for i := 0; i < len(recs); i += updateChunk {
@@ -171,26 +193,25 @@ func RunPartition(ctx context.Context, cfg PartitionConfig) ([]PartitionRow, err
 						return ctx.Err()
 					}
 					if cfg.Progress != nil {
-						cfg.Progress(fmt.Sprintf("partition: s=%g n=%d S=%d %s", s, n, src, kind))
+						cfg.Progress(fmt.Sprintf("partition: seed=%d s=%g n=%d S=%d %s", spec.Seed, s, n, src, kind))
 					}
 					row, err := simulate(ctx, period, spec, wl, recs, truth, det, kind, n, src)
 					if ctx.Err() != nil {
 						if err == nil {
 							row.Interrupted = true
-							rows = append(rows, row)
+							*rows = append(*rows, row)
 						}
 						return ctx.Err()
 					}
 					if err != nil {
 						return err
 					}
-					rows = append(rows, row)
+					*rows = append(*rows, row)
 				}
 			}
 		}
 		return nil
 	})
-	return rows, err
 }
 
 // sweepStreams reads the stream of spec at each exponent of zipfS (a file's

@@ -30,8 +30,9 @@ type Workload struct {
 	// Keys is the number of distinct keys the generator draws from (0 when
 	// unknown, as for a file read as it streams).
 	Keys uint64
-	// Open returns a fresh stream of at most n records (n > 0), the same
-	// records every time it is called with the same n.
+	// Open returns a fresh stream of at most n records (n > 0; a Whole
+	// stream's length is its own), the same records every time it is
+	// called with the same n.
 	Open func(n int64) (stream.Stream, error)
 	// Namer, when set, gives the original form of keys (words, item ids).
 	Namer stream.Namer
@@ -39,6 +40,12 @@ type Workload struct {
 	// generator draws it (grid-zipf: the Zipf pmf); the oracle detector
 	// takes its head from them. Nil: the shares counted on the stream.
 	Probs func() map[uint64]float64
+	// Whole marks a stream whose length is its own: exact-zipf, in which
+	// each key appears exactly round(p_i·n) times, so that the stream
+	// holds the sum of those counts (within Keys/2 of n). Read reads it to
+	// its end rather than stopping at n records, which would drop the
+	// tuples, and some keys, that the shuffle put last.
+	Whole bool
 }
 
 // open opens the workload's stream of n records, or returns ctx's error as
@@ -66,9 +73,10 @@ func (w Workload) open(ctx context.Context, n int64) (stream.Stream, error) {
 	}
 }
 
-// Read opens the workload and reads up to n records (n > 0), fewer when the
-// stream ends or ctx does (then it returns ctx's error with what it read),
-// or fails (then it returns the stream's error, stream.Err).
+// Read opens the workload and reads up to n records (n > 0; all of a Whole
+// stream's), fewer when the stream ends or ctx does (then it returns ctx's
+// error with what it read), or fails (then it returns the stream's error,
+// stream.Err).
 // It holds them all: 16 bytes a record.
 func (w Workload) Read(ctx context.Context, n int64) ([]stream.Record, error) {
 	s, err := w.open(ctx, n)
@@ -77,11 +85,15 @@ func (w Workload) Read(ctx context.Context, n int64) ([]stream.Record, error) {
 	}
 	recs := make([]stream.Record, 0, min(n, 1<<24))
 	buf := make([]stream.Record, 4096)
-	for int64(len(recs)) < n {
+	limit := n
+	if w.Whole {
+		limit = math.MaxInt64
+	}
+	for int64(len(recs)) < limit {
 		if err := ctx.Err(); err != nil {
 			return recs, err
 		}
-		m := s.Fill(buf[:min(int64(len(buf)), n-int64(len(recs)))])
+		m := s.Fill(buf[:min(int64(len(buf)), limit-int64(len(recs)))])
 		recs = append(recs, buf[:m]...)
 		if m == 0 {
 			break

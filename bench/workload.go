@@ -73,6 +73,7 @@ func (s WorkloadSpec) Build() (Workload, error) {
 		w.ZipfS = 0
 		w.Open = func(n int64) (stream.Stream, error) { return wrapData(datasets.NewUniform(s.Keys, n, s.Seed)) }
 	case "exact-zipf":
+		w.Whole = true
 		w.Open = func(n int64) (stream.Stream, error) {
 			if n > datasets.MaxExactRecords {
 				return nil, invalidParam("-tuples", n, fmt.Sprintf("at most %d for exact-zipf", datasets.MaxExactRecords))

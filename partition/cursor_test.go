@@ -185,7 +185,7 @@ func TestRealizedCoverageRaisesD(t *testing.T) {
 		p.Route(hashx.Mix64(trial << 32)) // the top key; tuple 1 re-solves
 		st := dc.det.Stats()
 		d0 := solveD(st, n, dc.eps, distinctCoverage)
-		heads, tail := dc.heads.sorted(), max(0, 1-st.Mass)
+		heads, tail := dc.realizedKeys(st)
 		d := dc.d
 		require.GreaterOrEqual(t, d, d0, "trial %d", trial)
 		require.LessOrEqual(t, d, n)

@@ -268,7 +268,30 @@ func (p *dChoices) resolve() {
 		return
 	}
 	d := solveD(st, len(p.load), p.eps, distinctCoverage)
-	p.d = p.solveRealized(d, p.heads.sorted(), max(0, 1-st.Mass))
+	keys, tail := p.realizedKeys(st)
+	p.d = p.solveRealized(d, keys, tail)
+}
+
+// headLister is implemented by detectors that keep their head keys with
+// the same snapshot as their Stats (internal/hotkey's windowed detectors
+// and the oracle).
+type headLister interface{ Heads() []hotkey.HeadKey }
+
+// realizedKeys returns the head keys the realized check uses, heaviest
+// first, and the tail mass: the detector's own snapshot when it lists one
+// (consistent with st), or else the keys Observe reported since the last
+// re-solve with their latest probabilities, each read at a different
+// tuple; the tail is then what neither st.Mass nor those probabilities
+// claim, so that the head's mass and the tail's never sum above 1 (with a
+// sum above 1 no d satisfies the check, not even d = n).
+func (p *dChoices) realizedKeys(st hotkey.HeadStats) ([]headKey, float64) {
+	if l, ok := p.det.(headLister); ok && !p.heads.fixed {
+		p.heads.clear() // only the cursors use it
+		hs := l.Heads()
+		return hs[:min(len(hs), maxRealizedKeys)], max(0, 1-st.Mass)
+	}
+	keys, mass := p.heads.sorted()
+	return keys, max(0, 1-max(st.Mass, mass))
 }
 
 // headCandidates appends the d candidates a head key has now (with the

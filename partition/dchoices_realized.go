@@ -52,6 +52,7 @@ type headKey = hotkey.HeadKey
 type headTable struct {
 	m     u64map.Map[headSlot]
 	list  []headKey // scratch for sorting
+	mass  float64   // the sum of list's probabilities
 	limit int
 	// fixed: the table holds an oracle's whole head, put once; re-solves
 	// keep it (and the cursors in it).
@@ -87,21 +88,22 @@ func (t *headTable) clear() { t.m.Clear() }
 
 // sorted returns the collected keys by probability, heaviest first (ties
 // by key, so that the order depends on the keys alone, not on the table),
+// at most maxRealizedKeys of them, and the sum of all their probabilities,
 // and empties the table, unless it is fixed (an oracle's head, whose keys
 // and probabilities never change: sorted once).
-func (t *headTable) sorted() []headKey {
-	if t.fixed && len(t.list) > 0 {
-		return t.list[:min(len(t.list), maxRealizedKeys)]
+func (t *headTable) sorted() ([]headKey, float64) {
+	if !t.fixed || len(t.list) == 0 {
+		t.list, t.mass = t.list[:0], 0
+		for k, h := range t.m.All() {
+			t.list = append(t.list, headKey{Key: k, P: h.p})
+			t.mass += h.p
+		}
+		if !t.fixed {
+			t.m.Clear()
+		}
+		slices.SortFunc(t.list, hotkey.ByWeight)
 	}
-	t.list = t.list[:0]
-	for k, h := range t.m.All() {
-		t.list = append(t.list, headKey{Key: k, P: h.p})
-	}
-	if !t.fixed {
-		t.m.Clear()
-	}
-	slices.SortFunc(t.list, hotkey.ByWeight)
-	return t.list[:min(len(t.list), maxRealizedKeys)]
+	return t.list[:min(len(t.list), maxRealizedKeys)], t.mass
 }
 
 // realizedOK reports whether d distinct candidates satisfy the prefix

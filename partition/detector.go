@@ -79,9 +79,10 @@ func (u userDetector) Observe(key uint64) (bool, float64) { return u.d.Observe(k
 func (u userDetector) Stats() hotkey.HeadStats { return hotkey.HeadStats(u.d.Stats()) }
 
 // newDetector builds the detector of one instance for n workers: the
-// WithDetector factory's, or the default, two windowed filtered
-// Space-Saving summaries with W = DefaultWindow(θ) tuples, divided by
-// WithSources' S (at least minSourceWindow).
+// WithDetector factory's, or the default, hotkey.NewStable (head membership
+// smoothed across the windows of two filtered Space-Saving summaries) with
+// W = DefaultWindow(θ) tuples, divided by WithSources' S (at least
+// minSourceWindow).
 func (c *config) newDetector(n int) (hotkey.Detector, error) {
 	theta := c.thetaFor(n)
 	if c.detector == nil {
@@ -89,7 +90,7 @@ func (c *config) newDetector(n int) (hotkey.Detector, error) {
 		if c.sources > 1 {
 			w = max(minSourceWindow, w/c.sources)
 		}
-		return hotkey.NewFiltered(theta, w)
+		return hotkey.NewStable(theta, w)
 	}
 	d, err := c.detector(n, theta)
 	if err != nil {

@@ -62,13 +62,20 @@
 // is head. The default detector keeps two Space-Saving summaries of
 // ceil(8/theta) counters over alternating windows of W = max(2^14,
 // 64/theta) tuples, each behind a row of bucket counters that answers most
-// tail tuples without touching the summary: every key whose share of the
-// last W..2W tuples reaches theta is head, a false head has a share of at
-// least 0.75 theta, a key that turns hot is head within 2W tuples and one
-// that cools is released within 2W. WithDetector brings your own; Detector
-// states what it must guarantee. Memory per source: 8n bytes of loads plus
-// the detector (2 * ceil(8/theta) counters and 2 * 4 bytes per bucket);
-// D-Choices adds its head table (512 slots of 48 bytes).
+// tail tuples without touching the summary, and decides head membership
+// from each key's share smoothed over about seven windows, with
+// hysteresis: a key enters when its smoothed share exceeds theta by three
+// standard deviations of the estimate (so a key below theta is seldom
+// head, even on the short windows of many sources), or at once when its
+// count c in the last N = W..2W tuples reaches theta·N + 3·sqrt(theta·N)
+// and 16; it leaves when its smoothed share falls below theta, or at once
+// when its share of the window falls below theta/2. A key that turns hot
+// at a rate that brings it there within a window is head within 2W tuples
+// and one that cools below theta/2 is released within 2W. WithDetector brings your own; Detector states what it must
+// guarantee. Memory per source: 8n bytes of loads plus the detector (2 *
+// ceil(8/theta) counters, 2 * 4 bytes per bucket and up to 4/theta
+// candidates of 24 bytes); D-Choices adds its head table (512 slots of 48
+// bytes).
 //
 // # Simulating
 //

@@ -50,8 +50,8 @@ func ExampleRun() {
 	// Output:
 	// hash     lambda=3.547 replication=1.00
 	// pkg      lambda=1.500 replication=1.19
-	// dchoices lambda=0.000 replication=1.21
-	// wchoices lambda=0.000 replication=1.21
+	// dchoices lambda=0.000 replication=1.19
+	// wchoices lambda=0.000 replication=1.19
 }
 
 func ExampleKinds() {

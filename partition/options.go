@@ -96,8 +96,10 @@ func WithAutoHashLimit(lambda float64) Option {
 // Its effect on real streams: docs/results.md, "Several sources with
 // WithSources". The price is noisier
 // per-window counts (a key at theta is counted 64/S times per window on
-// average), hence more false heads and more replication. An explicit
-// WithDetector is left as it is.
+// average); the default detector decides head membership over about seven
+// windows, with a margin of three standard deviations, so that the noise
+// costs little replication, and a key near theta is decided more slowly.
+// An explicit WithDetector is left as it is.
 func WithSources(s int) Option { return optionFunc(func(c *config) { c.sources = s }) }
 
 // WithSeed seeds the randomness of partitioners that use any (Auto's

@@ -151,7 +151,7 @@ func TestWithSourcesScalesWindows(t *testing.T) {
 		case *headAll:
 			det = q.det
 		}
-		w, ok := det.(*hotkey.Windowed)
+		w, ok := det.(interface{ Window() int })
 		require.True(t, ok)
 		return w.Window()
 	}
@@ -391,5 +391,39 @@ func TestImbalanceBeatsHash(t *testing.T) {
 			require.Less(t, lambda(lp), tc.max)
 			require.Less(t, lambda(lp)*10, lambda(lh), "hash lambda %.3g", lambda(lh))
 		})
+	}
+}
+
+// TestDefaultDetectorReplicationNearOracle pins that the default detector
+// costs about the replication of the oracle head: with S sources, each
+// with its own detector over windows divided by S (WithSources), D-Choices
+// and W-Choices place a skewed stream with replication at most 0.05 above
+// what the true probabilities give, and keep λ within 1e-3 of it.
+func TestDefaultDetectorReplicationNearOracle(t *testing.T) {
+	const m, k = 1_000_000, 100_000
+	cases := []struct {
+		s       float64
+		n, srcs int
+	}{{2.0, 100, 20}, {1.4, 50, 5}, {2.0, 100, 5}}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, tc := range cases {
+		keys, probs := partlab.ExactZipf(m, k, tc.s, 11)
+		for _, kind := range []string{"dchoices", "wchoices"} {
+			t.Run(fmt.Sprintf("%s/s=%.1f/n=%d/S=%d", kind, tc.s, tc.n, tc.srcs), func(t *testing.T) {
+				run := func(opts ...Option) *Result {
+					f, err := NewFactory(kind, opts...)
+					require.NoError(t, err)
+					res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: tc.srcs, Workers: tc.n})
+					require.NoError(t, err)
+					return res
+				}
+				def, orc := run(WithSources(tc.srcs)), run(oracleOption(probs))
+				t.Logf("default λ %.2g rep %.3f, oracle λ %.2g rep %.3f", def.Imbalance, def.Replication, orc.Imbalance, orc.Replication)
+				require.LessOrEqual(t, def.Replication, orc.Replication+0.05)
+				require.LessOrEqual(t, def.Imbalance, orc.Imbalance+1e-3)
+			})
+		}
 	}
 }

@@ -65,6 +65,8 @@ var badInputs = []badInput{
 	{"run -bogus", 2, "flag provided but not defined: -bogus"},
 	{"run extra", 2, `unexpected argument "extra"`},
 	{"partition -tuples 0", 2, "-tuples = 0, want in [1, 268435456]"},
+	{"partition -seeds 0", 2, "-seeds = 0, want in [1, 100]"},
+	{"partition -seeds 101", 2, "-seeds = 101, want in [1, 100]"},
 	{"partition -tuples 300000000", 2, "-tuples = 300000000, want in [1, 268435456]"},
 	{"partition -zipf-s 2:1:0.1", 2, "-zipf-s = 2:1:0.1, want from:to:step with step > 0 and to >= from"},
 	{"partition -zipf-s 1,1", 2, "-zipf-s = 1, want each value at most once"},

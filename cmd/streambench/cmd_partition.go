@@ -37,6 +37,7 @@ simulated so far, the last one marked interrupted.`)
 		period  int
 		det     choice
 		srcWin  bool
+		seeds   int
 	)
 	o.register(fs, true, [2]string{"grid", "a markdown table, λ / replication per partitioner"})
 	wl.register(fs, workloadDefaults{
@@ -51,6 +52,7 @@ simulated so far, the last one marked interrupted.`)
 	det = choice{value: "default", choices: bench.DetectorKinds}
 	fs.Var(&det, "detector", "hot-key `DETECTOR` of the kinds that have one: "+strings.Join(bench.DetectorKinds, ", ")+
 		" (oracle: the stream's true probabilities, grid-zipf's pmf or the counted shares; cumulative: exact counts since the start; exact: windowed exact counts; filtered: the default's summaries, window not divided by the sources)")
+	fs.IntVar(&seeds, "seeds", 1, fmt.Sprintf("repeat the sweep for `N` seeds, -seed, -seed+1, ... (at most %d): a seed draws a synthetic stream's order (and, for zipf and uniform, its draws) and Auto's sample, and placement follows the order; -output grid then shows each figure as its median and range over them, median [min, max]", bench.MaxSeeds))
 	fs.BoolVar(&srcWin, "source-windows", false, "divide a windowed -detector's window by the sources, at least 1024 tuples, as the default detector does (countmin, exact, filtered, lossy, spacesaving)")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -58,7 +60,7 @@ simulated so far, the last one marked interrupted.`)
 	if err := wl.check(fs, true); err != nil {
 		return fail(e, "partition", err)
 	}
-	cfg := bench.PartitionConfig{Tuples: wl.tuples, Period: period, Spec: wl.spec(0), Detector: det.value, SourceWindows: srcWin}
+	cfg := bench.PartitionConfig{Tuples: wl.tuples, Period: period, Spec: wl.spec(0), Detector: det.value, SourceWindows: srcWin, Seeds: seeds}
 	var err error
 	if cfg.ZipfS, err = wl.exponents(true); err != nil {
 		return fail(e, "partition", err)
@@ -75,6 +77,9 @@ simulated so far, the last one marked interrupted.`)
 	if err := o.checkPlot(); err != nil {
 		return fail(e, "partition", err)
 	}
+	if seeds < 1 || seeds > bench.MaxSeeds {
+		return fail(e, "partition", fmt.Errorf("%w: -seeds = %d, want in [1, %d]", bench.ErrInvalidParameter, seeds, bench.MaxSeeds))
+	}
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	rows, err := bench.RunPartition(ctx, cfg)
@@ -89,6 +94,9 @@ simulated so far, the last one marked interrupted.`)
 	settings = append(settings, [2]string{"detector", det.value})
 	if srcWin {
 		settings = append(settings, [2]string{"source_windows", "true"})
+	}
+	if seeds > 1 {
+		settings = append(settings, [2]string{"seeds", fmt.Sprint(seeds)})
 	}
 	meta := bench.Meta{Command: "partition", Settings: append(settings, wl.seedSetting(true)...)}
 	if o.format.value == "grid" {

@@ -1,6 +1,9 @@
 package hotkey
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // frequencySummary is what the windowed detector needs from a frequency
 // summary: count a key and return its (over-)estimated count so far, read
@@ -36,6 +39,17 @@ type Windowed struct {
 	// refresh would escape (heavy is an interface method) and allocate.
 	visit func(key, count uint64)
 	accN  float64 // the older summary's tuples, while refreshing
+	// heads are the head keys of the last refresh with their estimated
+	// probabilities, heaviest first (ByWeight): the same snapshot as
+	// stats.
+	heads []HeadKey
+	// listFrac, when in (0, 1), makes each refresh also list in cands
+	// every key whose estimate reaches listFrac·theta of the window
+	// (Stable's candidates), unsorted; refreshes counts the refreshes.
+	listFrac  float64
+	cands     []HeadKey
+	headMin   uint64 // the smallest head count, while refreshing
+	refreshes uint64
 }
 
 func newWindowed(theta float64, window int, a, b frequencySummary) (*Windowed, error) {
@@ -45,7 +59,10 @@ func newWindowed(theta float64, window int, a, b frequencySummary) (*Windowed, e
 	if window <= 0 {
 		return nil, invalidParam("window", window, "> 0")
 	}
-	w := &Windowed{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b}}
+	// At most 1/theta keys can have a count of theta·N; a summary's
+	// estimates may admit a few more, and append grows the slice then.
+	w := &Windowed{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b},
+		heads: make([]HeadKey, 0, int(2/theta)+1)}
 	w.visit = w.accumulate
 	// Stagger: the second summary starts W tuples after the first.
 	return w, nil
@@ -92,14 +109,29 @@ func (w *Windowed) swap() {
 // refreshStats computes the head statistics of the older summary.
 func (w *Windowed) refreshStats() {
 	nn := w.n[w.old]
-	w.stats, w.accN = HeadStats{}, float64(nn)
+	w.stats, w.accN, w.heads, w.cands = HeadStats{}, float64(nn), w.heads[:0], w.cands[:0]
 	// The smallest count c with c >= theta·nn, Observe's head test.
-	w.sum[w.old].heavy(uint64(math.Ceil(w.theta*float64(nn))), w.visit)
+	w.headMin = uint64(math.Ceil(w.theta * float64(nn)))
+	least := w.headMin
+	if w.listFrac > 0 {
+		least = min(least, max(1, uint64(math.Ceil(w.listFrac*w.theta*float64(nn)))))
+	}
+	w.sum[w.old].heavy(least, w.visit)
+	slices.SortFunc(w.heads, ByWeight)
+	w.refreshes++
 }
 
-// accumulate adds one head key of the older summary to w.stats.
-func (w *Windowed) accumulate(_, c uint64) {
+// accumulate adds one listed key of the older summary to w.cands (when
+// listing) and, if it is head, to w.stats and w.heads.
+func (w *Windowed) accumulate(k, c uint64) {
 	p := float64(c) / w.accN
+	if w.listFrac > 0 {
+		w.cands = append(w.cands, HeadKey{k, p})
+	}
+	if c < w.headMin {
+		return
+	}
+	w.heads = append(w.heads, HeadKey{k, p})
 	w.stats.Count++
 	w.stats.Mass += p
 	w.stats.P1 = max(w.stats.P1, p)
@@ -109,6 +141,13 @@ func (w *Windowed) accumulate(_, c uint64) {
 // last swap (every W tuples), and before the first swap as of the last power
 // of two (from 64) tuples.
 func (w *Windowed) Stats() HeadStats { return w.stats }
+
+// Heads returns the head keys of the older summary with their estimated
+// probabilities, heaviest first (ByWeight), as of the same refresh as
+// Stats: one consistent snapshot, where Observe's probabilities are each
+// read at a different tuple. The slice is the detector's own, valid until
+// the next Observe.
+func (w *Windowed) Heads() []HeadKey { return w.heads }
 
 // Window is W.
 func (w *Windowed) Window() int { return int(w.window) }
