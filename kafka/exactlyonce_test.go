@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -279,4 +280,65 @@ func readCommitted(t *testing.T, ctx context.Context, cfg Config, parts int) (ma
 		})
 	}
 	return got, seen
+}
+
+// TestExactlyOnceMergeCrash crashes a merge stage that produced results
+// but never committed (its commit interval is an hour), then starts
+// another: under ExactlyOnce the crashed stage's transaction is aborted
+// when the next one starts, so its results are never read and the next
+// stage's are read once each (under AtLeastOnce they would be read twice).
+func TestExactlyOnceMergeCrash(t *testing.T) {
+	recs := testkit.ZipfRecords(31, 3000, 1.2, 1000, time.Millisecond, 0)
+	want := testkit.ExactCounts[WindowKey](recs, mustTumbling(t))
+	ctx := testContext(t)
+	cfg := newTestCluster(t, 12, 4, 2).cfg
+	cfg.Semantics = ExactlyOnce
+	cfg.TransactionalID = "eos"
+	slow := cfg
+	slow.CommitInterval = time.Hour
+	agg := operators.Count[stream.Record]()
+	first, err := NewMerge(ctx, slow, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	require.NoError(t, err)
+	produced := make(chan struct{})
+	var once sync.Once
+	first.afterPoll = func() {
+		if first.c.results.Load() > 100 {
+			once.Do(func() { close(produced) })
+		}
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	j := &job{ctx: jctx, cancel: cancel}
+	for i := range 3 {
+		wcfg := cfg
+		wcfg.TransactionalID = fmt.Sprint("w", i)
+		w, err := NewWorker(ctx, wcfg, agg, RecordCodec{}, Uint64Codec{})
+		require.NoError(t, err)
+		j.workers = append(j.workers, w)
+	}
+	j.merge = first
+	j.run()
+	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "pkg"})
+	require.NoError(t, err)
+	for _, r := range recs[:len(recs)/2] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Flush(ctx))
+	<-produced
+	require.NoError(t, first.cl.Flush(ctx))
+	require.Zero(t, first.Stats().Commits)
+	first.Kill()
+	second, err := NewMerge(j.ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	require.NoError(t, err)
+	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
+	for _, r := range recs[len(recs)/2:] {
+		require.NoError(t, p.SendRecord(ctx, r))
+	}
+	require.NoError(t, p.Close(ctx))
+	readAll(t, ctx, cfg)
+	j.stop(t)
+	got, seen := readCommitted(t, ctx, cfg, 2)
+	for k, times := range seen {
+		require.Equalf(t, 1, times, "result of key %x window %d read %d times", k.Key, k.Start, times)
+	}
+	require.Equal(t, want, got)
 }
