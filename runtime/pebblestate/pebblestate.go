@@ -57,7 +57,7 @@ type Backend struct {
 	dir    string
 	cfg    config
 	mu     sync.Mutex
-	stores map[string]*Store
+	stores map[string][]*Store // by stage and worker, oldest first
 	closed bool
 }
 
@@ -93,13 +93,15 @@ func Open(dir string, opts ...Option) (*Backend, error) {
 	if err := os.Remove(probe.Name()); err != nil {
 		return nil, fmt.Errorf("%w: dir %q: %w", ErrInvalidParameter, dir, err)
 	}
-	return &Backend{dir: dir, cfg: cfg, stores: make(map[string]*Store)}, nil
+	return &Backend{dir: dir, cfg: cfg, stores: make(map[string][]*Store)}, nil
 }
 
-// Open implements operators.StateBackend: it returns the empty database of
-// the stage's worker, at dir/<stage>.<worker>/db (the stage name escaped as
-// a path segment), closing and deleting the one a previous run of the job
-// left there. Snapshots, under dir/<stage>.<worker>/snap, are kept.
+// Open implements operators.StateBackend: it returns a new, empty database
+// of the stage's worker, at dir/<stage>.<worker>/db-<n> (the stage name
+// escaped as a path segment). The database a previous run of the job
+// opened for the worker (whose goroutine may not have returned yet) stays
+// open until Close, which deletes it. Snapshots, under
+// dir/<stage>.<worker>/snap, are shared by the worker's databases.
 func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
 	if worker < 0 {
 		return nil, fmt.Errorf("%w: worker = %d, want >= 0", ErrInvalidParameter, worker)
@@ -110,13 +112,7 @@ func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
 	if b.closed {
 		return nil, fmt.Errorf("%w: backend is closed", ErrInvalidParameter)
 	}
-	if s := b.stores[name]; s != nil {
-		delete(b.stores, name)
-		if err := s.close(); err != nil {
-			return nil, err
-		}
-	}
-	s := &Store{dir: filepath.Join(b.dir, name), cfg: b.cfg}
+	s := &Store{dir: filepath.Join(b.dir, name), gen: len(b.stores[name]), cfg: b.cfg}
 	if err := os.MkdirAll(s.snapDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -126,7 +122,7 @@ func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
 	if err := s.reopen(nil); err != nil {
 		return nil, err
 	}
-	b.stores[name] = s
+	b.stores[name] = append(b.stores[name], s)
 	return s, nil
 }
 
@@ -136,8 +132,13 @@ func (b *Backend) Close() error {
 	defer b.mu.Unlock()
 	b.closed = true
 	var errs []error
-	for name, s := range b.stores {
-		errs = append(errs, s.close())
+	for name, ss := range b.stores {
+		for i, s := range ss {
+			errs = append(errs, s.close())
+			if i < len(ss)-1 {
+				errs = append(errs, os.RemoveAll(s.dbDir()))
+			}
+		}
 		delete(b.stores, name)
 	}
 	return errors.Join(errs...)
@@ -147,13 +148,14 @@ func (b *Backend) Close() error {
 // by one goroutine.
 type Store struct {
 	dir   string
+	gen   int // the Open of the worker it came from: its database directory
 	cfg   config
 	db    *pebble.DB
 	batch *pebble.Batch
 	snaps []uint64 // kept snapshots, oldest first
 }
 
-func (s *Store) dbDir() string   { return filepath.Join(s.dir, "db") }
+func (s *Store) dbDir() string   { return filepath.Join(s.dir, "db-"+strconv.Itoa(s.gen)) }
 func (s *Store) snapDir() string { return filepath.Join(s.dir, "snap") }
 
 func (s *Store) scanSnapshots() error {
@@ -233,18 +235,21 @@ func (s *Store) Commit() error {
 	return err
 }
 
-// Scan implements operators.KVStore.
-func (s *Store) Scan(prefix []byte, f func(key, val []byte) error) error {
+// Scan implements operators.KVStore. The iterator is closed however f
+// returns (a panic in f included: a worker that fails mid-firing must not
+// keep the database from closing).
+func (s *Store) Scan(prefix []byte, f func(key, val []byte) error) (err error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, it.Close()) }()
 	for it.First(); it.Valid(); it.Next() {
 		if err := f(it.Key(), it.Value()); err != nil {
-			return errors.Join(err, it.Close())
+			return err
 		}
 	}
-	return it.Close()
+	return nil
 }
 
 // DeletePrefix implements operators.KVStore.
