@@ -25,6 +25,7 @@ type Aggregated[In, Out any] struct {
 
 type windowHandler[In, Acc, Out any] struct {
 	kw      operators.KeyedState[In, Acc, Out]
+	err     func() error // a state backend's error; nil on the heap
 	keyOf   func(In) uint64
 	recKey  bool     // In is stream.Record keyed by its Key
 	keys    []uint64 // the batch's keys
@@ -51,6 +52,11 @@ func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []u
 		keys = h.keys
 	}
 	h.lateIdx = h.kw.AddBatch(keys, ev, h.lateIdx[:0])
+	if h.err != nil {
+		if err := h.err(); err != nil {
+			return err
+		}
+	}
 	if len(h.lateIdx) > 0 {
 		for _, i := range h.lateIdx {
 			h.late.emit(ev[i])
@@ -60,7 +66,10 @@ func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []u
 	return nil
 }
 
-func (h *windowHandler[In, Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, h.partial) }
+func (h *windowHandler[In, Acc, Out]) advance(wm int64) error {
+	h.kw.Advance(wm, h.result, h.partial)
+	return stateErr(h.err)
+}
 
 func (h *windowHandler[In, Acc, Out]) appendState(dst []byte) ([]byte, error) {
 	return h.kw.AppendState(dst)
@@ -83,6 +92,7 @@ func (h *windowHandler[In, Acc, Out]) idle() {
 
 type mergeHandler[Acc, Out any] struct {
 	kw     operators.KeyedState[struct{}, Acc, Out]
+	err    func() error // a state backend's error; nil on the heap
 	m      *workerMetrics
 	result func(operators.Result[Out])
 }
@@ -90,7 +100,7 @@ type mergeHandler[Acc, Out any] struct {
 func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[Acc]], _ []uint64) error {
 	var late uint64
 	for _, e := range ev {
-		if !h.kw.AddPartial(e.Value) {
+		if !h.kw.AddPartial(e.Value) && h.err == nil {
 			// Only from a partial worker that declared itself idle behind
 			// the final watermark (see the package comment): counted.
 			late++
@@ -99,11 +109,14 @@ func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[
 	if late > 0 {
 		h.m.late.Add(late)
 	}
-	return nil
+	return stateErr(h.err)
 }
 
-func (h *mergeHandler[Acc, Out]) advance(wm int64) { h.kw.Advance(wm, h.result, nil) }
-func (h *mergeHandler[Acc, Out]) idle()            {}
+func (h *mergeHandler[Acc, Out]) advance(wm int64) error {
+	h.kw.Advance(wm, h.result, nil)
+	return stateErr(h.err)
+}
+func (h *mergeHandler[Acc, Out]) idle() {}
 
 func (h *mergeHandler[Acc, Out]) appendState(dst []byte) ([]byte, error) {
 	return h.kw.AppendState(dst)
@@ -114,6 +127,32 @@ func (h *mergeHandler[Acc, Out]) restoreState(b []byte) error {
 		return nil
 	}
 	return h.kw.RestoreState(b)
+}
+
+// newKeyedState returns a worker's keyed state: on the heap, or in a store
+// of the stage's state backend; errOf returns the store's error (nil on the
+// heap).
+func newKeyedState[In, Acc, Out any](cfg stageConfig, stage string, w int, agg operators.Aggregate[In, Acc, Out], phase operators.Phase) (kw operators.KeyedState[In, Acc, Out], errOf func() error, err error) {
+	if cfg.backend == nil {
+		kw, err = operators.NewKeyedState(agg, cfg.windows, cfg.lateness, phase)
+		return kw, nil, err
+	}
+	kv, err := cfg.backend.Open(stage, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	sw, err := operators.NewStoreWindows(agg, cfg.windows, cfg.lateness, phase, kv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sw, sw.Err, nil
+}
+
+func stateErr(errOf func() error) error {
+	if errOf == nil {
+		return nil
+	}
+	return errOf()
 }
 
 func resultKey[Out any](r operators.Result[Out]) uint64   { return r.Key }
@@ -174,7 +213,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		var st *consumerStage[In, operators.Result[Out]]
 		st, res.Results = addConsumer(s, name, cfg, Hash(),
 			func(ctx context.Context, w int, out *collector[operators.Result[Out]]) (handler[In], []output, error) {
-				kw, err := operators.NewKeyedState(agg, cfg.windows, cfg.lateness, operators.Complete)
+				kw, errOf, err := newKeyedState(cfg, name, w, agg, operators.Complete)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -182,7 +221,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				if err != nil {
 					return nil, nil, err
 				}
-				h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out)}
+				h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out)}
 				return h, []output{late}, nil
 			})
 		res.Results.keyOf = resultKey[Out]
@@ -192,7 +231,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	var pst *consumerStage[In, operators.Partial[Acc]]
 	pst, partials := addConsumer(s, name+"/partial", cfg, Hash(),
 		func(ctx context.Context, w int, out *collector[operators.Partial[Acc]]) (handler[In], []output, error) {
-			kw, err := operators.NewKeyedState(agg, cfg.windows, cfg.lateness, operators.PartialPhase)
+			kw, errOf, err := newKeyedState(cfg, name+"/partial", w, agg, operators.PartialPhase)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -203,7 +242,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			emit := func(p operators.Partial[Acc]) {
 				out.emit(operators.Event[operators.Partial[Acc]]{Time: p.End - 1, Value: p})
 			}
-			h := &windowHandler[In, Acc, Out]{kw: kw, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
+			h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
 			return h, []output{late}, nil
 		})
 	partials.keyOf = partialKey[Acc]
@@ -211,15 +250,15 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		Create: agg.Create, Merge: agg.Merge, Result: agg.Result, Codec: agg.Codec,
 		Add: func(a Acc, _ struct{}) Acc { return a },
 	}
-	fcfg := stageConfig{parallelism: cfg.parallelism, edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness}
+	fcfg := stageConfig{parallelism: cfg.parallelism, edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness, backend: cfg.backend}
 	var fst *consumerStage[operators.Partial[Acc], operators.Result[Out]]
 	fst, res.Results = addConsumer(partials, name+"/final", fcfg, Hash(),
 		func(_ context.Context, w int, out *collector[operators.Result[Out]]) (handler[operators.Partial[Acc]], []output, error) {
-			kw, err := operators.NewKeyedState(merge, cfg.windows, cfg.lateness, operators.FinalPhase)
+			kw, errOf, err := newKeyedState(fcfg, name+"/final", w, merge, operators.FinalPhase)
 			if err != nil {
 				return nil, nil, err
 			}
-			return &mergeHandler[Acc, Out]{kw: kw, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
+			return &mergeHandler[Acc, Out]{kw: kw, err: errOf, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
 		})
 	res.Results.keyOf = resultKey[Out]
 	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey}

@@ -231,7 +231,7 @@ type handler[In any] interface {
 	// process takes a batch's events and, when the sender computed them,
 	// their keys (else nil); it must not keep either slice.
 	process(ev []operators.Event[In], keys []uint64) error
-	advance(wm int64)
+	advance(wm int64) error // a state backend's error
 	idle()
 	// appendState appends the worker's state for a checkpoint (keyed
 	// window state; a TxnSink's pre-committed transaction); restoreState
@@ -315,11 +315,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	srv := server{cost: b.cfg.cost, sleep: j.cfg.sleep}
 	tick := time.NewTicker(j.cfg.flush)
 	defer tick.Stop()
-	setWM := func(wm int64) {
-		h.advance(wm)
+	setWM := func(wm int64) error {
+		err := h.advance(wm)
 		for _, o := range outs {
 			o.setWatermark(wm)
 		}
+		return err
 	}
 	idle := false
 	status := func() {
@@ -333,14 +334,17 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 	}
-	onTick := func() {
+	onTick := func() error {
 		if wm, ok := tr.Advance(j.now()); ok {
-			setWM(wm)
+			if err := setWM(wm); err != nil {
+				return err
+			}
 		}
 		status()
 		for _, o := range outs {
 			o.flush()
 		}
+		return nil
 	}
 	snapshot := func(id uint64, final bool, align time.Duration) error {
 		for _, o := range outs {
@@ -383,7 +387,9 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			select {
 			case bt = <-in.ch:
 			case <-tick.C:
-				onTick()
+				if err := onTick(); err != nil {
+					return err
+				}
 				continue
 			case <-ctx.Done():
 				return nil
@@ -460,7 +466,9 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 		if eofs == e.senders {
-			setWM(operators.EndOfInput)
+			if err := setWM(operators.EndOfInput); err != nil {
+				return err
+			}
 			for _, o := range outs {
 				o.close()
 			}
@@ -471,7 +479,9 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			return nil
 		}
 		if wm, ok := tr.Advance(now); ok {
-			setWM(wm)
+			if err := setWM(wm); err != nil {
+				return err
+			}
 		}
 		status()
 		for _, o := range outs {

@@ -88,6 +88,7 @@ type stageConfig struct {
 	// windowed aggregation
 	windows  operators.Windows
 	lateness time.Duration
+	backend  operators.StateBackend
 	// sources
 	rate     float64
 	disorder time.Duration
@@ -172,6 +173,16 @@ func Window(w operators.Windows) AggOpt { return aggOpt(func(c *stageConfig) { c
 // bridges fired sessions fires an update covering them.
 func AllowedLateness(d time.Duration) AggOpt {
 	return aggOpt(func(c *stageConfig) { c.lateness = d })
+}
+
+// KeyedStateBackend keeps an aggregation's per-key accumulators in the
+// stores b opens (one per worker, see operators.StateBackend and
+// operators.StoreWindows) instead of the heap: state larger than memory, at
+// the cost of encoding and a store's reads and writes. The aggregate needs a
+// Codec; session windows and allowed lateness are not supported (the job
+// fails at start with an error naming them). Default: the heap.
+func KeyedStateBackend(b operators.StateBackend) AggOpt {
+	return aggOpt(func(c *stageConfig) { c.backend = b })
 }
 
 // LatencyFunc receives, for each batch a sink consumes, the ingest time of

@@ -84,8 +84,8 @@ func (h *mapHandler[In, Out]) process(ev []operators.Event[In], _ []uint64) erro
 	return nil
 }
 
-func (h *mapHandler[In, Out]) advance(int64) {}
-func (h *mapHandler[In, Out]) idle()         {}
+func (h *mapHandler[In, Out]) advance(int64) error { return nil }
+func (h *mapHandler[In, Out]) idle()               {}
 
 func stageCfg(opts []StageOpt) stageConfig {
 	var c stageConfig
@@ -123,8 +123,8 @@ func (h *filterHandler[T]) process(ev []operators.Event[T], _ []uint64) error {
 	return nil
 }
 
-func (h *filterHandler[T]) advance(int64) {}
-func (h *filterHandler[T]) idle()         {}
+func (h *filterHandler[T]) advance(int64) error { return nil }
+func (h *filterHandler[T]) idle()               {}
 
 // Filter adds a stage keeping the records for which keep is true. The
 // output keeps the input's key.
@@ -155,8 +155,8 @@ func (h *flatMapHandler[In, Out]) process(ev []operators.Event[In], _ []uint64) 
 	return nil
 }
 
-func (h *flatMapHandler[In, Out]) advance(int64) {}
-func (h *flatMapHandler[In, Out]) idle()         {}
+func (h *flatMapHandler[In, Out]) advance(int64) error { return nil }
+func (h *flatMapHandler[In, Out]) idle()               {}
 
 // FlatMap adds a stage calling f for every record with an emit function;
 // like Map, its output has no key.
@@ -196,8 +196,8 @@ func (h *sinkHandler[T]) process(ev []operators.Event[T], _ []uint64) error {
 	return nil
 }
 
-func (h *sinkHandler[T]) advance(int64) {}
-func (h *sinkHandler[T]) idle()         {}
+func (h *sinkHandler[T]) advance(int64) error { return nil }
+func (h *sinkHandler[T]) idle()               {}
 
 // Sink adds a terminal stage calling fn for every record, with the worker's
 // index (default edge Forward, parallelism of the upstream stage). An error

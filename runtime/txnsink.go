@@ -56,8 +56,8 @@ func (h *txnHandler[T]) process(ev []operators.Event[T], _ []uint64) error {
 	return nil
 }
 
-func (h *txnHandler[T]) advance(int64) {}
-func (h *txnHandler[T]) idle()         {}
+func (h *txnHandler[T]) advance(int64) error { return nil }
+func (h *txnHandler[T]) idle()               {}
 
 // txnState marks a handler state that holds a transaction, so that an
 // empty handle is told from none.

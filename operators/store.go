@@ -1,0 +1,348 @@
+package operators
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/skewerhq/skewer/internal/u64map"
+)
+
+// StateBackend opens the keyed-state stores of a job's workers: a backend
+// that keeps accumulators off the heap (on disk, in an embedded LSM store)
+// so that a worker's state may exceed its memory. Open is called once per
+// worker each time a job starts or restarts; it returns an empty store (a
+// checkpoint's content comes back through KVStore.Restore). Open is safe for
+// concurrent use.
+type StateBackend interface {
+	Open(stage string, worker int) (KVStore, error)
+}
+
+// KVStore is one worker's ordered byte store. Keys sort bytewise. Set
+// buffers a write, visible to Get and Scan after Commit. Snapshot makes
+// the committed content recoverable and returns a reference to it, which
+// Restore (on a store Open returned later, possibly after a restart) takes
+// back; Restore(nil) empties the store. A KVStore is used by one goroutine.
+type KVStore interface {
+	// Get appends key's value to dst; ok is false when key is absent.
+	Get(dst, key []byte) (val []byte, ok bool, err error)
+	Set(key, val []byte) error
+	Commit() error
+	// Scan calls f for every committed key with the prefix, in key order;
+	// f must not keep its arguments.
+	Scan(prefix []byte, f func(key, val []byte) error) error
+	DeletePrefix(prefix []byte) error
+	Snapshot() (ref []byte, err error)
+	Restore(ref []byte) error
+}
+
+// DefaultStoreCache is the number of accumulators a StoreWindows holds in
+// memory before it merges them into its store.
+const DefaultStoreCache = 1 << 16
+
+// StoreWindows is KeyedWindows with its accumulators in a KVStore: the
+// keyed state of a state backend (see StateBackend). Inputs fold into a
+// write-back cache of at most DefaultStoreCache accumulators per worker
+// (an open-addressing table, as KeyedWindows'); when it is full, and before
+// a window fires or a checkpoint is taken, each cached accumulator is merged
+// with the store's (Aggregate.Merge, encoded by Aggregate.Codec) in one
+// batch. A firing window is read back from the store in key order. It
+// supports global, tumbling and sliding windows without allowed lateness,
+// in every Phase, and emits what KeyedWindows would (keys in another order
+// within a window). A store error stops it: later calls do nothing and Err
+// returns the error. Not safe for concurrent use.
+type StoreWindows[In, Acc, Out any] struct {
+	agg    Aggregate[In, Acc, Out]
+	win    Windows
+	phase  Phase
+	wm     int64
+	kv     KVStore
+	panes  map[int64]*storePane[Acc]
+	last   *storePane[Acc]
+	fire   []*storePane[Acc]
+	cached int
+	limit  int
+	stats  WindowStats
+	err    error
+	key    [16]byte
+	val    []byte
+	enc    []byte
+}
+
+type storePane[Acc any] struct {
+	start, end int64
+	cache      u64map.Map[Acc] // inputs not yet merged into the store
+	stored     int             // keys in the store
+	dirty      bool            // holds inputs not yet emitted
+}
+
+// NewStoreWindows returns an empty aggregation over kv, which must be empty
+// (as StateBackend.Open returns it). agg needs a Codec.
+func NewStoreWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows, allowedLateness time.Duration, phase Phase, kv KVStore) (*StoreWindows[In, Acc, Out], error) {
+	if err := agg.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case agg.Codec == nil:
+		return nil, invalidParam("Aggregate.Codec", "nil", "a codec (a state backend stores encoded accumulators)")
+	case allowedLateness != 0:
+		return nil, invalidParam("allowedLateness", allowedLateness, "0 with a state backend")
+	case phase > FinalPhase:
+		return nil, invalidParam("phase", phase, "Complete, PartialPhase or FinalPhase")
+	case win.IsSession():
+		return nil, invalidParam("win", "session windows", "global, tumbling or sliding windows with a state backend")
+	case kv == nil:
+		return nil, invalidParam("kv", "nil", "a store")
+	}
+	return &StoreWindows[In, Acc, Out]{
+		agg: agg, win: win, phase: phase, wm: NoWatermark, kv: kv,
+		panes: make(map[int64]*storePane[Acc]), limit: DefaultStoreCache,
+	}, nil
+}
+
+// Err returns the store error that stopped the aggregation, or nil.
+func (k *StoreWindows[In, Acc, Out]) Err() error { return k.err }
+
+func (k *StoreWindows[In, Acc, Out]) pane(start int64) *storePane[Acc] {
+	if p := k.last; p != nil && p.start == start {
+		return p
+	}
+	p := k.panes[start]
+	if p == nil {
+		p = &storePane[Acc]{start: start, end: k.win.End(start)}
+		k.panes[start] = p
+	}
+	k.last = p
+	return p
+}
+
+func (k *StoreWindows[In, Acc, Out]) slot(p *storePane[Acc], key uint64) *Acc {
+	a, added := p.cache.Put(key)
+	if added {
+		*a = k.agg.Create()
+		k.cached++
+	}
+	p.dirty = true
+	return a
+}
+
+// Add aggregates one input as KeyedWindows.Add does.
+func (k *StoreWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
+	ok := k.add(key, t, in)
+	k.spill()
+	return ok
+}
+
+func (k *StoreWindows[In, Acc, Out]) add(key uint64, t int64, in In) bool {
+	added := false
+	if k.win.IsGlobal() {
+		if k.wm < EndOfInput {
+			a := k.slot(k.pane(math.MinInt64), key)
+			*a = k.agg.Add(*a, in)
+			added = true
+		}
+	} else {
+		t = clampTime(t)
+		for s, ok := k.win.LastStart(t), true; ok; s, ok = k.win.prevStart(s) {
+			end := k.win.End(s)
+			if end <= t || k.wm >= end-1 {
+				break
+			}
+			a := k.slot(k.pane(s), key)
+			*a = k.agg.Add(*a, in)
+			added = true
+		}
+	}
+	if added {
+		k.stats.Added++
+	} else {
+		k.stats.Late++
+	}
+	return added
+}
+
+// AddBatch adds ev[i] under keys[i] for every i, as Add would one by one,
+// and appends the index of every late input to late.
+func (k *StoreWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], late []int32) []int32 {
+	ev = ev[:len(keys)]
+	for i := range keys {
+		if !k.add(keys[i], ev[i].Time, ev[i].Value) {
+			late = append(late, int32(i))
+		}
+	}
+	k.spill()
+	return late
+}
+
+// AddPartial merges a partial accumulator (FinalPhase).
+func (k *StoreWindows[In, Acc, Out]) AddPartial(p Partial[Acc]) bool {
+	if k.wm >= k.win.End(p.Start)-1 {
+		k.stats.LatePartials++
+		return false
+	}
+	a := k.slot(k.pane(p.Start), p.Key)
+	*a = k.agg.Merge(*a, p.Acc)
+	k.stats.Partials++
+	k.spill()
+	return true
+}
+
+// spill merges the cache into the store once it is full.
+func (k *StoreWindows[In, Acc, Out]) spill() {
+	if k.cached >= k.limit {
+		for _, p := range k.panes {
+			k.merge(p)
+		}
+	}
+}
+
+func (k *StoreWindows[In, Acc, Out]) storeKey(start int64, key uint64) []byte {
+	binary.BigEndian.PutUint64(k.key[:8], uint64(start)^1<<63) // windows in time order
+	binary.BigEndian.PutUint64(k.key[8:], key)
+	return k.key[:]
+}
+
+// merge merges p's cached accumulators into the store, in one commit.
+func (k *StoreWindows[In, Acc, Out]) merge(p *storePane[Acc]) {
+	if k.err != nil || p.cache.Len() == 0 {
+		return
+	}
+	for key, a := range p.cache.All() {
+		sk := k.storeKey(p.start, key)
+		v, ok, err := k.kv.Get(k.val[:0], sk)
+		if err != nil {
+			k.err = err
+			return
+		}
+		k.val = v
+		acc := *a
+		if ok {
+			old, err := k.agg.Codec.Decode(v)
+			if err != nil {
+				k.err = corrupt(err)
+				return
+			}
+			acc = k.agg.Merge(old, acc)
+		} else {
+			p.stored++
+		}
+		if k.enc, err = k.agg.Codec.Append(k.enc[:0], acc); err != nil {
+			k.err = err
+			return
+		}
+		if err := k.kv.Set(sk, k.enc); err != nil {
+			k.err = err
+			return
+		}
+	}
+	k.cached -= p.cache.Len()
+	p.cache.Clear()
+	if err := k.kv.Commit(); err != nil {
+		k.err = err
+	}
+}
+
+// Watermark is the last watermark passed to Advance.
+func (k *StoreWindows[In, Acc, Out]) Watermark() int64 { return k.wm }
+
+// Stats returns the input accounting so far.
+func (k *StoreWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
+
+// Pending is the number of (key, window) accumulators held. It merges the
+// cache into the store first.
+func (k *StoreWindows[In, Acc, Out]) Pending() int {
+	n := 0
+	for _, p := range k.panes {
+		k.merge(p)
+		n += p.stored
+	}
+	return n
+}
+
+// Advance moves the watermark to wm as KeyedWindows.Advance does: it emits
+// every window whose end-1 <= wm, in window order, and deletes it.
+func (k *StoreWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]), partial func(Partial[Acc])) {
+	if wm <= k.wm {
+		return
+	}
+	k.wm = wm
+	k.fire = k.fire[:0]
+	for _, p := range k.panes {
+		if p.end-1 <= wm {
+			k.fire = append(k.fire, p)
+		}
+	}
+	slices.SortFunc(k.fire, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
+	for _, p := range k.fire {
+		if p.dirty {
+			k.emit(p, result, partial)
+		}
+		k.drop(p)
+		delete(k.panes, p.start)
+		if k.last == p {
+			k.last = nil
+		}
+	}
+}
+
+// FlushPartials sends, in PartialPhase, every accumulator not yet sent as
+// KeyedWindows.FlushPartials does.
+func (k *StoreWindows[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
+	if k.phase != PartialPhase {
+		return
+	}
+	k.fire = k.fire[:0]
+	for _, p := range k.panes {
+		if p.dirty {
+			k.fire = append(k.fire, p)
+		}
+	}
+	slices.SortFunc(k.fire, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
+	for _, p := range k.fire {
+		k.emit(p, nil, partial)
+		k.drop(p)
+	}
+}
+
+// drop deletes p's accumulators from the cache and the store.
+func (k *StoreWindows[In, Acc, Out]) drop(p *storePane[Acc]) {
+	k.cached -= p.cache.Len()
+	p.cache.Clear()
+	if p.stored > 0 && k.err == nil {
+		if err := k.kv.DeletePrefix(k.storeKey(p.start, 0)[:8]); err != nil {
+			k.err = err
+		}
+	}
+	p.stored = 0
+}
+
+func (k *StoreWindows[In, Acc, Out]) emit(p *storePane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
+	k.merge(p)
+	if k.err != nil {
+		return
+	}
+	k.stats.Fired++
+	err := k.kv.Scan(k.storeKey(p.start, 0)[:8], func(sk, v []byte) error {
+		if len(sk) != len(k.key) {
+			return corrupt(fmt.Errorf("store key of %d bytes, want %d", len(sk), len(k.key)))
+		}
+		acc, err := k.agg.Codec.Decode(v)
+		if err != nil {
+			return corrupt(err)
+		}
+		key := binary.BigEndian.Uint64(sk[8:])
+		if k.phase == PartialPhase {
+			partial(Partial[Acc]{Key: key, Start: p.start, End: p.end, Acc: acc})
+		} else {
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc)})
+		}
+		return nil
+	})
+	if err != nil {
+		k.err = err
+	}
+	p.dirty = false
+}

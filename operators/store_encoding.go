@@ -1,0 +1,86 @@
+package operators
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/skewerhq/skewer/internal/wire"
+)
+
+// kindStore marks a StoreWindows' state: the shape header (see
+// keyed_encoding.go), then each window's start, stored key count and dirty
+// flag, then the store's snapshot reference. The accumulators stay in the
+// store's snapshot.
+const kindStore = 'K'
+
+// AppendState merges the cache into the store, snapshots the store
+// (KVStore.Snapshot) and appends the windows' metadata and the snapshot's
+// reference to dst. Its cost is the cache merge plus the store's snapshot,
+// not O(state) (an LSM store's snapshot links its immutable tables).
+func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
+	panes := make([]*storePane[Acc], 0, len(k.panes))
+	for _, p := range k.panes {
+		k.merge(p)
+		panes = append(panes, p)
+	}
+	if k.err != nil {
+		return nil, k.err
+	}
+	ref, err := k.kv.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(panes, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
+	dst = appendShape(dst, kindStore, k.phase, k.win, 0, k.wm, k.stats)
+	dst = wire.AppendUvarint(dst, uint64(len(panes)))
+	for _, p := range panes {
+		dst = wire.AppendVarint(dst, p.start)
+		dst = wire.AppendUvarint(dst, uint64(p.stored))
+		dst = wire.AppendBool(dst, p.dirty)
+	}
+	dst, mark := wire.BeginPrefixed(dst)
+	dst = append(dst, ref...)
+	return wire.EndPrefixed(dst, mark), nil
+}
+
+// RestoreState replaces the state with one AppendState encoded, restoring
+// the store from the snapshot it names (KVStore.Restore). It fails with an
+// error wrapping ErrCorrupt for bytes AppendState cannot have written for
+// this aggregation's shape, leaving the state unchanged, or with the
+// store's error.
+func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
+	r := wire.NewReader(b)
+	wm, st := readShape(r, kindStore, k.phase, k.win, 0)
+	n := r.Count(3, "panes")
+	panes := make(map[int64]*storePane[Acc], n)
+	prev, first := int64(0), true
+	for range n {
+		start := r.Varint("start")
+		stored := r.Uvarint("stored")
+		dirty := r.Bool("dirty")
+		if r.Err() != nil {
+			break
+		}
+		switch {
+		case k.win.IsGlobal() && start != math.MinInt64,
+			!k.win.IsGlobal() && k.win.LastStart(start) != start:
+			r.Fail("pane start %d is no window's start", start)
+		case !first && start <= prev:
+			r.Fail("pane start %d after %d: not in order", start, prev)
+		case stored > math.MaxInt32*1<<16:
+			r.Fail("pane of %d keys", stored)
+		}
+		prev, first = start, false
+		panes[start] = &storePane[Acc]{start: start, end: k.win.End(start), stored: int(stored), dirty: dirty}
+	}
+	ref := r.Bytes("store snapshot")
+	if err := r.Done(); err != nil {
+		return corrupt(err)
+	}
+	if err := k.kv.Restore(ref); err != nil {
+		return err
+	}
+	k.panes, k.last, k.wm, k.stats, k.cached, k.err = panes, nil, wm, st, 0, nil
+	return nil
+}

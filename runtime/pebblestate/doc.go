@@ -1,0 +1,28 @@
+// Package pebblestate is a keyed-state backend on Pebble
+// (github.com/cockroachdb/pebble/v2, an embedded LSM store compatible with
+// RocksDB): a windowed aggregation whose per-key accumulators do not fit in
+// memory keeps them on disk.
+//
+//	b, err := pebblestate.Open(dir)
+//	defer b.Close()
+//	runtime.WindowAggregate(s, "count", agg, runtime.KeyedStateBackend(b))
+//
+// Each worker of each stage gets its own Pebble database under dir (see
+// Backend.Open); accumulators are encoded by the aggregate's Codec and
+// reach Pebble through operators.StoreWindows' write-back cache. Pebble's
+// write-ahead log is off: what a crash loses comes back from a checkpoint.
+//
+// Checkpoints are incremental. A snapshot (Store.Snapshot, taken when the
+// runtime checkpoints the worker) flushes the memtable and makes a Pebble
+// checkpoint: a directory of hard links to the database's immutable
+// sstables plus a copy of its small manifest, so it costs the data written
+// since the last one, not the state. The runtime's checkpoint holds only
+// the snapshot's name; runtime.Restore reopens the database from it (hard
+// links again). Snapshots live under dir, beside the databases, so a job
+// restores on the machine (or volume) that holds dir; the last Keep of each
+// worker are kept (set Keep at least to the runtime checkpoint store's
+// retention).
+//
+// The package is outside the runtime's core: a job that does not import it
+// does not compile Pebble.
+package pebblestate

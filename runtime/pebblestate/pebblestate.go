@@ -1,0 +1,371 @@
+package pebblestate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/skewerhq/skewer/operators"
+)
+
+// ErrInvalidParameter reports an argument outside its domain; the message
+// names the parameter.
+var ErrInvalidParameter = errors.New("pebblestate: invalid parameter")
+
+// ErrNoSnapshot reports a snapshot reference that names no snapshot kept
+// under the backend's directory (deleted by retention, or another
+// directory's).
+var ErrNoSnapshot = errors.New("pebblestate: no such snapshot")
+
+// DefaultKeep is how many snapshots of each worker a Backend keeps.
+const DefaultKeep = 3
+
+// Option configures a Backend.
+type Option func(*config)
+
+type config struct {
+	keep     int
+	memtable uint64
+	cache    int64
+}
+
+// Keep sets how many snapshots of each worker are kept (default
+// DefaultKeep; at least 1).
+func Keep(n int) Option { return func(c *config) { c.keep = n } }
+
+// MemTableSize sets each database's memtable size in bytes (default 64
+// MiB; at least 1 MiB).
+func MemTableSize(n uint64) Option { return func(c *config) { c.memtable = n } }
+
+// CacheSize sets each database's block cache in bytes (default 8 MiB; at
+// least 0).
+func CacheSize(n int64) Option { return func(c *config) { c.cache = n } }
+
+// Backend is an operators.StateBackend whose stores are Pebble databases
+// under one directory. It is safe for concurrent use; Close it when the
+// jobs that use it have ended.
+type Backend struct {
+	dir    string
+	cfg    config
+	mu     sync.Mutex
+	stores map[string][]*Store // by stage and worker, oldest first
+	closed bool
+}
+
+// Open returns a Backend keeping its databases and snapshots under dir,
+// which must be an existing, writable directory.
+func Open(dir string, opts ...Option) (*Backend, error) {
+	cfg := config{keep: DefaultKeep, memtable: 64 << 20, cache: 8 << 20}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch {
+	case cfg.keep < 1:
+		return nil, fmt.Errorf("%w: Keep = %d, want >= 1", ErrInvalidParameter, cfg.keep)
+	case cfg.memtable < 1<<20:
+		return nil, fmt.Errorf("%w: MemTableSize = %d, want >= 1 MiB", ErrInvalidParameter, cfg.memtable)
+	case cfg.cache < 0:
+		return nil, fmt.Errorf("%w: CacheSize = %d, want >= 0", ErrInvalidParameter, cfg.cache)
+	case dir == "":
+		return nil, fmt.Errorf("%w: dir is empty, want a directory", ErrInvalidParameter)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dir %q: %w", ErrInvalidParameter, dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: dir %q is not a directory", ErrInvalidParameter, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: dir %q is not writable: %w", ErrInvalidParameter, dir, err)
+	}
+	probe.Close()
+	if err := os.Remove(probe.Name()); err != nil {
+		return nil, fmt.Errorf("%w: dir %q: %w", ErrInvalidParameter, dir, err)
+	}
+	return &Backend{dir: dir, cfg: cfg, stores: make(map[string][]*Store)}, nil
+}
+
+// Open implements operators.StateBackend: it returns a new, empty database
+// of the stage's worker, at dir/<stage>.<worker>/db-<n> (the stage name
+// escaped as a path segment). The database a previous run of the job
+// opened for the worker (whose goroutine may not have returned yet) stays
+// open until Close, which deletes it. Snapshots, under
+// dir/<stage>.<worker>/snap, are shared by the worker's databases.
+func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
+	if worker < 0 {
+		return nil, fmt.Errorf("%w: worker = %d, want >= 0", ErrInvalidParameter, worker)
+	}
+	name := url.PathEscape(stage) + "." + strconv.Itoa(worker)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, fmt.Errorf("%w: backend is closed", ErrInvalidParameter)
+	}
+	s := &Store{dir: filepath.Join(b.dir, name), gen: len(b.stores[name]), cfg: b.cfg}
+	if err := os.MkdirAll(s.snapDir(), 0o755); err != nil {
+		return nil, err
+	}
+	if err := s.scanSnapshots(); err != nil {
+		return nil, err
+	}
+	if err := s.reopen(nil); err != nil {
+		return nil, err
+	}
+	b.stores[name] = append(b.stores[name], s)
+	return s, nil
+}
+
+// Close closes every database. Snapshots stay on disk.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	var errs []error
+	for name, ss := range b.stores {
+		for i, s := range ss {
+			errs = append(errs, s.close())
+			if i < len(ss)-1 {
+				errs = append(errs, os.RemoveAll(s.dbDir()))
+			}
+		}
+		delete(b.stores, name)
+	}
+	return errors.Join(errs...)
+}
+
+// Store is one worker's Pebble database: an operators.KVStore. It is used
+// by one goroutine.
+type Store struct {
+	dir   string
+	gen   int // the Open of the worker it came from: its database directory
+	cfg   config
+	db    *pebble.DB
+	batch *pebble.Batch
+	snaps []uint64 // kept snapshots, oldest first
+}
+
+func (s *Store) dbDir() string   { return filepath.Join(s.dir, "db-"+strconv.Itoa(s.gen)) }
+func (s *Store) snapDir() string { return filepath.Join(s.dir, "snap") }
+
+func (s *Store) scanSnapshots() error {
+	ents, err := os.ReadDir(s.snapDir())
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() {
+			s.snaps = append(s.snaps, n)
+		}
+	}
+	slices.Sort(s.snaps)
+	return nil
+}
+
+// reopen closes the database, replaces its directory with the snapshot
+// directory from (empty when from is ""), and opens it.
+func (s *Store) reopen(from []byte) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.dbDir()); err != nil {
+		return err
+	}
+	if from != nil {
+		if err := linkTree(string(from), s.dbDir()); err != nil {
+			return err
+		}
+	}
+	db, err := pebble.Open(s.dbDir(), &pebble.Options{
+		DisableWAL:   true,
+		MemTableSize: s.cfg.memtable,
+		CacheSize:    s.cfg.cache,
+		Logger:       quiet{},
+	})
+	if err != nil {
+		return err
+	}
+	s.db, s.batch = db, db.NewBatch()
+	return nil
+}
+
+func (s *Store) close() error {
+	if s.db == nil {
+		return nil
+	}
+	err := errors.Join(s.batch.Close(), s.db.Close())
+	s.db, s.batch = nil, nil
+	return err
+}
+
+// Get implements operators.KVStore.
+func (s *Store) Get(dst, key []byte) ([]byte, bool, error) {
+	v, c, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return dst, false, nil
+	}
+	if err != nil {
+		return dst, false, err
+	}
+	dst = append(dst, v...)
+	return dst, true, c.Close()
+}
+
+// Set implements operators.KVStore.
+func (s *Store) Set(key, val []byte) error { return s.batch.Set(key, val, nil) }
+
+// Commit implements operators.KVStore; the write is not synced (durability
+// comes from snapshots).
+func (s *Store) Commit() error {
+	if s.batch.Empty() {
+		return nil
+	}
+	err := s.batch.Commit(pebble.NoSync)
+	s.batch.Reset()
+	return err
+}
+
+// Scan implements operators.KVStore. The iterator is closed however f
+// returns (a panic in f included: a worker that fails mid-firing must not
+// keep the database from closing).
+func (s *Store) Scan(prefix []byte, f func(key, val []byte) error) (err error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+	for it.First(); it.Valid(); it.Next() {
+		if err := f(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeletePrefix implements operators.KVStore.
+func (s *Store) DeletePrefix(prefix []byte) error {
+	return s.db.DeleteRange(prefix, prefixEnd(prefix), pebble.NoSync)
+}
+
+// prefixEnd is the smallest key above every key with the prefix (nil when
+// there is none).
+func prefixEnd(prefix []byte) []byte {
+	end := slices.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i]++; end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Snapshot implements operators.KVStore: it flushes the memtable and makes
+// a Pebble checkpoint (hard links to the sstables) named by the next
+// number, and deletes the oldest beyond Keep. The reference is the
+// snapshot's number.
+func (s *Store) Snapshot() ([]byte, error) {
+	if err := s.Commit(); err != nil {
+		return nil, err
+	}
+	if err := s.db.Flush(); err != nil {
+		return nil, err
+	}
+	n := uint64(1)
+	if len(s.snaps) > 0 {
+		n = s.snaps[len(s.snaps)-1] + 1
+	}
+	if err := s.db.Checkpoint(s.snapPath(n)); err != nil {
+		return nil, err
+	}
+	s.snaps = append(s.snaps, n)
+	for len(s.snaps) > s.cfg.keep {
+		if err := os.RemoveAll(s.snapPath(s.snaps[0])); err != nil {
+			return nil, err
+		}
+		s.snaps = s.snaps[1:]
+	}
+	return strconv.AppendUint(nil, n, 10), nil
+}
+
+func (s *Store) snapPath(n uint64) string {
+	return filepath.Join(s.snapDir(), strconv.FormatUint(n, 10))
+}
+
+// Restore implements operators.KVStore: it replaces the database with the
+// snapshot ref names (hard links again), or empties it when ref is nil. A
+// ref that names no kept snapshot is an error wrapping ErrNoSnapshot, and
+// leaves the database as it was.
+func (s *Store) Restore(ref []byte) error {
+	if ref == nil {
+		return s.reopen(nil)
+	}
+	n, err := strconv.ParseUint(string(ref), 10, 64)
+	if err != nil || !slices.Contains(s.snaps, n) {
+		return fmt.Errorf("%w: %q under %s", ErrNoSnapshot, ref, s.snapDir())
+	}
+	return s.reopen([]byte(s.snapPath(n)))
+}
+
+// linkTree makes dst a copy of the Pebble directory src: sstables (never
+// modified once written) are hard-linked, the other files (manifest,
+// options, which Pebble appends to) copied.
+func linkTree(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if strings.HasSuffix(e.Name(), ".sst") {
+			if err := os.Link(from, to); err == nil {
+				continue
+			}
+		}
+		if err := copyFile(from, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	r, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// quiet is Pebble's logger: informational messages are dropped (errors
+// reach the caller through return values); a fatal one panics, as Pebble
+// requires Fatalf not to return.
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)           {}
+func (quiet) Errorf(string, ...any)          {}
+func (quiet) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
