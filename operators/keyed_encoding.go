@@ -153,13 +153,7 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreState(b []byte) error {
 		if r.Err() != nil {
 			break
 		}
-		switch {
-		case k.win.IsGlobal() && start != math.MinInt64,
-			!k.win.IsGlobal() && k.win.LastStart(start) != start:
-			r.Fail("pane start %d is no window's start", start)
-		case !first && start <= prev:
-			r.Fail("pane start %d after %d: not in order", start, prev)
-		}
+		checkPaneStart(r, k.win, start, prev, first)
 		prev, first = start, false
 		p := &pane[Acc]{start: start, end: k.win.End(start)}
 		p.fired, p.dirty = r.Bool("fired"), r.Bool("dirty")
@@ -223,4 +217,16 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	}
 	k.panes, k.last, k.wm, k.stats = panes, nil, wm, st
 	return nil
+}
+
+// checkPaneStart fails r unless start, read after prev (unless first), is
+// a start of win (math.MinInt64 for the global window) in increasing order.
+func checkPaneStart(r *wire.Reader, win Windows, start, prev int64, first bool) {
+	switch {
+	case win.IsGlobal() && start != math.MinInt64,
+		!win.IsGlobal() && win.LastStart(start) != start:
+		r.Fail("pane start %d is no window's start", start)
+	case !first && start <= prev:
+		r.Fail("pane start %d after %d: not in order", start, prev)
+	}
 }

@@ -62,13 +62,8 @@ func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 		if r.Err() != nil {
 			break
 		}
-		switch {
-		case k.win.IsGlobal() && start != math.MinInt64,
-			!k.win.IsGlobal() && k.win.LastStart(start) != start:
-			r.Fail("pane start %d is no window's start", start)
-		case !first && start <= prev:
-			r.Fail("pane start %d after %d: not in order", start, prev)
-		case stored > math.MaxInt32*1<<16:
+		checkPaneStart(r, k.win, start, prev, first)
+		if stored > math.MaxInt32*1<<16 {
 			r.Fail("pane of %d keys", stored)
 		}
 		prev, first = start, false

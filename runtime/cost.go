@@ -24,10 +24,10 @@ func Spin(iterations int) Cost { return Cost{spin: iterations} }
 // advances by n*d (and never lags behind the clock), so a worker's
 // throughput is at most 1/d whatever the machine's core count. The wait is
 // the model, not synchronisation. Waits under 50 µs are carried into the
-// next batch's deadline; longer ones end within about 0.1 ms of the
-// deadline on Linux (the last millisecond is a thread sleep, where a Go
-// timer may fire a millisecond late), within the Go timer's resolution
-// elsewhere.
+// next batch's deadline; longer ones end at the deadline within the
+// kernel's timer slack on Linux (the last millisecond is a thread sleep,
+// where a Go timer may fire a millisecond late: internal/clock), within
+// the Go timer's resolution elsewhere.
 func ServiceTime(d time.Duration) Cost { return Cost{service: d} }
 
 func (c Cost) String() string {
