@@ -21,15 +21,21 @@ type StateBackend interface {
 	Open(stage string, worker int) (KVStore, error)
 }
 
-// KVStore is one worker's ordered byte store. Keys sort bytewise. Set
-// buffers a write, visible to Get and Scan after Commit. Snapshot makes
-// the committed content recoverable and returns a reference to it, which
-// Restore (on a store Open returned later, possibly after a restart) takes
-// back; Restore(nil) empties the store. A KVStore is used by one goroutine.
+// KVStore is one worker's ordered byte store of merged values. Keys sort
+// bytewise. Merge buffers a blind write (it reads nothing), visible to Scan
+// after Commit: a key's value is its operands combined, oldest first, by
+// the MergeFunc given to SetMerge (an LSM store combines them when it
+// reads or compacts the key). Snapshot makes the committed content
+// recoverable and returns a reference to it, which Restore (on a store Open
+// returned later, possibly after a restart) takes back; Restore(nil)
+// empties the store. A KVStore is used by one goroutine (its MergeFunc may
+// run on others).
 type KVStore interface {
-	// Get appends key's value to dst; ok is false when key is absent.
-	Get(dst, key []byte) (val []byte, ok bool, err error)
-	Set(key, val []byte) error
+	// SetMerge sets the function that combines a key's operands. It is
+	// called once, before any other method.
+	SetMerge(f MergeFunc)
+	// Merge adds operand to key's operands.
+	Merge(key, operand []byte) error
 	Commit() error
 	// Scan calls f for every committed key with the prefix, in key order;
 	// f must not keep its arguments.
@@ -37,6 +43,27 @@ type KVStore interface {
 	DeletePrefix(prefix []byte) error
 	Snapshot() (ref []byte, err error)
 	Restore(ref []byte) error
+}
+
+// MergeFunc appends to dst the value that stands for the operands older
+// and newer of one key, older first. It must be associative, must not keep
+// its arguments, and must be safe for concurrent use (a store may call it
+// from its own goroutines). An error means an operand is corrupt.
+type MergeFunc func(dst, older, newer []byte) ([]byte, error)
+
+// mergeFunc is agg's MergeFunc: Aggregate.Merge through Aggregate.Codec.
+func mergeFunc[In, Acc, Out any](agg Aggregate[In, Acc, Out]) MergeFunc {
+	return func(dst, older, newer []byte) ([]byte, error) {
+		a, err := agg.Codec.Decode(older)
+		if err != nil {
+			return dst, corrupt(err)
+		}
+		b, err := agg.Codec.Decode(newer)
+		if err != nil {
+			return dst, corrupt(err)
+		}
+		return agg.Codec.Append(dst, agg.Merge(a, b))
+	}
 }
 
 // DefaultStoreCache is the number of accumulators a StoreWindows holds in
@@ -47,9 +74,13 @@ const DefaultStoreCache = 1 << 16
 // keyed state of a state backend (see StateBackend). Inputs fold into a
 // write-back cache of at most DefaultStoreCache accumulators per worker
 // (an open-addressing table, as KeyedWindows'); when it is full, and before
-// a window fires or a checkpoint is taken, each cached accumulator is merged
-// with the store's (Aggregate.Merge, encoded by Aggregate.Codec) in one
-// batch. A firing window is read back from the store in key order. It
+// a window fires or a checkpoint is taken, each cached accumulator is
+// written to the store, encoded by Aggregate.Codec, as a merge operand in
+// one batch: a blind write, so the cost of a spill does not grow with the
+// state. The store combines a key's operands with Aggregate.Merge when it
+// reads or compacts them (so Merge and the Codec may run on the store's
+// goroutines, concurrently with each other); a firing window is read back
+// from the store in key order, the only read. It
 // supports global, tumbling and sliding windows without allowed lateness,
 // in every Phase, and emits what KeyedWindows would (keys in another order
 // within a window). A store error stops it: later calls do nothing and Err
@@ -68,19 +99,20 @@ type StoreWindows[In, Acc, Out any] struct {
 	stats  WindowStats
 	err    error
 	key    [16]byte
-	val    []byte
 	enc    []byte
+	keys   []uint64
 }
 
 type storePane[Acc any] struct {
 	start, end int64
 	cache      u64map.Map[Acc] // inputs not yet merged into the store
-	stored     int             // keys in the store
+	stored     bool            // the store may hold keys of the pane
 	dirty      bool            // holds inputs not yet emitted
 }
 
 // NewStoreWindows returns an empty aggregation over kv, which must be empty
-// (as StateBackend.Open returns it). agg needs a Codec.
+// (as StateBackend.Open returns it); it sets kv's MergeFunc. agg needs a
+// Codec.
 func NewStoreWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows, allowedLateness time.Duration, phase Phase, kv KVStore) (*StoreWindows[In, Acc, Out], error) {
 	if err := agg.Validate(); err != nil {
 		return nil, err
@@ -97,13 +129,15 @@ func NewStoreWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows,
 	case kv == nil:
 		return nil, invalidParam("kv", "nil", "a store")
 	}
+	kv.SetMerge(mergeFunc(agg))
 	return &StoreWindows[In, Acc, Out]{
 		agg: agg, win: win, phase: phase, wm: NoWatermark, kv: kv,
 		panes: make(map[int64]*storePane[Acc]), limit: DefaultStoreCache,
 	}, nil
 }
 
-// Err returns the store error that stopped the aggregation, or nil.
+// Err returns the error that stopped the aggregation, or nil: a store's
+// error is wrapped in one naming the operation ("state store merge").
 func (k *StoreWindows[In, Acc, Out]) Err() error { return k.err }
 
 func (k *StoreWindows[In, Acc, Out]) pane(start int64) *storePane[Acc] {
@@ -205,44 +239,44 @@ func (k *StoreWindows[In, Acc, Out]) storeKey(start int64, key uint64) []byte {
 	return k.key[:]
 }
 
-// merge merges p's cached accumulators into the store, in one commit.
+// merge writes p's cached accumulators to the store as merge operands, in
+// key order (an LSM store's memtable inserts sorted keys near each other),
+// in one commit.
 func (k *StoreWindows[In, Acc, Out]) merge(p *storePane[Acc]) {
 	if k.err != nil || p.cache.Len() == 0 {
 		return
 	}
-	for key, a := range p.cache.All() {
-		sk := k.storeKey(p.start, key)
-		v, ok, err := k.kv.Get(k.val[:0], sk)
-		if err != nil {
+	p.stored = true
+	k.keys = k.keys[:0]
+	for key := range p.cache.All() {
+		k.keys = append(k.keys, key)
+	}
+	slices.Sort(k.keys)
+	for _, key := range k.keys {
+		var err error
+		if k.enc, err = k.agg.Codec.Append(k.enc[:0], *p.cache.Get(key)); err != nil {
 			k.err = err
 			return
 		}
-		k.val = v
-		acc := *a
-		if ok {
-			old, err := k.agg.Codec.Decode(v)
-			if err != nil {
-				k.err = corrupt(err)
-				return
-			}
-			acc = k.agg.Merge(old, acc)
-		} else {
-			p.stored++
-		}
-		if k.enc, err = k.agg.Codec.Append(k.enc[:0], acc); err != nil {
-			k.err = err
-			return
-		}
-		if err := k.kv.Set(sk, k.enc); err != nil {
-			k.err = err
+		if err := k.kv.Merge(k.storeKey(p.start, key), k.enc); err != nil {
+			k.fail("merge", err)
 			return
 		}
 	}
 	k.cached -= p.cache.Len()
 	p.cache.Clear()
-	if err := k.kv.Commit(); err != nil {
-		k.err = err
+	k.fail("commit", k.kv.Commit())
+}
+
+// fail stops the aggregation on a store error, naming the operation.
+func (k *StoreWindows[In, Acc, Out]) fail(op string, err error) {
+	if err != nil && k.err == nil {
+		k.err = storeErr(op, err)
 	}
+}
+
+func storeErr(op string, err error) error {
+	return fmt.Errorf("operators: state store %s: %w", op, err)
 }
 
 // Watermark is the last watermark passed to Advance.
@@ -252,12 +286,16 @@ func (k *StoreWindows[In, Acc, Out]) Watermark() int64 { return k.wm }
 func (k *StoreWindows[In, Acc, Out]) Stats() WindowStats { return k.stats }
 
 // Pending is the number of (key, window) accumulators held. It merges the
-// cache into the store first.
+// cache into the store first and counts the store's keys: O(state), for
+// tests and diagnostics. A store error counts as no key (see Err).
 func (k *StoreWindows[In, Acc, Out]) Pending() int {
 	n := 0
 	for _, p := range k.panes {
 		k.merge(p)
-		n += p.stored
+		if !p.stored || k.err != nil {
+			continue
+		}
+		k.fail("scan", k.kv.Scan(k.storeKey(p.start, 0)[:8], func(_, _ []byte) error { n++; return nil }))
 	}
 	return n
 }
@@ -311,12 +349,10 @@ func (k *StoreWindows[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
 func (k *StoreWindows[In, Acc, Out]) drop(p *storePane[Acc]) {
 	k.cached -= p.cache.Len()
 	p.cache.Clear()
-	if p.stored > 0 && k.err == nil {
-		if err := k.kv.DeletePrefix(k.storeKey(p.start, 0)[:8]); err != nil {
-			k.err = err
-		}
+	if p.stored && k.err == nil {
+		k.fail("delete", k.kv.DeletePrefix(k.storeKey(p.start, 0)[:8]))
 	}
-	p.stored = 0
+	p.stored = false
 }
 
 func (k *StoreWindows[In, Acc, Out]) emit(p *storePane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
@@ -341,8 +377,6 @@ func (k *StoreWindows[In, Acc, Out]) emit(p *storePane[Acc], result func(Result[
 		}
 		return nil
 	})
-	if err != nil {
-		k.err = err
-	}
+	k.fail("scan", err)
 	p.dirty = false
 }

@@ -2,15 +2,14 @@ package operators
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/skewerhq/skewer/internal/wire"
 )
 
 // kindStore marks a StoreWindows' state: the shape header (see
-// keyed_encoding.go), then each window's start, stored key count and dirty
-// flag, then the store's snapshot reference. The accumulators stay in the
+// keyed_encoding.go), then each window's start, whether the store may hold
+// its keys, and its dirty flag, then the store's snapshot reference. The accumulators stay in the
 // store's snapshot.
 const kindStore = 'K'
 
@@ -29,14 +28,14 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 	}
 	ref, err := k.kv.Snapshot()
 	if err != nil {
-		return nil, err
+		return nil, storeErr("snapshot", err)
 	}
 	slices.SortFunc(panes, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
 	dst = appendShape(dst, kindStore, k.phase, k.win, 0, k.wm, k.stats)
 	dst = wire.AppendUvarint(dst, uint64(len(panes)))
 	for _, p := range panes {
 		dst = wire.AppendVarint(dst, p.start)
-		dst = wire.AppendUvarint(dst, uint64(p.stored))
+		dst = wire.AppendBool(dst, p.stored)
 		dst = wire.AppendBool(dst, p.dirty)
 	}
 	dst, mark := wire.BeginPrefixed(dst)
@@ -57,24 +56,21 @@ func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	prev, first := int64(0), true
 	for range n {
 		start := r.Varint("start")
-		stored := r.Uvarint("stored")
+		stored := r.Bool("stored")
 		dirty := r.Bool("dirty")
 		if r.Err() != nil {
 			break
 		}
 		checkPaneStart(r, k.win, start, prev, first)
-		if stored > math.MaxInt32*1<<16 {
-			r.Fail("pane of %d keys", stored)
-		}
 		prev, first = start, false
-		panes[start] = &storePane[Acc]{start: start, end: k.win.End(start), stored: int(stored), dirty: dirty}
+		panes[start] = &storePane[Acc]{start: start, end: k.win.End(start), stored: stored, dirty: dirty}
 	}
 	ref := r.Bytes("store snapshot")
 	if err := r.Done(); err != nil {
 		return corrupt(err)
 	}
 	if err := k.kv.Restore(ref); err != nil {
-		return err
+		return storeErr("restore", err)
 	}
 	k.panes, k.last, k.wm, k.stats, k.cached, k.err = panes, nil, wm, st, 0, nil
 	return nil

@@ -12,23 +12,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// memKV is an in-memory KVStore: committed content, pending sets, and
-// snapshots by number.
+// memKV is an in-memory KVStore: committed values, pending operands in
+// order, and snapshots by number.
 type memKV struct {
-	m, pending map[string][]byte
-	snaps      []map[string][]byte
+	merge   MergeFunc
+	m       map[string][]byte
+	pending []memOp
+	snaps   []map[string][]byte
 }
 
-func newMemKV() *memKV { return &memKV{m: map[string][]byte{}, pending: map[string][]byte{}} }
+type memOp struct{ key, operand []byte }
 
-func (s *memKV) Get(dst, key []byte) ([]byte, bool, error) {
-	v, ok := s.m[string(key)]
-	return append(dst, v...), ok, nil
+func newMemKV() *memKV { return &memKV{m: map[string][]byte{}} }
+
+func (s *memKV) SetMerge(f MergeFunc) { s.merge = f }
+func (s *memKV) Merge(key, operand []byte) error {
+	s.pending = append(s.pending, memOp{bytes.Clone(key), bytes.Clone(operand)})
+	return nil
 }
-func (s *memKV) Set(key, val []byte) error { s.pending[string(key)] = bytes.Clone(val); return nil }
 func (s *memKV) Commit() error {
-	maps.Copy(s.m, s.pending)
-	clear(s.pending)
+	for _, op := range s.pending {
+		v := op.operand
+		if old, ok := s.m[string(op.key)]; ok {
+			var err error
+			if v, err = s.merge(nil, old, v); err != nil {
+				return err
+			}
+		}
+		s.m[string(op.key)] = v
+	}
+	s.pending = s.pending[:0]
 	return nil
 }
 func (s *memKV) Scan(prefix []byte, f func(key, val []byte) error) error {

@@ -2,6 +2,7 @@ package pebblestate_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -186,4 +187,65 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = count(t, testkit.ZipfRecords(1, 100, 1.2, 10, time.Microsecond, 0), ses, runtime.Hash(), b)
 	require.ErrorContains(t, err, "win")
+}
+
+// sumUvarints is a MergeFunc adding uvarint operands.
+func sumUvarints(dst, older, newer []byte) ([]byte, error) {
+	a, n := binary.Uvarint(older)
+	b, m := binary.Uvarint(newer)
+	if n <= 0 || m <= 0 {
+		return dst, errors.New("not a uvarint")
+	}
+	return binary.AppendUvarint(dst, a+b), nil
+}
+
+// TestMergeOperands pins that a key's operands, written in many batches
+// and flushed into many tables (a snapshot flushes; Pebble compacts them in
+// the background), read back as their merge, that a restored snapshot
+// holds the merge of the operands before it, and that an operand the merge
+// function rejects is a read error, not a panic or a lost key.
+func TestMergeOperands(t *testing.T) {
+	b, err := pebblestate.Open(t.TempDir(), pebblestate.Keep(20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	kv, err := b.Open("s", 0)
+	require.NoError(t, err)
+	kv.SetMerge(sumUvarints)
+	const keys, rounds = 300, 12
+	one := binary.AppendUvarint(nil, 1)
+	var refs [][]byte
+	for range rounds {
+		for k := range keys {
+			require.NoError(t, kv.Merge(binary.BigEndian.AppendUint32(nil, uint32(k)), one))
+		}
+		require.NoError(t, kv.Commit())
+		ref, err := kv.Snapshot()
+		require.NoError(t, err)
+		refs = append(refs, ref)
+	}
+	sums := func() map[uint32]uint64 {
+		m := make(map[uint32]uint64)
+		require.NoError(t, kv.Scan(nil, func(key, val []byte) error {
+			v, _ := binary.Uvarint(val)
+			m[binary.BigEndian.Uint32(key)] = v
+			return nil
+		}))
+		return m
+	}
+	all := func(v uint64) map[uint32]uint64 {
+		m := make(map[uint32]uint64)
+		for k := range keys {
+			m[uint32(k)] = v
+		}
+		return m
+	}
+	require.Equal(t, all(rounds), sums())
+	require.NoError(t, kv.Restore(refs[4]))
+	require.Equal(t, all(5), sums())
+
+	require.NoError(t, kv.Merge([]byte("bad"), []byte{0x80}))
+	require.NoError(t, kv.Merge([]byte("bad"), one))
+	require.NoError(t, kv.Commit())
+	err = kv.Scan([]byte("bad"), func(_, _ []byte) error { return nil })
+	require.ErrorContains(t, err, "not a uvarint")
 }
