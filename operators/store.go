@@ -36,6 +36,9 @@ type KVStore interface {
 	SetMerge(f MergeFunc)
 	// Merge adds operand to key's operands.
 	Merge(key, operand []byte) error
+	// Get appends key's committed value to dst; ok is false when key is
+	// absent.
+	Get(dst, key []byte) (val []byte, ok bool, err error)
 	Commit() error
 	// Scan calls f for every committed key with the prefix, in key order;
 	// f must not keep its arguments.
@@ -80,27 +83,29 @@ const DefaultStoreCache = 1 << 16
 // state. The store combines a key's operands with Aggregate.Merge when it
 // reads or compacts them (so Merge and the Codec may run on the store's
 // goroutines, concurrently with each other); a firing window is read back
-// from the store in key order, the only read. It
-// supports global, tumbling and sliding windows without allowed lateness,
-// in every Phase, and emits what KeyedWindows would (keys in another order
-// within a window). A store error stops it: later calls do nothing and Err
+// from the store in key order, and a late update (allowed lateness) reads
+// each key it changed: the only reads. It supports global, tumbling and
+// sliding windows with allowed lateness, in every Phase, and emits what
+// KeyedWindows would (keys in another order within a first firing). A store error stops it: later calls do nothing and Err
 // returns the error. Not safe for concurrent use.
 type StoreWindows[In, Acc, Out any] struct {
-	agg    Aggregate[In, Acc, Out]
-	win    Windows
-	phase  Phase
-	wm     int64
-	kv     KVStore
-	panes  map[int64]*storePane[Acc]
-	last   *storePane[Acc]
-	fire   []*storePane[Acc]
-	cached int
-	limit  int
-	stats  WindowStats
-	err    error
-	key    [16]byte
-	enc    []byte
-	keys   []uint64
+	agg      Aggregate[In, Acc, Out]
+	win      Windows
+	lateness int64
+	phase    Phase
+	wm       int64
+	kv       KVStore
+	panes    map[int64]*storePane[Acc]
+	last     *storePane[Acc]
+	fire     []*storePane[Acc]
+	cached   int
+	limit    int
+	stats    WindowStats
+	err      error
+	key      [16]byte
+	enc      []byte
+	val      []byte
+	keys     []uint64
 }
 
 type storePane[Acc any] struct {
@@ -108,6 +113,9 @@ type storePane[Acc any] struct {
 	cache      u64map.Map[Acc] // inputs not yet merged into the store
 	stored     bool            // the store may hold keys of the pane
 	dirty      bool            // holds inputs not yet emitted
+	fired      bool
+	changed    u64map.Map[struct{}] // after the first firing (Complete, FinalPhase): the keys in touched
+	touched    []uint64             // after the first firing: the keys changed since, in order of change
 }
 
 // NewStoreWindows returns an empty aggregation over kv, which must be empty
@@ -120,8 +128,8 @@ func NewStoreWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows,
 	switch {
 	case agg.Codec == nil:
 		return nil, invalidParam("Aggregate.Codec", "nil", "a codec (a state backend stores encoded accumulators)")
-	case allowedLateness != 0:
-		return nil, invalidParam("allowedLateness", allowedLateness, "0 with a state backend")
+	case allowedLateness < 0:
+		return nil, invalidParam("allowedLateness", allowedLateness, ">= 0")
 	case phase > FinalPhase:
 		return nil, invalidParam("phase", phase, "Complete, PartialPhase or FinalPhase")
 	case win.IsSession():
@@ -131,7 +139,7 @@ func NewStoreWindows[In, Acc, Out any](agg Aggregate[In, Acc, Out], win Windows,
 	}
 	kv.SetMerge(mergeFunc(agg))
 	return &StoreWindows[In, Acc, Out]{
-		agg: agg, win: win, phase: phase, wm: NoWatermark, kv: kv,
+		agg: agg, win: win, lateness: int64(allowedLateness), phase: phase, wm: NoWatermark, kv: kv,
 		panes: make(map[int64]*storePane[Acc]), limit: DefaultStoreCache,
 	}, nil
 }
@@ -159,9 +167,17 @@ func (k *StoreWindows[In, Acc, Out]) slot(p *storePane[Acc], key uint64) *Acc {
 		*a = k.agg.Create()
 		k.cached++
 	}
+	if p.fired && k.phase != PartialPhase {
+		if _, first := p.changed.Put(key); first {
+			p.touched = append(p.touched, key)
+		}
+	}
 	p.dirty = true
 	return a
 }
+
+// cleanup is the watermark at which a window's state is dropped.
+func (k *StoreWindows[In, Acc, Out]) cleanup(end int64) int64 { return satAdd(end-1, k.lateness) }
 
 // Add aggregates one input as KeyedWindows.Add does.
 func (k *StoreWindows[In, Acc, Out]) Add(key uint64, t int64, in In) bool {
@@ -182,8 +198,8 @@ func (k *StoreWindows[In, Acc, Out]) add(key uint64, t int64, in In) bool {
 		t = clampTime(t)
 		for s, ok := k.win.LastStart(t), true; ok; s, ok = k.win.prevStart(s) {
 			end := k.win.End(s)
-			if end <= t || k.wm >= end-1 {
-				break
+			if end <= t || k.wm >= k.cleanup(end) {
+				break // earlier windows end earlier: late for them too
 			}
 			a := k.slot(k.pane(s), key)
 			*a = k.agg.Add(*a, in)
@@ -213,7 +229,7 @@ func (k *StoreWindows[In, Acc, Out]) AddBatch(keys []uint64, ev []Event[In], lat
 
 // AddPartial merges a partial accumulator (FinalPhase).
 func (k *StoreWindows[In, Acc, Out]) AddPartial(p Partial[Acc]) bool {
-	if k.wm >= k.win.End(p.Start)-1 {
+	if k.wm >= k.cleanup(k.win.End(p.Start)) {
 		k.stats.LatePartials++
 		return false
 	}
@@ -301,7 +317,8 @@ func (k *StoreWindows[In, Acc, Out]) Pending() int {
 }
 
 // Advance moves the watermark to wm as KeyedWindows.Advance does: it emits
-// every window whose end-1 <= wm, in window order, and deletes it.
+// every window with inputs not yet emitted whose end-1 <= wm, in window
+// order, and deletes the windows whose allowed lateness has passed.
 func (k *StoreWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]), partial func(Partial[Acc])) {
 	if wm <= k.wm {
 		return
@@ -318,10 +335,12 @@ func (k *StoreWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 		if p.dirty {
 			k.emit(p, result, partial)
 		}
-		k.drop(p)
-		delete(k.panes, p.start)
-		if k.last == p {
-			k.last = nil
+		if k.cleanup(p.end) <= wm {
+			k.drop(p)
+			delete(k.panes, p.start)
+			if k.last == p {
+				k.last = nil
+			}
 		}
 	}
 }
@@ -340,8 +359,9 @@ func (k *StoreWindows[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
 	}
 	slices.SortFunc(k.fire, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
 	for _, p := range k.fire {
+		fired := p.fired
 		k.emit(p, nil, partial)
-		k.drop(p)
+		p.fired = fired // an early flush is not the window's firing
 	}
 }
 
@@ -349,34 +369,63 @@ func (k *StoreWindows[In, Acc, Out]) FlushPartials(partial func(Partial[Acc])) {
 func (k *StoreWindows[In, Acc, Out]) drop(p *storePane[Acc]) {
 	k.cached -= p.cache.Len()
 	p.cache.Clear()
+	p.changed.Clear()
+	p.touched = p.touched[:0]
 	if p.stored && k.err == nil {
 		k.fail("delete", k.kv.DeletePrefix(k.storeKey(p.start, 0)[:8]))
 	}
 	p.stored = false
 }
 
+// emit sends p's inputs not yet emitted: in PartialPhase every
+// accumulator, which it then deletes (later inputs form a delta); on a
+// first firing every key's result; on a late firing the result of each key
+// changed since, read back from the store.
 func (k *StoreWindows[In, Acc, Out]) emit(p *storePane[Acc], result func(Result[Out]), partial func(Partial[Acc])) {
 	k.merge(p)
 	if k.err != nil {
 		return
 	}
 	k.stats.Fired++
-	err := k.kv.Scan(k.storeKey(p.start, 0)[:8], func(sk, v []byte) error {
-		if len(sk) != len(k.key) {
-			return corrupt(fmt.Errorf("store key of %d bytes, want %d", len(sk), len(k.key)))
-		}
-		acc, err := k.agg.Codec.Decode(v)
-		if err != nil {
-			return corrupt(err)
-		}
-		key := binary.BigEndian.Uint64(sk[8:])
+	switch {
+	case k.phase == PartialPhase || !p.fired:
+		err := k.kv.Scan(k.storeKey(p.start, 0)[:8], func(sk, v []byte) error {
+			if len(sk) != len(k.key) {
+				return corrupt(fmt.Errorf("store key of %d bytes, want %d", len(sk), len(k.key)))
+			}
+			acc, err := k.agg.Codec.Decode(v)
+			if err != nil {
+				return corrupt(err)
+			}
+			key := binary.BigEndian.Uint64(sk[8:])
+			if k.phase == PartialPhase {
+				partial(Partial[Acc]{Key: key, Start: p.start, End: p.end, Acc: acc})
+			} else {
+				result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc)})
+			}
+			return nil
+		})
+		k.fail("scan", err)
 		if k.phase == PartialPhase {
-			partial(Partial[Acc]{Key: key, Start: p.start, End: p.end, Acc: acc})
-		} else {
-			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc)})
+			k.drop(p)
 		}
-		return nil
-	})
-	k.fail("scan", err)
-	p.dirty = false
+	default:
+		for _, key := range p.touched {
+			v, ok, err := k.kv.Get(k.val[:0], k.storeKey(p.start, key))
+			if err != nil || !ok {
+				k.fail("get", cmp.Or(err, corrupt(fmt.Errorf("changed key %#x missing from the store", key))))
+				return
+			}
+			k.val = v
+			acc, err := k.agg.Codec.Decode(v)
+			if err != nil {
+				k.err = corrupt(err)
+				return
+			}
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc), Update: true})
+		}
+		p.changed.Clear()
+		p.touched = p.touched[:0]
+	}
+	p.fired, p.dirty = true, false
 }

@@ -263,6 +263,20 @@ func (m *valueMerger) Close() error {
 	return nil
 }
 
+// Get implements operators.KVStore: a point read, the key's operands
+// merged.
+func (s *Store) Get(dst, key []byte) ([]byte, bool, error) {
+	v, c, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return dst, false, nil
+	}
+	if err != nil {
+		return dst, false, err
+	}
+	dst = append(dst, v...)
+	return dst, true, c.Close()
+}
+
 // Commit implements operators.KVStore; the write is not synced (durability
 // comes from snapshots).
 func (s *Store) Commit() error {
