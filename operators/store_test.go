@@ -267,17 +267,23 @@ func FuzzStoreWindowsRestore(f *testing.F) {
 	cnt := Count[int]()
 	cnt.Codec = Uint64Codec{}
 	tum, _ := Tumbling(time.Millisecond)
-	sw, err := NewStoreWindows(cnt, tum, 0, Complete, newMemKV())
+	const lateness = 5 * time.Millisecond
+	sw, err := NewStoreWindows(cnt, tum, lateness, Complete, newMemKV())
 	require.NoError(f, err)
 	sw.Add(1, 5, 1)
 	sw.Add(2, int64(3*time.Millisecond), 1)
 	st, err := sw.AppendState(nil)
 	require.NoError(f, err)
 	f.Add(st)
+	sw.Advance(int64(2*time.Millisecond), func(Result[uint64]) {}, nil)
+	sw.Add(3, 7, 1) // a late update: a fired window with a changed key
+	st, err = sw.AppendState(nil)
+	require.NoError(f, err)
+	f.Add(st)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		kv := newMemKV()
 		kv.snaps = append(kv.snaps, map[string][]byte{})
-		w, err := NewStoreWindows(cnt, tum, 0, Complete, kv)
+		w, err := NewStoreWindows(cnt, tum, lateness, Complete, kv)
 		require.NoError(t, err)
 		if w.RestoreState(b) != nil {
 			require.Zero(t, w.Pending())
