@@ -182,12 +182,20 @@ type RunConfig struct {
 	CheckpointInterval time.Duration
 	CheckpointDir      string
 	FailAfter          int64
+	// StateBackend keeps the windowed count's keyed state on the heap
+	// ("heap" or "", the default) or in Pebble ("pebble", in a new folder
+	// of StateDir per configuration, deleted after it).
+	StateBackend string
+	StateDir     string
 	// Progress, when non-nil, receives a status line about once a second.
 	Progress func(string)
 }
 
 func (c *RunConfig) validate() error {
 	if err := c.validateReplayable(); err != nil {
+		return err
+	}
+	if err := c.validateState(); err != nil {
 		return err
 	}
 	switch {
@@ -487,11 +495,16 @@ var spinRate = sync.OnceValue(func() float64 { return runtime.SpinPerNanosecond(
 // When ctx ends, the generator stops (even while it waits for a record's
 // scheduled time), the job is cancelled, and runOne returns the row measured
 // so far, marked Interrupted, with ctx's error.
-func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers int, rate float64, tuples int64, dur time.Duration) (RunRow, error) {
-	if cfg.replayable() {
-		return runReplayable(ctx, cfg, kind, sources, workers)
+func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers int, rate float64, tuples int64, dur time.Duration) (row RunRow, err error) {
+	stateOpts, release, err := cfg.openState(kind, sources, workers)
+	if err != nil {
+		return row, err
 	}
-	row := RunRow{
+	defer func() { err = errors.Join(err, release()) }()
+	if cfg.replayable() {
+		return runReplayable(ctx, cfg, kind, sources, workers, stateOpts)
+	}
+	row = RunRow{
 		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
 		Workers: workers, Sources: sources, Work: cfg.Work.String(), Batch: cfg.Batch,
 		OfferedTPS: rate, Seed: cfg.Seed, Window: "none", LatencyKind: "processing",
@@ -560,7 +573,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
 		agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
-			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))
+			append(stateOpts, runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))...)
 		workStage = "count"
 		if agg.TwoPhase {
 			workStage, partials, results = "count/partial", "count/partial", "count/final"

@@ -89,7 +89,7 @@ type resultKey struct {
 // restart from the last checkpoint, and every result checked against an
 // exact count. A callback sink may see results again after the restart:
 // they are checked, not added.
-func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, workers int) (RunRow, error) {
+func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, workers int, stateOpts []runtime.AggOpt) (RunRow, error) {
 	row := RunRow{
 		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
 		Workers: workers, Sources: sources, Work: cfg.Work.String(), Batch: cfg.Batch,
@@ -150,8 +150,8 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 		}
 	}
 	src := runtime.Source(job, "source", streams)
-	agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](), runtime.Window(win),
-		runtime.Via(runtime.Partitioned(kind, factory)), runtime.Parallelism(workers), runtime.WithCost(makeCost(cfg.Work)))
+	agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](), append(stateOpts, runtime.Window(win),
+		runtime.Via(runtime.Partitioned(kind, factory)), runtime.Parallelism(workers), runtime.WithCost(makeCost(cfg.Work)))...)
 	workStage, partials, results := "count", "", "count"
 	if agg.TwoPhase {
 		workStage, partials, results = "count/partial", "count/partial", "count/final"

@@ -2,15 +2,15 @@ package operators
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/skewerhq/skewer/internal/wire"
 )
 
 // kindStore marks a StoreWindows' state: the shape header (see
-// keyed_encoding.go), then each window's start, stored key count and dirty
-// flag, then the store's snapshot reference. The accumulators stay in the
+// keyed_encoding.go), then each window's start, whether the store may hold
+// its keys, its dirty and fired flags and the keys changed since it fired
+// (in order of change), then the store's snapshot reference. The accumulators stay in the
 // store's snapshot.
 const kindStore = 'K'
 
@@ -29,15 +29,20 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 	}
 	ref, err := k.kv.Snapshot()
 	if err != nil {
-		return nil, err
+		return nil, storeErr("snapshot", err)
 	}
 	slices.SortFunc(panes, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
-	dst = appendShape(dst, kindStore, k.phase, k.win, 0, k.wm, k.stats)
+	dst = appendShape(dst, kindStore, k.phase, k.win, k.lateness, k.wm, k.stats)
 	dst = wire.AppendUvarint(dst, uint64(len(panes)))
 	for _, p := range panes {
 		dst = wire.AppendVarint(dst, p.start)
-		dst = wire.AppendUvarint(dst, uint64(p.stored))
+		dst = wire.AppendBool(dst, p.stored)
 		dst = wire.AppendBool(dst, p.dirty)
+		dst = wire.AppendBool(dst, p.fired)
+		dst = wire.AppendUvarint(dst, uint64(len(p.touched)))
+		for _, key := range p.touched {
+			dst = wire.AppendUvarint(dst, key)
+		}
 	}
 	dst, mark := wire.BeginPrefixed(dst)
 	dst = append(dst, ref...)
@@ -51,30 +56,38 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 // store's error.
 func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	r := wire.NewReader(b)
-	wm, st := readShape(r, kindStore, k.phase, k.win, 0)
-	n := r.Count(3, "panes")
+	wm, st := readShape(r, kindStore, k.phase, k.win, k.lateness)
+	n := r.Count(5, "panes")
 	panes := make(map[int64]*storePane[Acc], n)
 	prev, first := int64(0), true
 	for range n {
 		start := r.Varint("start")
-		stored := r.Uvarint("stored")
+		stored := r.Bool("stored")
 		dirty := r.Bool("dirty")
+		p := &storePane[Acc]{start: start, end: k.win.End(start), stored: stored, dirty: dirty, fired: r.Bool("fired")}
+		for range r.Count(1, "changed keys") {
+			key := r.Uvarint("changed key")
+			if _, first := p.changed.Put(key); !first && r.Err() == nil {
+				r.Fail("changed key %#x twice", key)
+			}
+			p.touched = append(p.touched, key)
+		}
 		if r.Err() != nil {
 			break
 		}
-		checkPaneStart(r, k.win, start, prev, first)
-		if stored > math.MaxInt32*1<<16 {
-			r.Fail("pane of %d keys", stored)
+		if len(p.touched) > 0 && (!p.fired || !p.dirty || k.phase == PartialPhase) {
+			r.Fail("changed keys in a window that is not a fired one with inputs to emit")
 		}
+		checkPaneStart(r, k.win, start, prev, first)
 		prev, first = start, false
-		panes[start] = &storePane[Acc]{start: start, end: k.win.End(start), stored: int(stored), dirty: dirty}
+		panes[start] = p
 	}
 	ref := r.Bytes("store snapshot")
 	if err := r.Done(); err != nil {
 		return corrupt(err)
 	}
 	if err := k.kv.Restore(ref); err != nil {
-		return err
+		return storeErr("restore", err)
 	}
 	k.panes, k.last, k.wm, k.stats, k.cached, k.err = panes, nil, wm, st, 0, nil
 	return nil

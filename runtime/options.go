@@ -179,8 +179,8 @@ func AllowedLateness(d time.Duration) AggOpt {
 // stores b opens (one per worker, see operators.StateBackend and
 // operators.StoreWindows) instead of the heap: state larger than memory, at
 // the cost of encoding and a store's reads and writes. The aggregate needs a
-// Codec; session windows and allowed lateness are not supported (the job
-// fails at start with an error naming them). Default: the heap.
+// Codec; session windows are not supported (the job fails at start with an
+// error naming them). Default: the heap.
 func KeyedStateBackend(b operators.StateBackend) AggOpt {
 	return aggOpt(func(c *stageConfig) { c.backend = b })
 }

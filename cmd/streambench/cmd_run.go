@@ -53,6 +53,8 @@ the last checkpoint; every result is checked against an exact count
 		ckEvery time.Duration
 		ckDir   string
 		failAt  int64
+		state   string
+		stDir   string
 	)
 	o.register(fs, true)
 	wl.register(fs, workloadDefaults{
@@ -73,6 +75,8 @@ the last checkpoint; every result is checked against an exact count
 	fs.DurationVar(&ckEvery, "checkpoint-interval", 0, "take a checkpoint this often into -checkpoint-dir (0: none); JSON checkpoints, checkpoint_bytes, alignment_ms, restores")
 	fs.StringVar(&ckDir, "checkpoint-dir", "", "the `DIR` that holds each configuration's checkpoints, in a new folder; alone, the replayable run without checkpoints (a paired baseline)")
 	fs.Int64Var(&failAt, "fail-after", 0, "fail the job once after `N` records and restart it from its last checkpoint (0: no failure); JSON recovered, exact")
+	fs.StringVar(&state, "state-backend", "heap", "`KIND` of keyed state the windowed count keeps: heap, or pebble (on disk under -state-dir: state larger than memory; needs -window or the replayable run)")
+	fs.StringVar(&stDir, "state-dir", "", "the `DIR` that holds each configuration's Pebble databases with -state-backend pebble, in a new folder deleted after it")
 	fs.BoolVar(&sustain, "find-sustainable", false, "also search each configuration's sustainable throughput: the highest offered rate whose latency does not rise steadily")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -84,7 +88,7 @@ the last checkpoint; every result is checked against an exact count
 		wl.tuples = 0
 	}
 	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count, LatencyDDSketch: ddAlpha,
-		CheckpointInterval: ckEvery, CheckpointDir: ckDir, FailAfter: failAt}
+		CheckpointInterval: ckEvery, CheckpointDir: ckDir, FailAfter: failAt, StateBackend: state, StateDir: stDir}
 	var err error
 	if cfg.Sources, err = bench.ParseInts("-sources", sources, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "run", err)
@@ -123,6 +127,9 @@ the last checkpoint; every result is checked against an exact count
 	}
 	if ckEvery > 0 || ckDir != "" || failAt > 0 {
 		settings = append(settings, [2]string{"checkpoint_interval", ckEvery.String()}, [2]string{"fail_after", fmt.Sprint(failAt)})
+	}
+	if state != "heap" {
+		settings = append(settings, [2]string{"state_backend", state})
 	}
 	meta := bench.Meta{Command: "run", Settings: append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})}
 	if err := o.write(ctx, e, meta, bench.RunRows(rows), func() []bench.Panel { return bench.RunPanels(rows) }); err != nil {

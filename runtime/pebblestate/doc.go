@@ -9,8 +9,11 @@
 //
 // Each worker of each stage gets its own Pebble database under dir (see
 // Backend.Open); accumulators are encoded by the aggregate's Codec and
-// reach Pebble through operators.StoreWindows' write-back cache. Pebble's
-// write-ahead log is off: what a crash loses comes back from a checkpoint.
+// reach Pebble through operators.StoreWindows' write-back cache as merge
+// operands: blind writes, which Pebble's merge operator combines with the
+// aggregate's Merge when it reads or compacts a key, so a new key costs no
+// read. Pebble's write-ahead log is off: what a crash loses comes back from
+// a checkpoint.
 //
 // Checkpoints are incremental. A snapshot (Store.Snapshot, taken when the
 // runtime checkpoints the worker) flushes the memtable and makes a Pebble

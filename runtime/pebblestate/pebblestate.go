@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -152,6 +153,7 @@ type Store struct {
 	cfg   config
 	db    *pebble.DB
 	batch *pebble.Batch
+	merge atomic.Pointer[operators.MergeFunc]
 	snaps []uint64 // kept snapshots, oldest first
 }
 
@@ -186,12 +188,14 @@ func (s *Store) reopen(from []byte) error {
 			return err
 		}
 	}
-	db, err := pebble.Open(s.dbDir(), &pebble.Options{
+	opts := &pebble.Options{
 		DisableWAL:   true,
 		MemTableSize: s.cfg.memtable,
 		CacheSize:    s.cfg.cache,
 		Logger:       quiet{},
-	})
+		Merger:       &pebble.Merger{Name: "skewer.accumulator", Merge: s.newValueMerger},
+	}
+	db, err := pebble.Open(s.dbDir(), opts)
 	if err != nil {
 		return err
 	}
@@ -208,7 +212,59 @@ func (s *Store) close() error {
 	return err
 }
 
-// Get implements operators.KVStore.
+// SetMerge implements operators.KVStore: f becomes the database's merge
+// operator, which Pebble calls when it reads or compacts a key's operands.
+func (s *Store) SetMerge(f operators.MergeFunc) { s.merge.Store(&f) }
+
+// Merge implements operators.KVStore.
+func (s *Store) Merge(key, operand []byte) error { return s.batch.Merge(key, operand, nil) }
+
+// newValueMerger is the database's pebble.Merge: it folds a key's operands
+// with the MergeFunc SetMerge set, two buffers alternating. Mergers are
+// pooled: Pebble closes the one whose result it no longer needs (a read
+// resolves every key through one, even a key of one operand).
+func (s *Store) newValueMerger(_, value []byte) (pebble.ValueMerger, error) {
+	f := s.merge.Load()
+	if f == nil {
+		return nil, errNoMerge
+	}
+	m := mergers.Get().(*valueMerger)
+	m.f, m.cur = *f, append(m.cur[:0], value...)
+	return m, nil
+}
+
+var mergers = sync.Pool{New: func() any { return new(valueMerger) }}
+
+var errNoMerge = errors.New("pebblestate: merge operand before SetMerge")
+
+type valueMerger struct {
+	f          operators.MergeFunc
+	cur, spare []byte
+}
+
+func (m *valueMerger) MergeNewer(v []byte) error { return m.fold(m.cur, v) }
+func (m *valueMerger) MergeOlder(v []byte) error { return m.fold(v, m.cur) }
+
+func (m *valueMerger) fold(older, newer []byte) error {
+	out, err := m.f(m.spare[:0], older, newer)
+	if err != nil {
+		return err
+	}
+	m.spare, m.cur = m.cur, out
+	return nil
+}
+
+func (m *valueMerger) Finish(bool) ([]byte, io.Closer, error) { return m.cur, m, nil }
+
+// Close returns m to the pool once Pebble is done with Finish's result.
+func (m *valueMerger) Close() error {
+	m.f = nil
+	mergers.Put(m)
+	return nil
+}
+
+// Get implements operators.KVStore: a point read, the key's operands
+// merged.
 func (s *Store) Get(dst, key []byte) ([]byte, bool, error) {
 	v, c, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -220,9 +276,6 @@ func (s *Store) Get(dst, key []byte) ([]byte, bool, error) {
 	dst = append(dst, v...)
 	return dst, true, c.Close()
 }
-
-// Set implements operators.KVStore.
-func (s *Store) Set(key, val []byte) error { return s.batch.Set(key, val, nil) }
 
 // Commit implements operators.KVStore; the write is not synced (durability
 // comes from snapshots).

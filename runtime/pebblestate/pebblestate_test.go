@@ -2,6 +2,7 @@ package pebblestate_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -83,6 +84,60 @@ func TestSameAsHeap(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, want, heap)
 				require.Equal(t, heap, got)
+			})
+		}
+	}
+}
+
+// TestLatenessSameAsHeap pins that with allowed lateness the Pebble
+// backend, as the heap, emits updates of the windows that late records
+// revise, and that the last result of each window is the exact count, on
+// an edge that keeps keys together and one that splits them. (Which
+// firings happen depends on when watermarks reach the workers; the
+// sequence itself is pinned by operators' TestStoreWindowsLatenessSameAsHeap.)
+func TestLatenessSameAsHeap(t *testing.T) {
+	recs := testkit.ZipfRecords(5, 20_000, 1.2, 3_000, 10*time.Microsecond, 3*time.Millisecond)
+	dch, err := runtime.Kind("dchoices")
+	require.NoError(t, err)
+	for wn, w := range windows(t) {
+		if w.IsGlobal() {
+			continue
+		}
+		want := testkit.ExactCounts[wk](recs, w)
+		for en, e := range map[string]runtime.Edge{"hash": runtime.Hash(), "dchoices": dch} {
+			t.Run(wn+"/"+en, func(t *testing.T) {
+				// run returns whether an update was emitted and each window's
+				// last result.
+				run := func(b operators.StateBackend) (bool, map[wk]uint64) {
+					j, err := runtime.NewJob(runtime.BatchSize(64))
+					require.NoError(t, err)
+					src := runtime.Source(j, "src", []stream.Stream{stream.FromRecords(recs)}, runtime.OutOfOrderness(0))
+					opts := []runtime.AggOpt{runtime.Window(w), runtime.Via(e), runtime.Parallelism(3), runtime.AllowedLateness(5 * time.Millisecond)}
+					if b != nil {
+						opts = append(opts, runtime.KeyedStateBackend(b))
+					}
+					agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](), opts...)
+					var mu sync.Mutex
+					updated := false
+					last := make(map[wk]uint64)
+					runtime.Sink(agg.Results, "sink", func(_ int, r operators.Result[uint64]) error {
+						mu.Lock()
+						defer mu.Unlock()
+						updated = updated || r.Update
+						last[wk{r.Key, r.Start}] = r.Value
+						return nil
+					}, runtime.Parallelism(1))
+					require.NoError(t, j.Run(context.Background()))
+					return updated, last
+				}
+				heapUpdated, heapLast := run(nil)
+				b, err := pebblestate.Open(t.TempDir())
+				require.NoError(t, err)
+				defer func() { require.NoError(t, b.Close()) }()
+				gotUpdated, gotLast := run(b)
+				require.Equal(t, want, heapLast)
+				require.Equal(t, want, gotLast)
+				require.True(t, heapUpdated && gotUpdated, "late updates happened")
 			})
 		}
 	}
@@ -181,9 +236,108 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	err = kv.Restore([]byte("9"))
 	require.ErrorIs(t, err, pebblestate.ErrNoSnapshot)
-	// Session windows and allowed lateness are refused by name.
+	// Session windows are refused by name.
 	ses, err := operators.Sessions(time.Millisecond)
 	require.NoError(t, err)
 	_, err = count(t, testkit.ZipfRecords(1, 100, 1.2, 10, time.Microsecond, 0), ses, runtime.Hash(), b)
 	require.ErrorContains(t, err, "win")
+}
+
+// sumUvarints is a MergeFunc adding uvarint operands.
+func sumUvarints(dst, older, newer []byte) ([]byte, error) {
+	a, n := binary.Uvarint(older)
+	b, m := binary.Uvarint(newer)
+	if n <= 0 || m <= 0 {
+		return dst, errors.New("not a uvarint")
+	}
+	return binary.AppendUvarint(dst, a+b), nil
+}
+
+// TestMergeOperands pins that a key's operands, written in many batches
+// and flushed into many tables (a snapshot flushes; Pebble compacts them in
+// the background), read back as their merge, that a restored snapshot
+// holds the merge of the operands before it, and that an operand the merge
+// function rejects is a read error, not a panic or a lost key.
+func TestMergeOperands(t *testing.T) {
+	b, err := pebblestate.Open(t.TempDir(), pebblestate.Keep(20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	kv, err := b.Open("s", 0)
+	require.NoError(t, err)
+	kv.SetMerge(sumUvarints)
+	const keys, rounds = 300, 12
+	one := binary.AppendUvarint(nil, 1)
+	var refs [][]byte
+	for range rounds {
+		for k := range keys {
+			require.NoError(t, kv.Merge(binary.BigEndian.AppendUint32(nil, uint32(k)), one))
+		}
+		require.NoError(t, kv.Commit())
+		ref, err := kv.Snapshot()
+		require.NoError(t, err)
+		refs = append(refs, ref)
+	}
+	sums := func() map[uint32]uint64 {
+		m := make(map[uint32]uint64)
+		require.NoError(t, kv.Scan(nil, func(key, val []byte) error {
+			v, _ := binary.Uvarint(val)
+			m[binary.BigEndian.Uint32(key)] = v
+			return nil
+		}))
+		return m
+	}
+	all := func(v uint64) map[uint32]uint64 {
+		m := make(map[uint32]uint64)
+		for k := range keys {
+			m[uint32(k)] = v
+		}
+		return m
+	}
+	require.Equal(t, all(rounds), sums())
+	require.NoError(t, kv.Restore(refs[4]))
+	require.Equal(t, all(5), sums())
+
+	require.NoError(t, kv.Merge([]byte("bad"), []byte{0x80}))
+	require.NoError(t, kv.Merge([]byte("bad"), one))
+	require.NoError(t, kv.Commit())
+	err = kv.Scan([]byte("bad"), func(_, _ []byte) error { return nil })
+	require.ErrorContains(t, err, "not a uvarint")
+}
+
+// TestAllocsPerRecord pins that adding records to a StoreWindows on Pebble
+// (spilling its cache several times) and firing them costs no allocation
+// per record: not in the spills' merge writes, not in the read that
+// resolves each key's operands (checked without the race detector).
+func TestAllocsPerRecord(t *testing.T) {
+	b, err := pebblestate.Open(t.TempDir())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	kv, err := b.Open("s", 0)
+	require.NoError(t, err)
+	tum, err := operators.Tumbling(time.Second)
+	require.NoError(t, err)
+	sw, err := operators.NewStoreWindows(operators.Count[int](), tum, 0, operators.Complete, kv)
+	require.NoError(t, err)
+	const n = 3 * operators.DefaultStoreCache
+	var key uint64
+	var now int64
+	fired := 0
+	allocs := testing.AllocsPerRun(1, func() { // a window of n keys, each twice
+		for range n {
+			key++
+			sw.Add(key*0x9e3779b97f4a7c15, now, 1)
+			sw.Add(key*0x9e3779b97f4a7c15, now, 1)
+		}
+		now += int64(time.Second)
+		sw.Advance(now-1, func(r operators.Result[uint64]) {
+			if r.Value == 2 {
+				fired++
+			}
+		}, nil)
+	})
+	require.NoError(t, sw.Err())
+	require.Equal(t, 2*n, fired, "two runs of n keys, each counted twice")
+	if !raceEnabled {
+		require.Less(t, allocs/n, 0.01)
+	}
 }
