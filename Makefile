@@ -7,10 +7,11 @@ FUZZTIME    ?= 10s
 COUNT       ?= 10
 BENCH       ?= .
 
-.PHONY: test tools vet lint unit benchonce peers bench fuzz accuracy run
+.PHONY: test tools vet lint unit allocs benchonce peers bench fuzz accuracy run
 
-## test: vet, staticcheck, race-enabled shuffled unit tests (-short), every benchmark once.
-test: vet lint unit benchonce peers
+## test: vet, staticcheck, race-enabled shuffled unit tests (-short), the allocation
+## tests without the race detector, every benchmark once.
+test: vet lint unit allocs benchonce peers
 
 ## tools: install the pinned staticcheck unless it is already there.
 tools:
@@ -25,6 +26,11 @@ lint: tools
 
 unit:
 	$(GO) test -short -race -shuffle=on -timeout 14m ./...
+
+## allocs: the allocation tests again without the race detector, which allocates on
+## its own (some of them skip under -race); the build is the one benchonce uses.
+allocs:
+	$(GO) test -short -count=1 -run 'Alloc' -timeout 5m ./...
 
 ## benchonce: run every benchmark for one iteration so they keep compiling and running.
 benchonce:
