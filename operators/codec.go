@@ -76,6 +76,22 @@ func (IntCodec) Decode(src []byte) (int, error) {
 	return int(v), err
 }
 
+// Float64Codec encodes a float64 by its IEEE 754 bits, 8 bytes
+// little-endian, so every value (NaN payloads, -0) round-trips.
+type Float64Codec struct{}
+
+// Append implements Codec.
+func (Float64Codec) Append(dst []byte, v float64) ([]byte, error) {
+	return wire.AppendU64(dst, math.Float64bits(v)), nil
+}
+
+// Decode implements Codec.
+func (Float64Codec) Decode(src []byte) (float64, error) {
+	r := wire.NewReader(src)
+	v := r.U64("float64")
+	return math.Float64frombits(v), r.Done()
+}
+
 // StringCodec encodes a string as its bytes.
 type StringCodec struct{}
 
@@ -178,10 +194,12 @@ func (c namedCodec[K, Acc]) Decode(src []byte) (NamedAcc[K, Acc], error) {
 	return v, nil
 }
 
-// keyCodecOf returns a Codec for the common key types (strings, byte
-// strings, integers) and nil for any other.
-func keyCodecOf[K any]() Codec[K] {
-	var z K
+// CodecOf returns a Codec for the common value types (strings, byte
+// strings, uint64, int64, int, float64) and nil for any other: what the
+// runtime uses to checkpoint such records in flight, and WithKey to encode
+// such keys.
+func CodecOf[T any]() Codec[T] {
+	var z T
 	var c any
 	switch any(z).(type) {
 	case string:
@@ -194,8 +212,10 @@ func keyCodecOf[K any]() Codec[K] {
 		c = Int64Codec{}
 	case int:
 		c = IntCodec{}
+	case float64:
+		c = Float64Codec{}
 	default:
 		return nil
 	}
-	return c.(Codec[K])
+	return c.(Codec[T])
 }

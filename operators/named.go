@@ -25,9 +25,9 @@ type NamedAcc[K, Acc any] struct {
 // the same Named result as one accumulator would. Two keys whose 64-bit
 // hashes collide share one accumulator, named after the first record it
 // saw. Each accumulator grows by the size of K and a flag. The wrapped
-// aggregate has a Codec (NamedCodec) when agg has one and K is a string, a
-// byte string, an int, int64 or uint64; for another K, set Codec to
-// NamedCodec with a Codec of K. An invalid agg or a nil key is an error
+// aggregate has a Codec (NamedCodec) when agg has one and CodecOf has one
+// for K (a string, a byte string, an int, int64, uint64 or float64); for
+// another K, set Codec to NamedCodec with a Codec of K. An invalid agg or a nil key is an error
 // wrapping ErrInvalidParameter.
 func WithKey[In, K, Acc, Out any](agg Aggregate[In, Acc, Out], key func(In) K) (Aggregate[In, NamedAcc[K, Acc], Named[K, Out]], error) {
 	if err := agg.Validate(); err != nil {
@@ -37,7 +37,7 @@ func WithKey[In, K, Acc, Out any](agg Aggregate[In, Acc, Out], key func(In) K) (
 		return Aggregate[In, NamedAcc[K, Acc], Named[K, Out]]{}, invalidParam("WithKey key", "nil", "a function")
 	}
 	var codec Codec[NamedAcc[K, Acc]]
-	if kc := keyCodecOf[K](); kc != nil && agg.Codec != nil {
+	if kc := CodecOf[K](); kc != nil && agg.Codec != nil {
 		codec = NamedCodec(kc, agg.Codec)
 	}
 	return Aggregate[In, NamedAcc[K, Acc], Named[K, Out]]{

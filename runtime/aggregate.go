@@ -224,8 +224,8 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out)}
 				return h, []output{late}, nil
 			})
-		res.Results.keyOf = resultKey[Out]
-		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey}
+		res.Results.keyOf, res.Results.codec = resultKey[Out], resultCodecOf[Out]()
+		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec}
 		return res
 	}
 	var pst *consumerStage[In, operators.Partial[Acc]]
@@ -245,7 +245,10 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
 			return h, []output{late}, nil
 		})
-	partials.keyOf = partialKey[Acc]
+	partials.keyOf, partials.codec = partialKey[Acc], nil
+	if agg.Codec != nil {
+		partials.codec = partialCodec[Acc]{acc: agg.Codec}
+	}
 	merge := operators.Aggregate[struct{}, Acc, Out]{
 		Create: agg.Create, Merge: agg.Merge, Result: agg.Result, Codec: agg.Codec,
 		Add: func(a Acc, _ struct{}) Acc { return a },
@@ -260,8 +263,8 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			}
 			return &mergeHandler[Acc, Out]{kw: kw, err: errOf, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
 		})
-	res.Results.keyOf = resultKey[Out]
-	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey}
+	res.Results.keyOf, res.Results.codec = resultKey[Out], resultCodecOf[Out]()
+	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec}
 	return res
 }
 

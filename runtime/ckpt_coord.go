@@ -253,7 +253,8 @@ type CheckpointStats struct {
 	TotalBytes int64
 	// Alignment holds, for every non-source worker's snapshot of a
 	// checkpoint, the time from the first barrier reaching it to the last
-	// (0 for a single input): how long it held inputs back.
+	// (0 for a single input): how long it held inputs back (aligned), or
+	// recorded the batches in flight (unaligned).
 	Alignment []time.Duration
 	// Duration holds each completed checkpoint's time from trigger to
 	// manifest.

@@ -16,13 +16,15 @@ import (
 var ErrCorruptSnapshot = errors.New("runtime: corrupt worker snapshot")
 
 // workerSnapshot is one worker's part of a checkpoint. Encoding, version
-// 1: 'K', the version, the kind ('S' source, 'C' consumer), whether the
+// 2: 'K', the version, the kind ('S' source, 'C' consumer), whether the
 // worker had ended, its In, Out and Late counters, then for a source its
 // input's position and its watermark generator, for a consumer which of
-// its senders had ended, its watermark tracker and its handler's state
-// (keyed window state, a sink's transaction); last, each output's state
-// (its watermark and the partitioner state of each outgoing edge). Byte
-// strings carry their length.
+// its senders had ended, its watermark tracker, its handler's state
+// (keyed window state, a sink's transaction) and the batches in flight to
+// it that an unaligned checkpoint recorded (empty when aligned); last,
+// each output's state (its watermark and the partitioner state of each
+// outgoing edge). Byte strings carry their length. Version 1, which has
+// no in-flight batches, is still read.
 type workerSnapshot struct {
 	source        bool
 	ended         bool
@@ -30,10 +32,11 @@ type workerSnapshot struct {
 	pos, gen      []byte   // source
 	sendersEnded  []bool   // consumer
 	tracker, hand []byte   // consumer
+	inflight      []byte   // consumer: recorded batches (appendBatch)
 	outs          [][]byte // per output
 }
 
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 func (s *workerSnapshot) appendBinary(dst []byte) []byte {
 	kind := byte('C')
@@ -55,6 +58,7 @@ func (s *workerSnapshot) appendBinary(dst []byte) []byte {
 		}
 		dst = wire.AppendBytes(dst, s.tracker)
 		dst = wire.AppendBytes(dst, s.hand)
+		dst = wire.AppendBytes(dst, s.inflight)
 	}
 	dst = wire.AppendUvarint(dst, uint64(len(s.outs)))
 	for _, o := range s.outs {
@@ -72,8 +76,9 @@ func decodeSnapshot(b []byte, source bool, senders, outs int) (*workerSnapshot, 
 	if r.Byte("magic") != 'K' && r.Err() == nil {
 		r.Fail("not a worker snapshot")
 	}
-	if v := r.Byte("version"); v != snapshotVersion && r.Err() == nil {
-		r.Fail("version %d, want %d", v, snapshotVersion)
+	v := r.Byte("version")
+	if (v < 1 || v > snapshotVersion) && r.Err() == nil {
+		r.Fail("version %d, want 1 to %d", v, snapshotVersion)
 	}
 	want := byte('C')
 	if source {
@@ -97,6 +102,11 @@ func decodeSnapshot(b []byte, source bool, senders, outs int) (*workerSnapshot, 
 			}
 		}
 		s.tracker, s.hand = r.Bytes("tracker"), r.Bytes("handler")
+		if v >= 2 {
+			if s.inflight = r.Bytes("in-flight batches"); len(s.inflight) == 0 {
+				s.inflight = nil
+			}
+		}
 	}
 	if n := r.Uvarint("outputs"); n != uint64(outs) && r.Err() == nil {
 		r.Fail("%d outputs, want %d", n, outs)
@@ -186,8 +196,7 @@ type aligner[T any] struct {
 	nblocked int
 	start    time.Time
 	held     []*batch[T]
-	replay   []*batch[T] // held batches to process next, in order, from ri
-	ri       int
+	replay   fifo[*batch[T]] // held batches to process next
 	pool     []*batch[T]
 }
 
@@ -242,22 +251,39 @@ func (a *aligner[T]) done() time.Duration {
 	d := time.Since(a.start)
 	a.id, a.nblocked = 0, 0
 	clear(a.blocked)
-	a.replay = append(a.replay, a.held...)
+	for _, bt := range a.held {
+		a.replay.push(bt)
+	}
 	a.held = a.held[:0]
 	return d
 }
 
 // next returns the next held batch to process, or nil.
-func (a *aligner[T]) next() *batch[T] {
-	if a.ri == len(a.replay) {
-		return nil
+func (a *aligner[T]) next() *batch[T] { return a.replay.pop() }
+
+// fifo is a queue that reuses its array once emptied.
+type fifo[T any] struct {
+	q    []T
+	head int
+}
+
+func (f *fifo[T]) push(v T) { f.q = append(f.q, v) }
+
+// pending is what is queued, oldest first; it aliases the queue.
+func (f *fifo[T]) pending() []T { return f.q[f.head:] }
+
+// pop returns the oldest value, or T's zero value when empty.
+func (f *fifo[T]) pop() T {
+	var zero T
+	if f.head == len(f.q) {
+		return zero
 	}
-	bt := a.replay[a.ri]
-	a.replay[a.ri] = nil
-	if a.ri++; a.ri == len(a.replay) {
-		a.replay, a.ri = a.replay[:0], 0
+	v := f.q[f.head]
+	f.q[f.head] = zero
+	if f.head++; f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
 	}
-	return bt
+	return v
 }
 
 // release returns a held batch to the pool.

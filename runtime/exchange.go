@@ -97,7 +97,10 @@ type edge[T any] struct {
 	// they hold nothing back, so receivers may time them out (IdleTimeout);
 	// other senders declare their idleness (batch.idle).
 	fromSource bool
-	inboxes    []*inbox[T]
+	// codec encodes the edge's records for unaligned checkpoints (see
+	// Stream.codec); nil: its receivers align barriers.
+	codec   operators.Codec[T]
+	inboxes []*inbox[T]
 }
 
 // outbox is one sending worker's side of an edge: its partitioner instance

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -148,6 +149,24 @@ type Stream[T any] struct {
 	// recKey: T is stream.Record and keyOf is its Key field (a source's
 	// own key), which the exchange and the keyed state read inline.
 	recKey bool
+	// codec encodes the records for unaligned checkpoints (nil: edges
+	// from this stream align their barriers).
+	codec operators.Codec[T]
+}
+
+// WithCodec returns s with c as the encoding of its records, so that an
+// unaligned checkpoint (UnalignedCheckpoints) can hold them while they are
+// in flight on the edges leaving s. Streams of stream.Record, of partial
+// accumulators and results of an aggregate with a Codec, and of strings,
+// byte strings, integers and float64s (operators.CodecOf) have one
+// already; the edges of other streams align their barriers.
+func WithCodec[T any](s *Stream[T], c operators.Codec[T]) *Stream[T] {
+	if c == nil {
+		s.job.fail(invalidParam("WithCodec codec", "nil", "a Codec"))
+	}
+	k := *s
+	k.codec = c
+	return &k
 }
 
 // port is the set of edges leaving one output of a stage.
@@ -174,7 +193,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 	if e.kind == edgePartitioned && e.name != "shuffle" && s.keyOf == nil {
 		return nil, fmt.Errorf("%w: edge %s needs a keyed stream (KeyBy)", ErrInvalidParameter, e.name)
 	}
-	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, senders: s.st.cfg.parallelism, fromSource: s.st.source}
+	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec, senders: s.st.cfg.parallelism, fromSource: s.st.source}
 	ed.inboxes = make([]*inbox[T], 0, n)
 	s.port.edges = append(s.port.edges, ed)
 	return ed, nil
@@ -283,10 +302,9 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	ended := make([]bool, e.senders)
 	eofs := 0
 	co := j.co
-	var al *aligner[In]
-	if co != nil {
-		al = newAligner[In](e.senders)
-	}
+	// replay holds the batches in flight to this worker that its restored
+	// snapshot recorded (an unaligned checkpoint): processed first.
+	var replay []*batch[In]
 	snap := b.restoredSnapshot(w)
 	if snap != nil {
 		s, err := decodeSnapshot(snap, false, e.senders, len(outs))
@@ -306,6 +324,14 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		for _, x := range ended {
 			if x {
 				eofs++
+			}
+		}
+		if len(s.inflight) > 0 {
+			if e.codec == nil {
+				return fmt.Errorf("%w: in-flight records for an edge without a codec", ErrCorruptSnapshot)
+			}
+			if replay, err = decodeBatches(s.inflight, e.codec, e.senders); err != nil {
+				return fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
 			}
 		}
 	} else if err := h.restoreState(nil); err != nil {
@@ -346,36 +372,67 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		}
 		return nil
 	}
-	snapshot := func(id uint64, final bool, align time.Duration) error {
+	// state serializes the worker's state, for a checkpoint or (final)
+	// when it ends.
+	state := func(final bool) (workerSnapshot, error) {
 		for _, o := range outs {
 			o.publish()
 		}
-		s := workerSnapshot{ended: final, in: m.in.Load(), out: m.out.Load(), late: m.late.Load(), sendersEnded: ended}
+		s := workerSnapshot{ended: final, in: m.in.Load(), out: m.out.Load(), late: m.late.Load(), sendersEnded: slices.Clone(ended)}
 		s.tracker = tr.AppendState(nil)
+		var err error
 		if s.hand, err = h.appendState(nil); err != nil {
-			return err
+			return s, err
 		}
 		for _, o := range outs {
 			st, err := o.appendState(nil)
 			if err != nil {
-				return err
+				return s, err
 			}
 			s.outs = append(s.outs, st)
 		}
-		if !final {
-			for _, o := range outs {
-				o.barrier(id)
-			}
+		return s, nil
+	}
+	submit := func(id uint64, s *workerSnapshot, align time.Duration) {
+		m.inflight.Add(uint64(len(s.inflight)))
+		co.submit(ack{id: id, stage: b.index, worker: w, final: s.ended, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
+	}
+	// snapshot takes the state for checkpoint id and passes the barrier on.
+	snapshot := func(id uint64) (workerSnapshot, error) {
+		s, err := state(false)
+		if err != nil {
+			return s, err
 		}
-		co.submit(ack{id: id, stage: b.index, worker: w, final: final, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
-		return nil
+		for _, o := range outs {
+			o.barrier(id)
+		}
+		return s, nil
+	}
+	var al *aligner[In]
+	var ua *unaligner[In]
+	switch {
+	case co == nil:
+	case j.cfg.ckpt.unaligned && e.codec != nil:
+		ua = newUnaligner(e.codec, co, ended, snapshot, submit)
+	default:
+		al = newAligner[In](e.senders)
 	}
 	fault := j.cfg.ckpt.fault
 	var taken uint64
 	for {
-		bt := (*batch[In])(nil)
-		if al != nil {
+		var bt *batch[In]
+		switch {
+		case len(replay) > 0:
+			bt, replay = replay[0], replay[1:]
+		case al != nil:
 			bt = al.next()
+		case ua != nil:
+			if ua.pending() {
+				if err := ua.readAhead(in); err != nil {
+					return err
+				}
+			}
+			bt = ua.pop()
 		}
 		if bt == nil {
 			if len(in.ch) == 0 {
@@ -399,6 +456,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
 				in.free <- bt
 				continue
+			}
+			if ua != nil {
+				if err := ua.arrive(bt); err != nil {
+					return err
+				}
+				bt = ua.pop()
 			}
 		}
 		t0 := time.Now()
@@ -451,19 +514,22 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			ended[from] = true
 		}
 		bt.ev, bt.keys = bt.ev[:0], bt.keys[:0]
-		if bt.local {
-			al.release(bt)
-		} else {
+		switch {
+		case !bt.local:
 			in.free <- bt // never blocks: free holds every buffer
+		case al != nil:
+			al.release(bt)
 		}
 		if barrier != 0 && al != nil {
 			al.arrive(from, barrier)
 		}
 		if al != nil && al.aligned(ended) {
 			id := al.id
-			if err := snapshot(id, false, al.done()); err != nil {
+			s, err := snapshot(id)
+			if err != nil {
 				return err
 			}
+			submit(id, &s, al.done())
 		}
 		if eofs == e.senders {
 			if err := setWM(operators.EndOfInput); err != nil {
@@ -474,7 +540,11 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 			m.busy.Add(uint64(time.Since(t0)))
 			if co != nil {
-				return snapshot(0, true, 0)
+				s, err := state(true)
+				if err != nil {
+					return err
+				}
+				submit(0, &s, 0)
 			}
 			return nil
 		}

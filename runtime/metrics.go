@@ -8,6 +8,7 @@ import (
 // workerMetrics are updated by one worker and read by anyone.
 type workerMetrics struct {
 	in, out, batches, busy, late atomic.Uint64
+	inflight                     atomic.Uint64
 	hwm                          atomic.Int64
 	queueLen                     atomic.Pointer[func() int]
 	queueCap                     atomic.Int64
@@ -42,6 +43,10 @@ type WorkerStats struct {
 	// Queue is the input queue's length in batches now, QueueHWM its highest
 	// observed length and QueueCap its bound (0 for sources).
 	Queue, QueueHWM, QueueCap int
+	// InFlight counts the bytes of in-flight records that the worker's
+	// unaligned checkpoint snapshots held (UnalignedCheckpoints), over all
+	// its checkpoints; 0 for a worker that aligns.
+	InFlight uint64
 }
 
 // Metrics returns every worker's counters, stage by stage in the order
@@ -55,7 +60,7 @@ func (j *Job) Metrics() []WorkerStats {
 			s := WorkerStats{
 				Stage: b.name, Worker: w,
 				In: m.in.Load(), Out: m.out.Load(), Late: m.late.Load(), Batches: m.batches.Load(),
-				Busy:     time.Duration(m.busy.Load()),
+				Busy: time.Duration(m.busy.Load()), InFlight: m.inflight.Load(),
 				QueueHWM: int(m.hwm.Load()), QueueCap: int(m.queueCap.Load()),
 			}
 			if f := m.queueLen.Load(); f != nil {

@@ -15,11 +15,14 @@ var ErrNotReplayable = errors.New("runtime: source is not replayable")
 
 // ckptConfig is what the checkpoint options set.
 type ckptConfig struct {
-	set     bool // Checkpoint was given
-	every   time.Duration
-	store   checkpoint.Store
-	retain  int
-	restore checkpoint.Store
+	set   bool // Checkpoint was given
+	every time.Duration
+	// unaligned: barriers overtake the records queued ahead of them, which
+	// the snapshots then hold (UnalignedCheckpoints).
+	unaligned bool
+	store     checkpoint.Store
+	retain    int
+	restore   checkpoint.Store
 	// restoreNil: Restore was given a nil store.
 	restoreNil bool
 	attempts   int
@@ -46,6 +49,8 @@ func (c *ckptConfig) validate() error {
 		return invalidParam("Checkpoint every", c.every, "> 0")
 	case c.set && c.store == nil:
 		return invalidParam("Checkpoint store", "nil", "a checkpoint.Store")
+	case c.unaligned && !c.set:
+		return invalidParam("UnalignedCheckpoints", "without Checkpoint", "Checkpoint(every, store) too")
 	case c.retain < 1:
 		return invalidParam("RetainCheckpoints", c.retain, ">= 1")
 	case c.restoreNil:
@@ -80,6 +85,22 @@ func (c *ckptConfig) validate() error {
 func Checkpoint(every time.Duration, store checkpoint.Store) JobOpt {
 	return jobOpt(func(c *jobConfig) { c.ckpt.set, c.ckpt.every, c.ckpt.store = true, every, store })
 }
+
+// UnalignedCheckpoints makes Checkpoint's barriers overtake the records
+// queued ahead of them. A worker whose input records have a codec (see
+// WithCodec) reads its queue ahead while a checkpoint is pending, and
+// snapshots its state as soon as the first barrier arrives from any of
+// its inputs, before the records queued ahead of it are processed; it
+// passes the barrier on at once and records, as part of its snapshot, the
+// records in flight: those queued ahead of the barrier, and those that
+// arrive from each other input until that input's barrier does. A
+// restored worker processes them before anything else. A checkpoint then
+// completes once its barriers have arrived everywhere, without waiting for
+// the queues of a backpressured worker to drain, at the price of larger
+// checkpoints (the records in flight) and of encoding them. A worker whose
+// input has no codec aligns, as without this option. The results, and
+// what each sink guarantees, are those of aligned checkpoints.
+func UnalignedCheckpoints() JobOpt { return jobOpt(func(c *jobConfig) { c.ckpt.unaligned = true }) }
 
 // RetainCheckpoints keeps the n newest complete checkpoints in the store
 // (default 3); older ones are deleted when a new one completes.

@@ -91,6 +91,8 @@ type recoveryCase struct {
 	win      string
 	lateness time.Duration
 	idle     bool // a third source stream that is empty, with an idle timeout
+	// unaligned: the checkpoints are unaligned (UnalignedCheckpoints).
+	unaligned bool
 }
 
 // recoveryJob builds the job of the exactly-once tests: two (or three)
@@ -133,7 +135,8 @@ func recoveryWindows(t *testing.T) map[string]operators.Windows {
 // at random points (a panic in a worker, a worker that stops with an
 // error, a failed checkpoint write) commits exactly the results of the
 // failure-free run, which are the exact counts, for every edge and
-// window kind, with allowed lateness and with an idle source.
+// window kind, with allowed lateness and with an idle source, with
+// aligned and with unaligned checkpoints.
 func TestExactlyOnceUnderFailures(t *testing.T) {
 	kills := 2 // per case: 18 edge and window cases, and the lateness and idle variants
 	n := 6000
@@ -148,17 +151,23 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 		}
 		cases = append(cases, recoveryCase{edge: ec, win: "tumbling", lateness: 3 * time.Millisecond, idle: true})
 	}
+	for _, c := range slices.Clone(cases) {
+		c.unaligned = true
+		cases = append(cases, c)
+	}
 	rnd := rand.New(rand.NewPCG(7, 11))
 	restored := 0
+	var inflight uint64
 	defer func() {
 		if !t.Failed() {
 			require.Positive(t, restored, "some restarts restored a checkpoint")
+			require.Positive(t, inflight, "some unaligned checkpoints held records in flight")
 		}
 	}()
 	for _, rc := range cases {
 		win := recoveryWindows(t)[rc.win]
 		want := testkit.ExactCounts[winKey](recs, win)
-		t.Run(fmt.Sprintf("edge=%s,win=%s,lateness=%v,idle=%v", rc.edge.name, rc.win, rc.lateness, rc.idle), func(t *testing.T) {
+		t.Run(fmt.Sprintf("edge=%s,win=%s,lateness=%v,idle=%v,unaligned=%v", rc.edge.name, rc.win, rc.lateness, rc.idle, rc.unaligned), func(t *testing.T) {
 			j, sink := recoveryJob(t, rc, recs, t.TempDir())
 			// The failure-free run counts what each worker takes, where
 			// the kill points are drawn.
@@ -181,12 +190,13 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 				kp.at = 1 + rnd.Uint64N(taken[kp]/2)
 				kp.how = []string{"panic", "cancel", "store"}[rnd.IntN(3)]
 				t.Run(kp.String(), func(t *testing.T) {
-					got, restores := runWithKill(t, rc, recs, kp)
+					got, restores, held := runWithKill(t, rc, recs, kp)
 					if restores < 0 {
 						return
 					}
 					require.Equal(t, clean, got, "committed output differs from the failure-free run's")
 					restored += restores
+					inflight += held
 				})
 			}
 		})
@@ -198,9 +208,10 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 const checkpointEvery = 300
 
 // runWithKill runs the recovery job with kill point kp and returns its
-// committed results and how many times it restored a checkpoint (-1 when
-// the kill could not wait for a checkpoint before its worker ended).
-func runWithKill(t *testing.T, rc recoveryCase, recs []stream.Record, kp killPoint) ([][]byte, int) {
+// committed results, how many times it restored a checkpoint (-1 when
+// the kill could not wait for a checkpoint before its worker ended) and
+// how many bytes of records in flight its snapshots held.
+func runWithKill(t *testing.T, rc recoveryCase, recs []stream.Record, kp killPoint) ([][]byte, int, uint64) {
 	t.Helper()
 	dir := t.TempDir()
 	d, err := checkpoint.NewDir(filepath.Join(dir, "ckpt"))
@@ -209,7 +220,11 @@ func runWithKill(t *testing.T, rc recoveryCase, recs []stream.Record, kp killPoi
 	if kp.how == "store" {
 		store = &flakyStore{Store: d, failAt: 1 + int64(kp.at%7)}
 	}
-	j, sink := recoveryJob(t, rc, recs, filepath.Join(dir, "out"), Checkpoint(time.Hour, store), Restart(3, 0))
+	opts := []JobOpt{Checkpoint(time.Hour, store), Restart(3, 0)}
+	if rc.unaligned {
+		opts = append(opts, UnalignedCheckpoints())
+	}
+	j, sink := recoveryJob(t, rc, recs, filepath.Join(dir, "out"), opts...)
 	// Each time a source has read another checkpointEvery records, it
 	// waits until the coordinator has taken its tick (and begun a
 	// checkpoint unless one is in flight): checkpoints at known points of
@@ -239,10 +254,17 @@ func runWithKill(t *testing.T, rc recoveryCase, recs []stream.Record, kp killPoi
 	st := j.CheckpointStats()
 	if kp.how != "store" && !fired.Load() {
 		require.Zero(t, st.Restarts)
-		return nil, -1 // the worker ended before a checkpoint completed
+		return nil, -1, 0 // the worker ended before a checkpoint completed
 	}
 	require.Equal(t, 1, st.Restarts)
-	return committedResults(t, sink), st.Restores
+	var held uint64
+	for _, m := range j.Metrics() {
+		held += m.InFlight
+	}
+	if !rc.unaligned {
+		require.Zero(t, held, "aligned checkpoints hold nothing in flight")
+	}
+	return committedResults(t, sink), st.Restores, held
 }
 
 // countsOfEncoded sums encoded results by key and window.

@@ -221,16 +221,19 @@ func TestBuildErrors(t *testing.T) {
 // the final checkpoint, so the record path is what is measured).
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	recs := testkit.ZipfRecords(6, 400_000, 1.1, 1000, time.Microsecond, 0)
-	for _, ckpt := range []bool{false, true} {
-		t.Run(fmt.Sprint("checkpoint=", ckpt), func(t *testing.T) {
+	for _, ckpt := range []string{"none", "aligned", "unaligned"} {
+		t.Run("checkpoint="+ckpt, func(t *testing.T) {
 			run := func(n int) float64 {
 				return testing.AllocsPerRun(2, func() {
 					opts := []JobOpt{BatchSize(256)}
-					if ckpt {
+					if ckpt != "none" {
 						// Each run its own store: a store's listing grows with its checkpoints.
 						store, err := checkpoint.NewDir(t.TempDir())
 						require.NoError(t, err)
 						opts = append(opts, Checkpoint(time.Hour, store))
+					}
+					if ckpt == "unaligned" {
+						opts = append(opts, UnalignedCheckpoints())
 					}
 					j, err := NewJob(opts...)
 					require.NoError(t, err)

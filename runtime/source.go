@@ -227,7 +227,7 @@ func addSource[T any](j *Job, name string, inputs []func() reader[T], pos []stre
 		j.fail(ErrAlreadyRun)
 	}
 	j.addStage(st)
-	return &Stream[T]{job: j, st: &st.stageBase, port: st.out, keyOf: keyOf}
+	return &Stream[T]{job: j, st: &st.stageBase, port: st.out, keyOf: keyOf, codec: codecOf[T]()}
 }
 
 func recordKey(r stream.Record) uint64 { return r.Key }

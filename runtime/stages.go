@@ -66,7 +66,7 @@ func addConsumer[In, Out any](s *Stream[In], name string, cfg stageConfig, defEd
 	}
 	st.in = e
 	j.addStage(st)
-	return st, &Stream[Out]{job: j, st: &st.stageBase, port: st.out}
+	return st, &Stream[Out]{job: j, st: &st.stageBase, port: st.out, codec: codecOf[Out]()}
 }
 
 type mapHandler[In, Out any] struct {
@@ -136,7 +136,7 @@ func Filter[T any](s *Stream[T], name string, keep func(T) bool, opts ...StageOp
 		func(_ context.Context, _ int, c *collector[T]) (handler[T], []output, error) {
 			return &filterHandler[T]{keep: keep, out: c}, nil, nil
 		})
-	out.keyOf, out.recKey = s.keyOf, s.recKey
+	out.keyOf, out.recKey, out.codec = s.keyOf, s.recKey, s.codec
 	return out
 }
 
