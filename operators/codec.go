@@ -41,9 +41,11 @@ func (Uint64Codec) Append(dst []byte, v uint64) ([]byte, error) {
 
 // Decode implements Codec.
 func (Uint64Codec) Decode(src []byte) (uint64, error) {
-	r := wire.NewReader(src)
-	v := r.Uvarint("uint64")
-	return v, r.Done()
+	v, n := wire.DecodeUvarint(src)
+	if n <= 0 || n != len(src) {
+		return 0, fmt.Errorf("%w: uint64: not one canonical uvarint in % x", wire.ErrCorrupt, src)
+	}
+	return v, nil
 }
 
 // Int64Codec encodes an int64 as a zigzag varint: Sum's accumulator.
@@ -54,9 +56,11 @@ func (Int64Codec) Append(dst []byte, v int64) ([]byte, error) { return wire.Appe
 
 // Decode implements Codec.
 func (Int64Codec) Decode(src []byte) (int64, error) {
-	r := wire.NewReader(src)
-	v := r.Varint("int64")
-	return v, r.Done()
+	u, n := wire.DecodeUvarint(src)
+	if n <= 0 || n != len(src) {
+		return 0, fmt.Errorf("%w: int64: not one canonical varint in % x", wire.ErrCorrupt, src)
+	}
+	return int64(u>>1) ^ -int64(u&1), nil
 }
 
 // IntCodec encodes an int as a zigzag varint.

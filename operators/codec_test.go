@@ -52,3 +52,17 @@ func FuzzFloat64Codec(f *testing.F) {
 		require.Equal(t, b, again, "the encoding is the bits")
 	})
 }
+
+// TestIntegerCodecsRefuse: the integer codecs take exactly one canonical
+// varint.
+func TestIntegerCodecsRefuse(t *testing.T) {
+	for _, b := range [][]byte{nil, {0x80}, {0x80, 0}, {1, 2}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}} {
+		_, err := Uint64Codec{}.Decode(b)
+		require.Error(t, err, "uint64 % x", b)
+		_, err = Int64Codec{}.Decode(b)
+		require.Error(t, err, "int64 % x", b)
+	}
+	for _, v := range []int64{0, -1, 1, math.MinInt64, math.MaxInt64, -12345} {
+		require.Equal(t, v, roundTrip(t, Int64Codec{}, v))
+	}
+}

@@ -97,18 +97,39 @@ func (r *Reader) Done() error {
 	return r.err
 }
 
-// Uvarint reads a canonical uvarint.
+// Uvarint reads a canonical uvarint. The common case, one byte, inlines.
 func (r *Reader) Uvarint(what string) uint64 {
+	if off := r.off; uint(off) < uint(len(r.b)) && r.b[off] < 0x80 && r.err == nil {
+		// One byte is always canonical.
+		r.off = off + 1
+		return uint64(r.b[off])
+	}
+	return r.uvarint(what)
+}
+
+func (r *Reader) uvarint(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}
-	x, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 || n != uvarintLen(x) {
+	x, n := DecodeUvarint(r.b[r.off:])
+	if n <= 0 {
 		r.Fail("%s: bad uvarint", what)
 		return 0
 	}
 	r.off += n
 	return x
+}
+
+// DecodeUvarint decodes a canonical uvarint from the start of b and
+// returns it and its length, or 0 and n <= 0 when b holds none (it is
+// empty, cut short, overflows 64 bits, or has a redundant last byte, as
+// a longer-than-shortest encoding has).
+func DecodeUvarint(b []byte) (uint64, int) {
+	x, n := binary.Uvarint(b)
+	if n > 1 && b[n-1] == 0 {
+		return 0, -1
+	}
+	return x, n
 }
 
 // Varint reads a canonical zigzag varint.
@@ -148,6 +169,14 @@ func (r *Reader) Count(minSize int, what string) int {
 
 // U64 reads 8 little-endian bytes.
 func (r *Reader) U64(what string) uint64 {
+	if off := r.off; off+8 <= len(r.b) && r.err == nil {
+		r.off = off + 8
+		return binary.LittleEndian.Uint64(r.b[off : off+8])
+	}
+	return r.u64(what)
+}
+
+func (r *Reader) u64(what string) uint64 {
 	if !r.need(8, what) {
 		return 0
 	}
@@ -206,8 +235,18 @@ func (r *Reader) Bool(what string) bool {
 }
 
 // Bytes reads a length-prefixed byte string, a sub-slice of the input (not
-// a copy).
+// a copy). The common case, a length under 128, inlines.
 func (r *Reader) Bytes(what string) []byte {
+	if off := r.off; uint(off) < uint(len(r.b)) && r.err == nil {
+		if end := off + 1 + int(r.b[off]); r.b[off] < 0x80 && end <= len(r.b) {
+			r.off = end
+			return r.b[off+1 : end : end]
+		}
+	}
+	return r.bytes(what)
+}
+
+func (r *Reader) bytes(what string) []byte {
 	n := r.Uvarint(what)
 	if r.err != nil {
 		return nil

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,5 +89,60 @@ func TestPrefixed(t *testing.T) {
 		require.Equal(t, v, r.Bytes("v"), "n=%d", n)
 		require.Equal(t, byte(7), r.Byte("tail"))
 		require.NoError(t, r.Done())
+	}
+}
+
+// canonicalUvarint is the definition DecodeUvarint implements: a uvarint
+// that binary.Uvarint reads, in the shortest encoding of its value.
+func canonicalUvarint(b []byte) (uint64, int) {
+	x, n := binary.Uvarint(b)
+	if n <= 0 || n != len(binary.AppendUvarint(nil, x)) {
+		return 0, -1
+	}
+	return x, n
+}
+
+// TestDecodeUvarint: every shortest encoding decodes, longer ones of the
+// same value do not, and DecodeUvarint agrees with the definition on every
+// input of up to two bytes and on random longer ones.
+func TestDecodeUvarint(t *testing.T) {
+	for _, x := range []uint64{0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 1 << 63, math.MaxUint64} {
+		b := binary.AppendUvarint(nil, x)
+		got, n := DecodeUvarint(append(b, 0xff))
+		require.Equal(t, x, got)
+		require.Equal(t, len(b), n)
+		if len(b) < binary.MaxVarintLen64 {
+			long := append(append([]byte{}, b...), 0)
+			long[len(b)-1] |= 0x80
+			_, n := DecodeUvarint(long)
+			require.LessOrEqual(t, n, 0, "% x is not the shortest form of %d", long, x)
+		}
+	}
+	for i := range 1 << 16 {
+		for _, b := range [][]byte{{byte(i)}, {byte(i), byte(i >> 8)}} {
+			x, n := DecodeUvarint(b)
+			wx, wn := canonicalUvarint(b)
+			require.Equal(t, wn > 0, n > 0, "% x", b)
+			if n > 0 {
+				require.Equal(t, [2]uint64{wx, uint64(wn)}, [2]uint64{x, uint64(n)}, "% x", b)
+			}
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		b := make([]byte, 1+rnd.IntN(11))
+		for i := range b {
+			b[i] = byte(rnd.Uint32())
+			if i < len(b)-1 && rnd.IntN(4) > 0 {
+				b[i] |= 0x80
+			}
+		}
+		x, n := DecodeUvarint(b)
+		wx, wn := canonicalUvarint(b)
+		require.Equal(t, wn > 0, n > 0, "% x", b)
+		if n > 0 {
+			require.Equal(t, wx, x)
+			require.Equal(t, wn, n)
+		}
 	}
 }
