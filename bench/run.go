@@ -182,6 +182,9 @@ type RunConfig struct {
 	CheckpointInterval time.Duration
 	CheckpointDir      string
 	FailAfter          int64
+	// CheckpointMode is "aligned" (or "", the default) or "unaligned"
+	// (runtime.UnalignedCheckpoints), with CheckpointInterval.
+	CheckpointMode string
 	// StateBackend keeps the windowed count's keyed state on the heap
 	// ("heap" or "", the default) or in Pebble ("pebble", in a new folder
 	// of StateDir per configuration, deleted after it).
@@ -325,6 +328,10 @@ type RunRow struct {
 	AlignmentMs     *DurationSummary `json:"alignment_ms,omitempty"`
 	CheckpointMs    *DurationSummary `json:"checkpoint_ms,omitempty"`
 	Restores        int              `json:"restores,omitempty"`
+	// InFlightBytes is what the run's unaligned checkpoints held of the
+	// records in flight, summed over its checkpoints and workers (0 when
+	// aligned): with -checkpoint-interval only.
+	InFlightBytes uint64 `json:"inflight_bytes,omitempty"`
 	// Recovered reports, with -fail-after, that the failure happened and
 	// the job restarted and finished; Exact, in a replayable run, that
 	// every result equals the exact count, whatever the sink saw twice.
@@ -384,6 +391,7 @@ func (r RunRow) Cells() []Cell {
 			Cell{Name: "alignment_ms_max", Head: "ALIGN-MAXms", Value: a.Max, Prec: 3, Unit: "align-max-ms", NoTable: true},
 			Cell{Name: "checkpoint_ms_p50", Head: "CKPT-P50ms", Value: r.CheckpointMs.P50, Prec: 3, Unit: "ckpt-p50-ms"},
 			Cell{Name: "checkpoint_ms_p99", Head: "CKPT-P99ms", Value: r.CheckpointMs.P99, Prec: 3, Unit: "ckpt-p99-ms", NoTable: true},
+			Cell{Name: "inflight_bytes", Head: "INFLIGHT-MiB", Value: r.InFlightBytes, Div: 1 << 20, Prec: 2, Unit: "inflight-B", NoTable: r.InFlightBytes == 0},
 			Cell{Name: "restores", Head: "RESTORES", Value: r.Restores})
 	}
 	if r.Recovered != nil {

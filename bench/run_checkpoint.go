@@ -26,6 +26,9 @@ type DurationSummary struct {
 	Max float64 `json:"max"`
 }
 
+// CheckpointModes are the values of RunConfig.CheckpointMode.
+var CheckpointModes = []string{"aligned", "unaligned"}
+
 // replayable reports whether the run is the replayable form of the job
 // (see RunConfig.CheckpointInterval).
 func (c *RunConfig) replayable() bool {
@@ -41,6 +44,10 @@ func (c *RunConfig) validateReplayable() error {
 		return invalidParam("-fail-after", c.FailAfter, ">= 0 (0: no failure)")
 	case c.CheckpointInterval > 0 && c.CheckpointDir == "":
 		return invalidParam("-checkpoint-dir", `""`, "a directory with -checkpoint-interval")
+	case c.CheckpointMode != "" && c.CheckpointMode != "aligned" && c.CheckpointMode != "unaligned":
+		return invalidChoice("-checkpoint-mode", c.CheckpointMode, CheckpointModes)
+	case c.CheckpointMode == "unaligned" && c.CheckpointInterval == 0:
+		return invalidParam("-checkpoint-mode", c.CheckpointMode, "aligned without -checkpoint-interval (no checkpoints to unalign)")
 	case !c.replayable():
 		return nil
 	case c.Rate != 0:
@@ -130,6 +137,9 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 			return row, err
 		}
 		opts = append(opts, runtime.Checkpoint(cfg.CheckpointInterval, store))
+		if cfg.CheckpointMode == "unaligned" {
+			opts = append(opts, runtime.UnalignedCheckpoints())
+		}
 	}
 	if cfg.FailAfter > 0 {
 		opts = append(opts, runtime.Restart(1, 0))
@@ -185,7 +195,11 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 		return row, fmt.Errorf("bench: %s with %d workers: %w", kind, workers, runErr)
 	}
 	var nPartials, nResults uint64
-	row.WorkerLoad, nPartials, nResults = stageCounts(job.Metrics(), workers, workStage, partials, results)
+	metrics := job.Metrics()
+	row.WorkerLoad, nPartials, nResults = stageCounts(metrics, workers, workStage, partials, results)
+	for _, m := range metrics {
+		row.InFlightBytes += m.InFlight
+	}
 	row.Tuples, row.ElapsedS = int64(len(recs)), elapsed.Seconds()
 	row.ThroughputTPS = float64(len(recs)) / elapsed.Seconds()
 	row.ThroughputPerCoreTPS = row.ThroughputTPS / float64(goruntime.GOMAXPROCS(0))

@@ -18,24 +18,32 @@ func TestRunReplayable(t *testing.T) {
 		ks[i] = uint64(i*i) % 997
 	}
 	for _, window := range []time.Duration{0, time.Millisecond} {
-		cfg := runConfig(keyList("keys", ks), []string{"hash", "dchoices"}, 3, int64(len(ks)))
-		cfg.Sources = []int{2}
-		cfg.Window = window
-		cfg.CheckpointInterval, cfg.CheckpointDir, cfg.FailAfter = time.Millisecond, t.TempDir(), 12_000
-		rows, err := RunAll(context.Background(), cfg)
-		require.NoError(t, err)
-		require.Len(t, rows, 2)
-		for _, r := range rows {
-			require.NotNil(t, r.Exact)
-			require.True(t, *r.Exact, "%s window %v", r.Partitioner, window)
-			require.NotNil(t, r.Recovered)
-			require.True(t, *r.Recovered)
-			require.Positive(t, r.Checkpoints, "at least the last one")
-			require.Positive(t, r.CheckpointBytes)
-			require.NotNil(t, r.AlignmentMs)
-			require.NotNil(t, r.CheckpointMs)
-			require.EqualValues(t, len(ks), r.Tuples)
+		for _, mode := range CheckpointModes {
+			cfg := runConfig(keyList("keys", ks), []string{"hash", "dchoices"}, 3, int64(len(ks)))
+			cfg.Sources = []int{2}
+			cfg.Window = window
+			cfg.CheckpointInterval, cfg.CheckpointDir, cfg.FailAfter = time.Millisecond, t.TempDir(), 12_000
+			cfg.CheckpointMode = mode
+			checkReplayable(t, cfg, len(ks), window)
 		}
+	}
+}
+
+func checkReplayable(t *testing.T, cfg RunConfig, n int, window time.Duration) {
+	t.Helper()
+	rows, err := RunAll(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		require.NotNil(t, r.Exact)
+		require.True(t, *r.Exact, "%s window %v mode %s", r.Partitioner, window, cfg.CheckpointMode)
+		require.NotNil(t, r.Recovered)
+		require.True(t, *r.Recovered)
+		require.Positive(t, r.Checkpoints, "at least the last one")
+		require.Positive(t, r.CheckpointBytes)
+		require.NotNil(t, r.AlignmentMs)
+		require.NotNil(t, r.CheckpointMs)
+		require.EqualValues(t, n, r.Tuples)
 	}
 }
 
@@ -52,6 +60,8 @@ func TestRunReplayableErrors(t *testing.T) {
 		{func(c *RunConfig) { c.FailAfter, c.Rate = 10, 1000 }, "-rate = 1000"},
 		{func(c *RunConfig) { c.CheckpointDir, c.Tuples, c.Duration = "d", 0, time.Second }, "-duration = 1s"},
 		{func(c *RunConfig) { c.CheckpointDir, c.FindSustainable = "d", true }, "-find-sustainable"},
+		{func(c *RunConfig) { c.CheckpointDir, c.CheckpointMode = "d", "eventual" }, `-checkpoint-mode = "eventual", want one of aligned, unaligned`},
+		{func(c *RunConfig) { c.CheckpointDir, c.CheckpointMode = "d", "unaligned" }, "-checkpoint-mode = unaligned, want aligned without -checkpoint-interval"},
 	} {
 		cfg := base
 		tc.set(&cfg)

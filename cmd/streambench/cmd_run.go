@@ -32,8 +32,9 @@ so far, the last one marked interrupted.
 With -checkpoint-interval, -checkpoint-dir or -fail-after the run is the
 replayable form of the job: closed loop, -tuples records read into memory
 first, one contiguous slice per source, a keyed count in the windows of
--window (the global window without), checkpoints into a new folder of
--checkpoint-dir, one failure after -fail-after records and a restart from
+-window (the global window without), checkpoints (aligned, or unaligned
+with -checkpoint-mode) into a new folder of -checkpoint-dir, one failure
+after -fail-after records and a restart from
 the last checkpoint; every result is checked against an exact count
 (exact), and latency is not measured.`)
 	var (
@@ -52,6 +53,7 @@ the last checkpoint; every result is checked against an exact count
 		ddAlpha float64
 		ckEvery time.Duration
 		ckDir   string
+		ckMode  string
 		failAt  int64
 		state   string
 		stDir   string
@@ -73,6 +75,7 @@ the last checkpoint; every result is checked against an exact count
 	fs.IntVar(&count, "count", 1, "run each configuration this many times (one row each; benchstat summarises -output benchfmt)")
 	fs.Float64Var(&ddAlpha, "latency-ddsketch", 0, "also compute the latency percentiles with a DDSketch of relative accuracy `ALPHA` in [0.0001, 0.5] beside the HdrHistogram (0: off): columns DD-P50ms … DD-P99.9ms, JSON latency_ddsketch_ms")
 	fs.DurationVar(&ckEvery, "checkpoint-interval", 0, "take a checkpoint this often into -checkpoint-dir (0: none); JSON checkpoints, checkpoint_bytes, alignment_ms, restores")
+	fs.StringVar(&ckMode, "checkpoint-mode", "aligned", "`MODE` of the checkpoints with -checkpoint-interval: aligned (a worker holds back the inputs whose barrier came until the others' does), or unaligned (barriers overtake the queued records, which the checkpoints hold; JSON inflight_bytes)")
 	fs.StringVar(&ckDir, "checkpoint-dir", "", "the `DIR` that holds each configuration's checkpoints, in a new folder; alone, the replayable run without checkpoints (a paired baseline)")
 	fs.Int64Var(&failAt, "fail-after", 0, "fail the job once after `N` records and restart it from its last checkpoint (0: no failure); JSON recovered, exact")
 	fs.StringVar(&state, "state-backend", "heap", "`KIND` of keyed state the windowed count keeps: heap, or pebble (on disk under -state-dir: state larger than memory; needs -window or the replayable run)")
@@ -88,7 +91,7 @@ the last checkpoint; every result is checked against an exact count
 		wl.tuples = 0
 	}
 	cfg := bench.RunConfig{Rate: rate, Tuples: wl.tuples, Duration: dur, Batch: batch, Window: window, Seed: wl.seed, FindSustainable: sustain, Count: count, LatencyDDSketch: ddAlpha,
-		CheckpointInterval: ckEvery, CheckpointDir: ckDir, FailAfter: failAt, StateBackend: state, StateDir: stDir}
+		CheckpointInterval: ckEvery, CheckpointDir: ckDir, CheckpointMode: ckMode, FailAfter: failAt, StateBackend: state, StateDir: stDir}
 	var err error
 	if cfg.Sources, err = bench.ParseInts("-sources", sources, 1, bench.MaxParallelism); err != nil {
 		return fail(e, "run", err)
@@ -126,7 +129,7 @@ the last checkpoint; every result is checked against an exact count
 		settings = append(settings, [2]string{"latency_ddsketch", fmt.Sprint(ddAlpha)})
 	}
 	if ckEvery > 0 || ckDir != "" || failAt > 0 {
-		settings = append(settings, [2]string{"checkpoint_interval", ckEvery.String()}, [2]string{"fail_after", fmt.Sprint(failAt)})
+		settings = append(settings, [2]string{"checkpoint_interval", ckEvery.String()}, [2]string{"checkpoint_mode", ckMode}, [2]string{"fail_after", fmt.Sprint(failAt)})
 	}
 	if state != "heap" {
 		settings = append(settings, [2]string{"state_backend", state})
