@@ -96,7 +96,10 @@
 // record path is unchanged and each checkpoint costs one serialization of
 // each worker's state. Restore starts from the newest complete checkpoint,
 // Restart restarts a failed job in the same Run. Sources must be
-// replayable (stream.Positioner). State is exactly once; a callback Sink
+// replayable (stream.Positioner). With UnalignedCheckpoints, barriers
+// overtake the records queued ahead of them instead: a worker snapshots at
+// the first barrier it finds in its queue and records the records in flight
+// in its snapshot. State is exactly once; a callback Sink
 // is at least once (it may see again what was emitted since the last
 // checkpoint); a TwoPhaseSink (TxnSink, FileSink) is exactly once.
 //

@@ -40,6 +40,7 @@ var badInputs = []badInput{
 	{"run -latency-ddsketch 0.9", 2, "-latency-ddsketch = 0.9, want 0 (off) or a relative accuracy in [0.0001, 0.5]"},
 	{"run -checkpoint-interval -1s", 2, "-checkpoint-interval = -1s, want >= 0 (0: no checkpoints)"},
 	{"run -checkpoint-interval 1s", 2, `-checkpoint-dir = "", want a directory with -checkpoint-interval`},
+	{"run -checkpoint-dir d -checkpoint-mode unaligned", 2, "-checkpoint-mode = unaligned, want aligned without -checkpoint-interval (no checkpoints to unalign)"},
 	{"run -fail-after -1", 2, "-fail-after = -1, want >= 0 (0: no failure)"},
 	{"run -fail-after 10 -rate 100", 2, "-rate = 100, want 0 with -checkpoint-interval, -checkpoint-dir or -fail-after (a replayable run is closed-loop)"},
 	{"run -work sleep:1us", 2, `-work = "sleep", want one of none, model, spin`},
