@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
@@ -65,8 +66,9 @@ func newInbox[T any](queue, senders, batchSize int, m *workerMetrics) *inbox[T] 
 }
 
 // get returns a free buffer, making one while fewer than max exist, else
-// waiting for one (panicking stopped if ctx ends first).
-func (in *inbox[T]) get(ctx context.Context) *batch[T] {
+// waiting for one (panicking stopped if ctx ends first); the sender's m,
+// when not nil, counts the wait as time blocked on output.
+func (in *inbox[T]) get(ctx context.Context, m *workerMetrics) *batch[T] {
 	select {
 	case b := <-in.free:
 		return b
@@ -75,6 +77,8 @@ func (in *inbox[T]) get(ctx context.Context) *batch[T] {
 	if in.made.Load() < in.max && in.made.Add(1) <= in.max {
 		return &batch[T]{ev: make([]operators.Event[T], 0, in.size)}
 	}
+	t0 := time.Now()
+	defer m.blockedOut(t0)
 	select {
 	case b := <-in.free:
 		return b
@@ -190,7 +194,7 @@ func (o *outbox[T]) append(i int, ev operators.Event[T], wm int64) {
 }
 
 func (o *outbox[T]) open(i int) *batch[T] {
-	b := o.e.inboxes[i].get(o.ctx)
+	b := o.e.inboxes[i].get(o.ctx, o.m)
 	b.ev, b.keys, b.eof = b.ev[:0], b.keys[:0], false
 	b.ingest = *o.ingest // the oldest record's: the batch opens for it
 	o.cur[i] = b
@@ -213,11 +217,13 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 	select {
 	case ch <- b:
 	default:
+		t0 := time.Now()
 		select {
 		case ch <- b:
 		case <-o.ctx.Done():
 			panic(stopped{})
 		}
+		o.m.blockedOut(t0)
 	}
 	in.m.observeQueue(len(ch))
 }

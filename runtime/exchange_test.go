@@ -83,14 +83,14 @@ func TestInboxMakesAtMostItsBound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var got []*batch[int]
 	for range 4 {
-		b := in.get(ctx)
+		b := in.get(ctx, nil)
 		require.Equal(t, 8, cap(b.ev))
 		got = append(got, b)
 	}
 	cancel()
-	require.PanicsWithValue(t, stopped{}, func() { in.get(ctx) })
+	require.PanicsWithValue(t, stopped{}, func() { in.get(ctx, nil) })
 	in.free <- got[2]
-	require.Same(t, got[2], in.get(ctx))
+	require.Same(t, got[2], in.get(ctx, nil))
 	require.Equal(t, int32(4), in.made.Load())
 }
 

@@ -448,8 +448,21 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 					return err
 				}
 				continue
-			case <-ctx.Done():
-				return nil
+			default:
+				// Nothing ready: the wait is time spent waiting for input.
+				w0 := time.Now()
+				select {
+				case bt = <-in.ch:
+					m.waitedIn(w0)
+				case <-tick.C:
+					m.waitedIn(w0)
+					if err := onTick(); err != nil {
+						return err
+					}
+					continue
+				case <-ctx.Done():
+					return nil
+				}
 			}
 			if al != nil && al.holds(bt) {
 				al.hold(bt)

@@ -9,11 +9,23 @@ import (
 type workerMetrics struct {
 	in, out, batches, busy, late atomic.Uint64
 	inflight                     atomic.Uint64
+	waitIn, waitOut              atomic.Uint64 // ns
 	hwm                          atomic.Int64
 	queueLen                     atomic.Pointer[func() int]
 	queueCap                     atomic.Int64
 	_                            [64]byte // keeps neighbouring workers' counters off one cache line
 }
+
+// blockedOut adds the time since t0 to the time blocked on output (nil m:
+// not counted).
+func (m *workerMetrics) blockedOut(t0 time.Time) {
+	if m != nil {
+		m.waitOut.Add(uint64(time.Since(t0)))
+	}
+}
+
+// waitedIn adds the time since t0 to the time spent waiting for input.
+func (m *workerMetrics) waitedIn(t0 time.Time) { m.waitIn.Add(uint64(time.Since(t0))) }
 
 func (m *workerMetrics) observeQueue(n int) {
 	for {
@@ -38,8 +50,17 @@ type WorkerStats struct {
 	Late uint64
 	// Batches counts input batches processed (including watermark-only).
 	Batches uint64
-	// Busy is the time spent processing, including the modelled cost.
+	// Busy is the time spent processing, including the modelled cost and
+	// the time blocked on output while emitting.
 	Busy time.Duration
+	// WaitInput is the time spent waiting for input: a consuming worker
+	// waiting for its next batch, a source with a Rate waiting for its
+	// next records to be due. WaitOutput is the time spent blocked on
+	// output: waiting for room in a receiver's full queue (backpressure)
+	// or for a free batch buffer. Over an interval of the job's run, the
+	// time spent in neither is a worker's useful time, and its records In
+	// (Out) over its useful time are its true processing (output) rate.
+	WaitInput, WaitOutput time.Duration
 	// Queue is the input queue's length in batches now, QueueHWM its highest
 	// observed length and QueueCap its bound (0 for sources).
 	Queue, QueueHWM, QueueCap int
@@ -61,6 +82,7 @@ func (j *Job) Metrics() []WorkerStats {
 				Stage: b.name, Worker: w,
 				In: m.in.Load(), Out: m.out.Load(), Late: m.late.Load(), Batches: m.batches.Load(),
 				Busy: time.Duration(m.busy.Load()), InFlight: m.inflight.Load(),
+				WaitInput: time.Duration(m.waitIn.Load()), WaitOutput: time.Duration(m.waitOut.Load()),
 				QueueHWM: int(m.hwm.Load()), QueueCap: int(m.queueCap.Load()),
 			}
 			if f := m.queueLen.Load(); f != nil {

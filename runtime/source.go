@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
@@ -341,21 +342,23 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		if rate > 0 {
 			due := int(float64(now)*rate/1e9) + 1 - emitted
 			if due <= 0 {
-				next := time.Duration(float64(emitted) / rate * 1e9)
-				wait := next - time.Duration(now)
-				if wait > j.cfg.flush {
-					wait = j.cfg.flush
-				}
+				// Record `emitted` is due at emitted/rate, rounded up:
+				// rounded down, the wait could be 0 before it is due,
+				// and the loop would spin until the clock moved.
+				next := time.Duration(math.Ceil(float64(emitted) / rate * 1e9))
+				wait := min(max(next-time.Duration(now), 1), j.cfg.flush)
 				if timer == nil {
 					timer = time.NewTimer(wait)
 				} else {
 					timer.Reset(wait)
 				}
+				w0 := time.Now()
 				select {
 				case <-timer.C:
 				case <-ctx.Done():
 					return nil
 				}
+				m.waitedIn(w0)
 				if s.cfg.procTime {
 					gen.Observe(time.Now().UnixNano())
 					out.setWatermark(gen.Watermark())
