@@ -26,8 +26,10 @@ const (
 )
 
 // Result is one fired (key, window) of a keyed window aggregation. Update is
-// false on the first firing and true on a late firing that revises it
-// (possible only with allowed lateness).
+// false on the key's first result for the window and true on a late firing
+// that revises a result emitted before (possible only with allowed
+// lateness): a key whose first input of a window comes after the window
+// fired gets a first result, whatever other keys did.
 type Result[Out any] struct {
 	Key        uint64
 	Start, End int64
@@ -67,9 +69,12 @@ type pane[Acc any] struct {
 	start, end int64
 	tab        u64map.Map[Acc] // marks keys changed after the first firing
 	touched    []uint64        // after the first firing: the marked keys, in the order they changed
-	dirty      bool            // holds inputs not yet emitted
-	fired      bool
-	_          [64]byte
+	// fresh holds the touched keys first added after the first firing:
+	// their next result is their first, not an update (nil: none).
+	fresh map[uint64]struct{}
+	dirty bool // holds inputs not yet emitted
+	fired bool
+	_     [64]byte
 }
 
 // KeyedWindows is the state machine of a keyed window aggregation on one
@@ -154,6 +159,9 @@ func (p *pane[Acc]) slot(key uint64, create func() Acc) *Acc {
 		var first bool
 		if a, added, first = p.tab.PutMarked(key); first {
 			p.touched = append(p.touched, key)
+		}
+		if added {
+			p.markFresh(key)
 		}
 	} else {
 		a, added = p.tab.Put(key)
@@ -411,14 +419,23 @@ func (k *KeyedWindows[In, Acc, Out]) emit(p *pane[Acc], result func(Result[Out])
 	} else {
 		for _, key := range p.touched {
 			a := p.tab.Unmark(key)
-			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a), Update: p.fired})
+			_, first := p.fresh[key]
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(*a), Update: !first})
 		}
-		p.touched = p.touched[:0]
+		p.touched, p.fresh = p.touched[:0], nil
 	}
 	p.fired, p.dirty = true, false
 }
 
+// markFresh records that key was first added after the first firing.
+func (p *pane[Acc]) markFresh(key uint64) {
+	if p.fresh == nil {
+		p.fresh = make(map[uint64]struct{})
+	}
+	p.fresh[key] = struct{}{}
+}
+
 func (p *pane[Acc]) reset() {
 	p.tab.Clear() // also drops references held by pointer accumulators
-	p.touched = p.touched[:0]
+	p.touched, p.fresh = p.touched[:0], nil
 }

@@ -9,13 +9,15 @@ import (
 	"github.com/skewerhq/skewer/internal/wire"
 )
 
-// Keyed state encoding, version 1: a kind byte ('W' KeyedWindows, 'S'
+// Keyed state encoding, version 2: a kind byte ('W' KeyedWindows, 'S'
 // KeyedSessions), the version, the shape (phase, windows, allowed
 // lateness), which RestoreState checks against the receiver's, the
 // watermark and WindowStats, then the kind's state. Accumulators are
 // encoded by the aggregate's Codec, each with its length. Integers are
-// varints; keys are 8 bytes little-endian.
-const stateVersion = 1
+// varints; keys are 8 bytes little-endian. Version 2 adds to each key a
+// window changed since its firing whether the key is new to the window
+// (its next result is its first); version 1, read still, has none.
+const stateVersion = 2
 
 const (
 	kindWindows  = 'W'
@@ -38,13 +40,14 @@ func appendShape(dst []byte, kind byte, phase Phase, win Windows, lateness, wm i
 }
 
 // readShape reads the header and checks it against the receiver's shape;
-// it returns the watermark and stats.
-func readShape(r *wire.Reader, kind byte, phase Phase, win Windows, lateness int64) (int64, WindowStats) {
+// it returns the encoding's version, the watermark and the stats.
+func readShape(r *wire.Reader, kind byte, phase Phase, win Windows, lateness int64) (byte, int64, WindowStats) {
 	if k := r.Byte("kind"); k != kind && r.Err() == nil {
 		r.Fail("state of kind %q, want %q", k, kind)
 	}
-	if v := r.Byte("version"); v != stateVersion && r.Err() == nil {
-		r.Fail("version %d, want %d", v, stateVersion)
+	v := r.Byte("version")
+	if (v < 1 || v > stateVersion) && r.Err() == nil {
+		r.Fail("version %d, want 1 to %d", v, stateVersion)
 	}
 	if p := Phase(r.Byte("phase")); p != phase && r.Err() == nil {
 		r.Fail("phase %d, want %d", p, phase)
@@ -61,7 +64,7 @@ func readShape(r *wire.Reader, kind byte, phase Phase, win Windows, lateness int
 	for _, x := range []*uint64{&st.Added, &st.Late, &st.Partials, &st.LatePartials, &st.Fired, &st.Merged} {
 		*x = r.Uvarint("stats")
 	}
-	return wm, st
+	return v, wm, st
 }
 
 // appendAcc appends a's encoding with its length.
@@ -122,7 +125,8 @@ func (k *KeyedWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 		}
 		dst = wire.AppendUvarint(dst, uint64(len(p.touched)))
 		for _, key := range p.touched {
-			dst = wire.AppendU64(dst, key)
+			_, fresh := p.fresh[key]
+			dst = wire.AppendBool(wire.AppendU64(dst, key), fresh)
 		}
 	}
 	return dst, nil
@@ -144,7 +148,7 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreState(b []byte) error {
 		return ErrNoCodec
 	}
 	r := wire.NewReader(b)
-	wm, st := readShape(r, kindWindows, k.phase, k.win, k.lateness)
+	v, wm, st := readShape(r, kindWindows, k.phase, k.win, k.lateness)
 	n := r.Count(5, "panes")
 	panes := make(map[int64]*pane[Acc], n)
 	prev, first := int64(0), true
@@ -206,6 +210,9 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreState(b []byte) error {
 				break
 			}
 			p.touched = append(p.touched, key)
+			if v >= 2 && r.Bool("new key") {
+				p.markFresh(key)
+			}
 		}
 		if r.Err() != nil {
 			break

@@ -51,7 +51,7 @@ func (k *KeyedSessions[In, Acc, Out]) RestoreState(b []byte) error {
 		return ErrNoCodec
 	}
 	r := wire.NewReader(b)
-	wm, st := readShape(r, kindSessions, k.phase, Windows{gap: k.gap}, k.lateness)
+	_, wm, st := readShape(r, kindSessions, k.phase, Windows{gap: k.gap}, k.lateness)
 	next := KeyedSessions[In, Acc, Out]{agg: k.agg, gap: k.gap, lateness: k.lateness, phase: k.phase, wm: wm, free: -1, stats: st}
 	keys := r.Count(9, "keys")
 	for range keys {

@@ -17,6 +17,10 @@ type KeyedState[In, Acc, Out any] interface {
 	// for checkpoints (the Aggregate's Codec encodes accumulators).
 	AppendState(dst []byte) ([]byte, error)
 	RestoreState(b []byte) error
+	// RestoreMerged restores the union of several states' keys for which
+	// keep is true: a worker of a rescaled stage (see
+	// KeyedWindows.RestoreMerged).
+	RestoreMerged(states [][]byte, keep func(key uint64) bool) error
 }
 
 // NewKeyedState returns a KeyedSessions for session windows and a

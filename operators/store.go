@@ -114,8 +114,8 @@ type storePane[Acc any] struct {
 	stored     bool            // the store may hold keys of the pane
 	dirty      bool            // holds inputs not yet emitted
 	fired      bool
-	changed    u64map.Map[struct{}] // after the first firing (Complete, FinalPhase): the keys in touched
-	touched    []uint64             // after the first firing: the keys changed since, in order of change
+	changed    u64map.Map[bool] // after the first firing (Complete, FinalPhase): the keys in touched, true for those new to the window
+	touched    []uint64         // after the first firing: the keys changed since, in order of change
 }
 
 // NewStoreWindows returns an empty aggregation over kv, which must be empty
@@ -168,12 +168,27 @@ func (k *StoreWindows[In, Acc, Out]) slot(p *storePane[Acc], key uint64) *Acc {
 		k.cached++
 	}
 	if p.fired && k.phase != PartialPhase {
-		if _, first := p.changed.Put(key); first {
+		if fresh, first := p.changed.Put(key); first {
 			p.touched = append(p.touched, key)
+			*fresh = !k.holds(p, key)
 		}
 	}
 	p.dirty = true
 	return a
+}
+
+// holds reports whether the store holds key in p's window: whether a
+// late input revises a result already emitted (a read, made once per key
+// and window changed after the window fired). A store error counts as
+// held, and fails the state.
+func (k *StoreWindows[In, Acc, Out]) holds(p *storePane[Acc], key uint64) bool {
+	if !p.stored {
+		return false
+	}
+	v, ok, err := k.kv.Get(k.val[:0], k.storeKey(p.start, key))
+	k.val = v
+	k.fail("get", err)
+	return ok || err != nil
 }
 
 // cleanup is the watermark at which a window's state is dropped.
@@ -422,7 +437,7 @@ func (k *StoreWindows[In, Acc, Out]) emit(p *storePane[Acc], result func(Result[
 				k.err = corrupt(err)
 				return
 			}
-			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc), Update: true})
+			result(Result[Out]{Key: key, Start: p.start, End: p.end, Value: k.agg.Result(acc), Update: !*p.changed.Get(key)})
 		}
 		p.changed.Clear()
 		p.touched = p.touched[:0]

@@ -2,6 +2,7 @@ package operators
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/skewerhq/skewer/internal/wire"
@@ -10,7 +11,8 @@ import (
 // kindStore marks a StoreWindows' state: the shape header (see
 // keyed_encoding.go), then each window's start, whether the store may hold
 // its keys, its dirty and fired flags and the keys changed since it fired
-// (in order of change), then the store's snapshot reference. The accumulators stay in the
+// (in order of change; from version 2, each with whether it is new to the
+// window), then the store's snapshot reference. The accumulators stay in the
 // store's snapshot.
 const kindStore = 'K'
 
@@ -41,7 +43,7 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 		dst = wire.AppendBool(dst, p.fired)
 		dst = wire.AppendUvarint(dst, uint64(len(p.touched)))
 		for _, key := range p.touched {
-			dst = wire.AppendUvarint(dst, key)
+			dst = wire.AppendBool(wire.AppendUvarint(dst, key), *p.changed.Get(key))
 		}
 	}
 	dst, mark := wire.BeginPrefixed(dst)
@@ -56,7 +58,7 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 // store's error.
 func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	r := wire.NewReader(b)
-	wm, st := readShape(r, kindStore, k.phase, k.win, k.lateness)
+	v, wm, st := readShape(r, kindStore, k.phase, k.win, k.lateness)
 	n := r.Count(5, "panes")
 	panes := make(map[int64]*storePane[Acc], n)
 	prev, first := int64(0), true
@@ -67,8 +69,12 @@ func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 		p := &storePane[Acc]{start: start, end: k.win.End(start), stored: stored, dirty: dirty, fired: r.Bool("fired")}
 		for range r.Count(1, "changed keys") {
 			key := r.Uvarint("changed key")
-			if _, first := p.changed.Put(key); !first && r.Err() == nil {
+			fresh, first := p.changed.Put(key)
+			if !first && r.Err() == nil {
 				r.Fail("changed key %#x twice", key)
+			}
+			if v >= 2 {
+				*fresh = r.Bool("new key")
 			}
 			p.touched = append(p.touched, key)
 		}
@@ -91,4 +97,11 @@ func (k *StoreWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	}
 	k.panes, k.last, k.wm, k.stats, k.cached, k.err = panes, nil, wm, st, 0, nil
 	return nil
+}
+
+// RestoreMerged is not supported in a store: the workers of a rescaled
+// stage would read the stores of the workers they replace. It returns an
+// error wrapping ErrRescale.
+func (k *StoreWindows[In, Acc, Out]) RestoreMerged([][]byte, func(uint64) bool) error {
+	return fmt.Errorf("%w: keyed state in a store (a StateBackend) keeps its parallelism", ErrRescale)
 }

@@ -1,6 +1,10 @@
 package operators
 
-import "github.com/skewerhq/skewer/internal/wire"
+import (
+	"errors"
+
+	"github.com/skewerhq/skewer/internal/wire"
+)
 
 // AppendState appends the generator's state (the greatest time seen) to
 // dst, for checkpoints; RestoreState on a generator of the same bound
@@ -62,6 +66,69 @@ func (t *WatermarkTracker) RestoreState(b []byte) error {
 	cur, allIdle := r.Varint("current"), r.Bool("all idle")
 	if err := r.Done(); err != nil {
 		return corrupt(err)
+	}
+	copy(t.wm, wm)
+	copy(t.declared, declared)
+	t.current, t.allIdle = cur, allIdle
+	return nil
+}
+
+// RestoreMerged replaces the state with that of the trackers a worker of
+// a rescaled stage replaces, each encoded by AppendState. When they
+// tracked as many inputs as t (the upstream stage kept its parallelism),
+// each input gets its lowest watermark among them and is idle if it was
+// idle in all; otherwise every input starts at the lowest of their merged
+// watermarks, not idle (none is at the end of input unless every input of
+// every state was). The merged watermark is the lowest of theirs. It fails
+// with an error wrapping ErrCorrupt, leaving t unchanged, when a state
+// does not decode or there is none.
+func (t *WatermarkTracker) RestoreMerged(states [][]byte) error {
+	if len(states) == 0 {
+		return corrupt(errors.New("no tracker state to merge"))
+	}
+	n := len(t.wm)
+	wm, declared := make([]int64, n), make([]bool, n)
+	same := true
+	cur, allIdle, allEnded := EndOfInput, true, true
+	for i, b := range states {
+		r := wire.NewReader(b)
+		if r.Byte("kind") != 'T' {
+			r.Fail("not a watermark tracker's state")
+		}
+		k := r.Count(2, "inputs")
+		if r.Err() != nil {
+			return corrupt(r.Err())
+		}
+		ws, ds := make([]int64, k), make([]bool, k)
+		for j := range ws {
+			ws[j], ds[j] = r.Varint("watermark"), r.Bool("idle")
+			allEnded = allEnded && ws[j] == EndOfInput
+		}
+		c, idle := r.Varint("current"), r.Bool("all idle")
+		if err := r.Done(); err != nil {
+			return corrupt(err)
+		}
+		cur, allIdle = min(cur, c), allIdle && idle
+		if k != n {
+			same = false
+			continue
+		}
+		for j := range ws {
+			if i == 0 || ws[j] < wm[j] {
+				wm[j] = ws[j]
+			}
+			declared[j] = (i == 0 || declared[j]) && ds[j]
+		}
+	}
+	if !same {
+		start := cur
+		if allEnded {
+			start = EndOfInput
+		}
+		for j := range wm {
+			wm[j], declared[j] = start, false
+		}
+		allIdle = false
 	}
 	copy(t.wm, wm)
 	copy(t.declared, declared)
