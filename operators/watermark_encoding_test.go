@@ -58,5 +58,52 @@ func FuzzWatermarkState(f *testing.F) {
 		} else {
 			require.Equal(t, b, g.AppendState(nil))
 		}
+		for _, n := range []int{1, 2, 3} {
+			m, _ := NewWatermarkTracker(n, 0)
+			if err := m.RestoreMerged([][]byte{b, b}); err != nil {
+				require.ErrorIs(t, err, ErrCorrupt)
+				continue
+			}
+			again, _ := NewWatermarkTracker(n, 0)
+			require.NoError(t, again.RestoreState(m.AppendState(nil)), "a merged tracker encodes validly")
+		}
 	})
+}
+
+// TestWatermarkTrackerRestoreMerged: a tracker of a rescaled stage takes
+// each input's lowest watermark from trackers of as many inputs, and
+// otherwise starts every input at their lowest merged watermark.
+func TestWatermarkTrackerRestoreMerged(t *testing.T) {
+	mk := func(n int, wms ...int64) []byte {
+		tr, err := NewWatermarkTracker(n, 0)
+		require.NoError(t, err)
+		for i, w := range wms {
+			tr.Update(i, w, true, 0)
+		}
+		tr.Advance(0)
+		return tr.AppendState(nil)
+	}
+	a, b := mk(2, 10, 30), mk(2, 20, 25)
+	tr, _ := NewWatermarkTracker(2, 0)
+	require.NoError(t, tr.RestoreMerged([][]byte{a, b}))
+	require.Equal(t, int64(10), tr.Current())
+	tr.Update(0, 22, true, 1)
+	w, _ := tr.Advance(1)
+	require.Equal(t, int64(22), w, "input 1 restored at 25, its lowest")
+
+	three, _ := NewWatermarkTracker(3, 0)
+	require.NoError(t, three.RestoreMerged([][]byte{a, b}), "the upstream stage was rescaled")
+	require.Equal(t, int64(10), three.Current())
+	three.Update(0, 50, true, 1)
+	three.Update(1, 50, true, 1)
+	w, _ = three.Advance(1)
+	require.Equal(t, int64(10), w, "input 2 starts at the merged watermark")
+
+	ended, _ := NewWatermarkTracker(3, 0)
+	require.NoError(t, ended.RestoreMerged([][]byte{mk(2, EndOfInput, EndOfInput)}))
+	w, _ = ended.Advance(1)
+	require.Equal(t, EndOfInput, w, "every input had ended")
+
+	require.ErrorIs(t, tr.RestoreMerged(nil), ErrCorrupt)
+	require.ErrorIs(t, tr.RestoreMerged([][]byte{{'T', 9}}), ErrCorrupt)
 }
