@@ -24,16 +24,19 @@ type Aggregated[In, Out any] struct {
 }
 
 type windowHandler[In, Acc, Out any] struct {
-	kw      operators.KeyedState[In, Acc, Out]
-	err     func() error // a state backend's error; nil on the heap
-	keyOf   func(In) uint64
-	recKey  bool     // In is stream.Record keyed by its Key
-	keys    []uint64 // the batch's keys
-	lateIdx []int32  // the batch's late inputs
-	late    *collector[In]
-	m       *workerMetrics
-	result  func(operators.Result[Out])
-	partial func(operators.Partial[Acc])
+	kw operators.KeyedState[In, Acc, Out]
+	// partialState makes an empty heap state of the partial phase, to
+	// read partial accumulators into when rescaling.
+	partialState func() (operators.KeyedState[In, Acc, Out], error)
+	err          func() error // a state backend's error; nil on the heap
+	keyOf        func(In) uint64
+	recKey       bool     // In is stream.Record keyed by its Key
+	keys         []uint64 // the batch's keys
+	lateIdx      []int32  // the batch's late inputs
+	late         *collector[In]
+	m            *workerMetrics
+	result       func(operators.Result[Out])
+	partial      func(operators.Partial[Acc])
 }
 
 func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []uint64) error {
@@ -82,6 +85,53 @@ func (h *windowHandler[In, Acc, Out]) restoreState(b []byte) error {
 	return h.kw.RestoreState(b)
 }
 
+// restoreRescaled takes over a rescaled stage's state: a partial worker
+// sends on the partial accumulators of the old workers it takes over (the
+// final stage merges them as ones sent on time); a whole one takes the
+// union of the old whole states' keys that are its own, then merges in
+// its keys' old partial accumulators.
+func (h *windowHandler[In, Acc, Out]) restoreRescaled(in rescaleIn) error {
+	if h.partial != nil {
+		if len(in.whole) > 0 {
+			return fmt.Errorf("%w: whole accumulators for a partial stage", operators.ErrRescale)
+		}
+		return flushPartialStates(h.partialState, in.partials, h.partial)
+	}
+	if err := h.kw.RestoreMerged(in.whole, in.keep); err != nil {
+		return err
+	}
+	return absorbPartials(h.partialState, in, h.kw.AddPartial, h.err)
+}
+
+// flushPartialStates sends on every partial accumulator held in states.
+func flushPartialStates[In, Acc, Out any](mk func() (operators.KeyedState[In, Acc, Out], error), states [][]byte, send func(operators.Partial[Acc])) error {
+	for _, b := range states {
+		ks, err := mk()
+		if err != nil {
+			return err
+		}
+		if err := ks.RestoreState(b); err != nil {
+			return err
+		}
+		ks.FlushPartials(send)
+	}
+	return nil
+}
+
+// absorbPartials merges the partial accumulators of in.partials whose keys
+// are the worker's into its whole state with add.
+func absorbPartials[In, Acc, Out any](mk func() (operators.KeyedState[In, Acc, Out], error), in rescaleIn, add func(operators.Partial[Acc]) bool, errOf func() error) error {
+	err := flushPartialStates(mk, in.partials, func(p operators.Partial[Acc]) {
+		if in.keep(p.Key) {
+			add(p)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return stateErr(errOf)
+}
+
 // idle sends a partial stage's accumulators before it declares itself idle:
 // the final stage stops waiting for it, and must have them.
 func (h *windowHandler[In, Acc, Out]) idle() {
@@ -91,10 +141,11 @@ func (h *windowHandler[In, Acc, Out]) idle() {
 }
 
 type mergeHandler[Acc, Out any] struct {
-	kw     operators.KeyedState[struct{}, Acc, Out]
-	err    func() error // a state backend's error; nil on the heap
-	m      *workerMetrics
-	result func(operators.Result[Out])
+	kw           operators.KeyedState[struct{}, Acc, Out]
+	partialState func() (operators.KeyedState[struct{}, Acc, Out], error)
+	err          func() error // a state backend's error; nil on the heap
+	m            *workerMetrics
+	result       func(operators.Result[Out])
 }
 
 func (h *mergeHandler[Acc, Out]) process(ev []operators.Event[operators.Partial[Acc]], _ []uint64) error {
@@ -122,6 +173,15 @@ func (h *mergeHandler[Acc, Out]) appendState(dst []byte) ([]byte, error) {
 	return h.kw.AppendState(dst)
 }
 
+// restoreRescaled takes the final stage's keys of the old whole states,
+// then of the old partial accumulators.
+func (h *mergeHandler[Acc, Out]) restoreRescaled(in rescaleIn) error {
+	if err := h.kw.RestoreMerged(in.whole, in.keep); err != nil {
+		return err
+	}
+	return absorbPartials(h.partialState, in, h.kw.AddPartial, h.err)
+}
+
 func (h *mergeHandler[Acc, Out]) restoreState(b []byte) error {
 	if b == nil {
 		return nil
@@ -146,6 +206,14 @@ func newKeyedState[In, Acc, Out any](cfg stageConfig, stage string, w int, agg o
 		return nil, nil, err
 	}
 	return sw, sw.Err, nil
+}
+
+// partialStateOf makes empty heap states of agg's partial phase in cfg's
+// windows.
+func partialStateOf[In, Acc, Out any](agg operators.Aggregate[In, Acc, Out], cfg stageConfig) func() (operators.KeyedState[In, Acc, Out], error) {
+	return func() (operators.KeyedState[In, Acc, Out], error) {
+		return operators.NewKeyedState(agg, cfg.windows, cfg.lateness, operators.PartialPhase)
+	}
 }
 
 func stateErr(errOf func() error) error {
@@ -200,7 +268,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 	if cfg.edge.kind == edgeBroadcast {
 		j.fail(fmtStage(name, invalidParam("edge", "broadcast", "an edge that sends each record once")))
 	}
-	split, err := cfg.edge.splitsKeys(s.st.cfg.parallelism, max(cfg.parallelism, 1))
+	split, err := cfg.edge.splitsKeys(s.st.cfg.parallelism, max(cfg.parallelism, 1), j.cfg.maxPar)
 	if err != nil {
 		j.fail(fmtStage(name, err))
 	}
@@ -221,9 +289,11 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				if err != nil {
 					return nil, nil, err
 				}
-				h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out)}
+				h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &st.metrics[w], result: emitResult(out),
+					partialState: partialStateOf(agg, cfg)}
 				return h, []output{late}, nil
 			})
+		st.role = roleComplete
 		res.Results.keyOf, res.Results.codec = resultKey[Out], resultCodecOf[Out]()
 		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec}
 		return res
@@ -242,9 +312,11 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			emit := func(p operators.Partial[Acc]) {
 				out.emit(operators.Event[operators.Partial[Acc]]{Time: p.End - 1, Value: p})
 			}
-			h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit}
+			h := &windowHandler[In, Acc, Out]{kw: kw, err: errOf, keyOf: keyOf, recKey: s.recKey, late: late, m: &pst.metrics[w], partial: emit,
+				partialState: partialStateOf(agg, cfg)}
 			return h, []output{late}, nil
 		})
+	pst.role = rolePartial
 	partials.keyOf, partials.codec = partialKey[Acc], nil
 	if agg.Codec != nil {
 		partials.codec = partialCodec[Acc]{acc: agg.Codec}
@@ -261,8 +333,9 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			if err != nil {
 				return nil, nil, err
 			}
-			return &mergeHandler[Acc, Out]{kw: kw, err: errOf, m: &fst.metrics[w], result: emitResult(out)}, nil, nil
+			return &mergeHandler[Acc, Out]{kw: kw, err: errOf, m: &fst.metrics[w], result: emitResult(out), partialState: partialStateOf(merge, fcfg)}, nil, nil
 		})
+	fst.role = roleFinal
 	res.Results.keyOf, res.Results.codec = resultKey[Out], resultCodecOf[Out]()
 	res.Late = &Stream[In]{job: j, st: &pst.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec}
 	return res

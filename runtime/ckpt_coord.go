@@ -38,7 +38,10 @@ type coordinator struct {
 	store   checkpoint.Store // nil: no checkpoints, only commits at the end
 	every   time.Duration
 	trigger atomic.Uint64 // the newest barrier sources are asked to inject
-	acks    chan ack
+	// stopID is the id of the stop checkpoint (Job.Stop) once it is asked
+	// for: its barriers stop the sources and end the workers.
+	stopID atomic.Uint64
+	acks   chan ack
 	// done is the attempt's context's Done, for tests' hooks that wait
 	// on the coordinator.
 	done <-chan struct{}
@@ -92,23 +95,41 @@ func (c *coordinator) run(ctx context.Context) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	c.maybeStop()
 	for {
 		select {
 		case <-tick:
-			if c.cur == 0 && c.nfinal < c.total {
+			if c.cur == 0 && c.nfinal < c.total && c.stopID.Load() == 0 {
 				c.begin()
 			}
+		case <-c.j.stop.wake:
+			c.maybeStop()
 		case a := <-c.acks:
 			if err := c.take(ctx, a); err != nil {
 				return c.failed(ctx, err)
 			}
+			if id := c.stopID.Load(); id != 0 && c.cur == 0 {
+				c.j.stop.finish(id, nil) // every worker has stopped or ended
+				return nil
+			}
 			if c.nfinal == c.total && c.cur == 0 {
 				return c.failed(ctx, c.finish(ctx))
 			}
+			c.maybeStop()
 		case <-ctx.Done():
 			return nil
 		}
 	}
+}
+
+// maybeStop begins the stop checkpoint when Stop asked for one and no
+// checkpoint is in flight.
+func (c *coordinator) maybeStop() {
+	if c.store == nil || !c.j.stop.asked.Load() || c.stopID.Load() != 0 || c.cur != 0 || c.nfinal == c.total {
+		return
+	}
+	c.stopID.Store(c.next) // before the trigger: sources read it with the id
+	c.begin()
 }
 
 // failed turns an error met because the attempt was cancelled into nil.

@@ -224,7 +224,7 @@ func TestCollectorStateRestoresPlacement(t *testing.T) {
 			for _, r := range keys[1001:] {
 				require.Equal(t, a.outs[0].part.Route(r.Key), b.outs[0].part.Route(r.Key))
 			}
-			h := &edge[stream.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1}
+			h := &edge[stream.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1, maxPar: DefaultMaxParallelism}
 			makeInboxes(h, 4, j.cfg, ms)
 			hc, err := newCollector(ctx, j, &port[stream.Record]{edges: []*edge[stream.Record]{h}}, 0, &ms[0])
 			require.NoError(t, err)

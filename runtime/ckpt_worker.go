@@ -21,10 +21,12 @@ var ErrCorruptSnapshot = errors.New("runtime: corrupt worker snapshot")
 // input's position and its watermark generator, for a consumer which of
 // its senders had ended, its watermark tracker, its handler's state
 // (keyed window state, a sink's transaction) and the batches in flight to
-// it that an unaligned checkpoint recorded (empty when aligned); last,
-// each output's state (its watermark and the partitioner state of each
-// outgoing edge). Byte strings carry their length. Version 1, which has
-// no in-flight batches, is still read.
+// it that an unaligned checkpoint recorded (empty when aligned) and, for a
+// worker fed by a Hash edge, the job's key groups and the range of them it
+// owns (m, lo, hi; empty otherwise); last, each output's state (its
+// watermark and the partitioner state of each outgoing edge). Byte
+// strings carry their length. Versions 1 (without in-flight batches) and
+// 2 (without key groups) are still read.
 type workerSnapshot struct {
 	source        bool
 	ended         bool
@@ -33,10 +35,11 @@ type workerSnapshot struct {
 	sendersEnded  []bool   // consumer
 	tracker, hand []byte   // consumer
 	inflight      []byte   // consumer: recorded batches (appendBatch)
+	groups        []uint64 // consumer behind a Hash edge: m, lo, hi
 	outs          [][]byte // per output
 }
 
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 func (s *workerSnapshot) appendBinary(dst []byte) []byte {
 	kind := byte('C')
@@ -59,6 +62,10 @@ func (s *workerSnapshot) appendBinary(dst []byte) []byte {
 		dst = wire.AppendBytes(dst, s.tracker)
 		dst = wire.AppendBytes(dst, s.hand)
 		dst = wire.AppendBytes(dst, s.inflight)
+		dst = wire.AppendUvarint(dst, uint64(len(s.groups)))
+		for _, g := range s.groups {
+			dst = wire.AppendUvarint(dst, g)
+		}
 	}
 	dst = wire.AppendUvarint(dst, uint64(len(s.outs)))
 	for _, o := range s.outs {
@@ -68,8 +75,8 @@ func (s *workerSnapshot) appendBinary(dst []byte) []byte {
 }
 
 // decodeSnapshot decodes a snapshot of a worker of a source stage
-// (source) with the given number of senders (consumers) and outputs.
-// Byte strings alias b.
+// (source) with the given number of senders (consumers) and outputs, each
+// -1 for any. Byte strings alias b.
 func decodeSnapshot(b []byte, source bool, senders, outs int) (*workerSnapshot, error) {
 	r := wire.NewReader(b)
 	s := &workerSnapshot{source: source}
@@ -92,11 +99,12 @@ func decodeSnapshot(b []byte, source bool, senders, outs int) (*workerSnapshot, 
 	if source {
 		s.pos, s.gen = r.Bytes("position"), r.Bytes("generator")
 	} else {
-		if n := r.Uvarint("senders"); n != uint64(senders) && r.Err() == nil {
+		n := r.Count(1, "senders")
+		if senders >= 0 && n != senders && r.Err() == nil {
 			r.Fail("%d senders, want %d", n, senders)
 		}
 		if r.Err() == nil {
-			s.sendersEnded = make([]bool, senders)
+			s.sendersEnded = make([]bool, n)
 			for i := range s.sendersEnded {
 				s.sendersEnded[i] = r.Bool("sender ended")
 			}
@@ -107,12 +115,24 @@ func decodeSnapshot(b []byte, source bool, senders, outs int) (*workerSnapshot, 
 				s.inflight = nil
 			}
 		}
+		if v >= 3 {
+			switch n := r.Uvarint("key groups"); {
+			case n == 3:
+				s.groups = []uint64{r.Uvarint("key groups"), r.Uvarint("first key group"), r.Uvarint("key group end")}
+				if g := s.groups; (g[0] == 0 || g[0] > maxMaxParallelism || g[1] >= g[2] || g[2] > g[0]) && r.Err() == nil {
+					r.Fail("key groups [%d, %d) of %d", g[1], g[2], g[0])
+				}
+			case n != 0 && r.Err() == nil:
+				r.Fail("%d key group numbers, want 0 or 3", n)
+			}
+		}
 	}
-	if n := r.Uvarint("outputs"); n != uint64(outs) && r.Err() == nil {
+	n := r.Count(1, "outputs")
+	if outs >= 0 && n != outs && r.Err() == nil {
 		r.Fail("%d outputs, want %d", n, outs)
 	}
 	if r.Err() == nil {
-		s.outs = make([][]byte, outs)
+		s.outs = make([][]byte, n)
 		for i := range s.outs {
 			s.outs[i] = r.Bytes("output")
 		}
@@ -170,6 +190,9 @@ func (c *collector[T]) restoreState(b []byte) error {
 	for i, o := range c.outs {
 		sn, ok := o.part.(partition.Snapshotter)
 		switch {
+		case o.e.to != nil && o.e.to.rescale != nil:
+			// The receivers were restored at other parallelism: the
+			// partitioner starts fresh.
 		case ok:
 			if err := sn.RestoreState(states[i]); err != nil {
 				return err

@@ -24,6 +24,8 @@ type Edge struct {
 	// partition.WithSources(senders) first, so that hot-key detectors size
 	// their windows to what one sender sees; the caller's options win.
 	opts []partition.Option
+	// keyGroups: Hash, routing by key group (see MaxParallelism).
+	keyGroups bool
 }
 
 // Forward sends sending worker i's records to receiving worker i mod n.
@@ -34,11 +36,11 @@ func Forward() Edge { return Edge{kind: edgeForward, name: "forward"} }
 // aggregation (it would count each record n times).
 func Broadcast() Edge { return Edge{kind: edgeBroadcast, name: "broadcast"} }
 
-// Hash routes by key hash (partition.NewHash): every record of a key
-// reaches one worker.
-func Hash() Edge {
-	return Partitioned("hash", func(n int) (partition.Partitioner, error) { return partition.NewHash(n) })
-}
+// Hash routes by key hash: every record of a key reaches one worker, the
+// owner of the key's key group (see MaxParallelism; when the receiving
+// parallelism divides the job's MaxParallelism, partition.NewHash's
+// placement).
+func Hash() Edge { return Edge{kind: edgePartitioned, name: "hash", keyGroups: true} }
 
 // Shuffle deals records round-robin (partition.NewShuffle).
 func Shuffle() Edge {
@@ -75,12 +77,20 @@ type forward struct{ w, n int }
 func (f forward) Route(uint64) int { return f.w }
 func (f forward) Workers() int     { return f.n }
 
-func (e Edge) partitioner(sender, senders, receivers int) (partition.Partitioner, error) {
-	switch e.kind {
-	case edgeForward:
+// partitioner is sending worker sender's partitioner of the edge from
+// senders to receivers workers in a job of maxPar key groups.
+func (e Edge) partitioner(sender, senders, receivers, maxPar int) (partition.Partitioner, error) {
+	switch {
+	case e.kind == edgeForward:
 		return forward{w: sender % receivers, n: receivers}, nil
-	case edgeBroadcast:
+	case e.kind == edgeBroadcast:
 		return nil, nil
+	case e.keyGroups:
+		p, err := newKeyGroups(maxPar, receivers)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
+		}
+		return p, nil
 	}
 	if e.factory == nil {
 		return nil, invalidParam("Edge.factory", "nil", "a partition.Factory")
@@ -105,14 +115,14 @@ func (e Edge) partitioner(sender, senders, receivers int) (partition.Partitioner
 
 // splitsKeys reports whether the edge may send one key to several of the
 // receivers when senders send.
-func (e Edge) splitsKeys(senders, receivers int) (bool, error) {
+func (e Edge) splitsKeys(senders, receivers, maxPar int) (bool, error) {
 	switch e.kind {
 	case edgeForward:
 		return senders > 1 && receivers > 1, nil
 	case edgeBroadcast:
 		return true, nil
 	}
-	p, err := e.partitioner(0, senders, receivers)
+	p, err := e.partitioner(0, senders, receivers, maxPar)
 	if err != nil {
 		return false, err
 	}

@@ -5,8 +5,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
+	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // routes sends keys through p and returns the workers chosen.
@@ -27,7 +30,7 @@ func TestKindSizesDetectorsBySenders(t *testing.T) {
 	}
 	e, err := Kind("dchoices")
 	require.NoError(t, err)
-	got, err := e.partitioner(0, senders, workers)
+	got, err := e.partitioner(0, senders, workers, DefaultMaxParallelism)
 	require.NoError(t, err)
 
 	want, err := partition.New("dchoices", workers, partition.WithSources(senders))
@@ -36,16 +39,64 @@ func TestKindSizesDetectorsBySenders(t *testing.T) {
 
 	unsized, err := partition.New("dchoices", workers)
 	require.NoError(t, err)
-	got, err = e.partitioner(0, senders, workers)
+	got, err = e.partitioner(0, senders, workers, DefaultMaxParallelism)
 	require.NoError(t, err)
 	require.NotEqual(t, routes(unsized, keys), routes(got, keys), "the stream must be long enough for the window size to matter")
 
 	// An explicit WithSources in the caller's options wins.
 	e, err = Kind("dchoices", partition.WithSources(1))
 	require.NoError(t, err)
-	got, err = e.partitioner(0, senders, workers)
+	got, err = e.partitioner(0, senders, workers, DefaultMaxParallelism)
 	require.NoError(t, err)
 	unsized, err = partition.New("dchoices", workers)
 	require.NoError(t, err)
 	require.Equal(t, routes(unsized, keys), routes(got, keys))
+}
+
+// TestHashKeyGroups: a Hash edge routes by key group: at a parallelism
+// dividing MaxParallelism exactly as partition.NewHash, at another each
+// worker owns a contiguous range of ⌊m/n⌋ or ⌈m/n⌉ key groups, and every
+// key goes to the owner of its key group; a stage wider than the key
+// groups is refused by name.
+func TestHashKeyGroups(t *testing.T) {
+	keys := make([]uint64, 20_000)
+	for i := range keys {
+		keys[i] = hashx.Mix64(uint64(i))
+	}
+	for _, n := range []int{1, 2, 8, 64, 128} {
+		got, err := Hash().partitioner(0, 1, n, 128)
+		require.NoError(t, err)
+		want, err := partition.NewHash(n)
+		require.NoError(t, err)
+		require.Equal(t, routes(want, keys), routes(got, keys), "n = %d", n)
+	}
+	for _, n := range []int{3, 5, 10, 100} {
+		const m = 128
+		p, err := Hash().partitioner(0, 1, n, m)
+		require.NoError(t, err)
+		require.Equal(t, n, p.Workers())
+		prevHi := 0
+		for w := range n {
+			lo, hi := keyGroupRange(m, n, w)
+			require.Equal(t, prevHi, lo, "ranges are contiguous")
+			require.Contains(t, []int{m / n, (m + n - 1) / n}, hi-lo)
+			for g := lo; g < hi; g++ {
+				require.Equal(t, w, keyGroupOwner(g, m, n))
+			}
+			prevHi = hi
+		}
+		require.Equal(t, m, prevHi)
+		for _, k := range keys {
+			require.Equal(t, keyGroupOwner(hashx.Reduce(k, m), m, n), p.Route(k))
+		}
+	}
+	_, err := Hash().partitioner(0, 1, 129, 128)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	j, err := NewJob(MaxParallelism(4))
+	require.NoError(t, err)
+	WindowAggregate(Source(j, "src", []stream.Stream{stream.FromRecords(nil)}), "count", operators.Count[stream.Record](), Parallelism(5))
+	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
+	require.ErrorContains(t, j.Err(), "MaxParallelism = 4")
+	_, err = NewJob(MaxParallelism(0))
+	require.ErrorContains(t, err, "MaxParallelism")
 }

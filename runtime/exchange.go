@@ -27,8 +27,10 @@ type batch[T any] struct {
 	// again with its next batch without the flag.
 	idle bool
 	// barrier, when not 0, is the id of a checkpoint barrier that follows
-	// this batch's records in the sender's output.
+	// this batch's records in the sender's output; stop, that it is the
+	// stop checkpoint's (Job.Stop), after which the sender sends nothing.
 	barrier uint64
+	stop    bool
 	// local: the receiver's own copy (held during alignment, or replayed
 	// from a snapshot), returned to its pool rather than the inbox.
 	local bool
@@ -105,6 +107,8 @@ type edge[T any] struct {
 	// Stream.codec); nil: its receivers align barriers.
 	codec   operators.Codec[T]
 	inboxes []*inbox[T]
+	maxPar  int        // the job's key groups (MaxParallelism)
+	to      *stageBase // the receiving stage
 }
 
 // outbox is one sending worker's side of an edge: its partitioner instance
@@ -126,6 +130,7 @@ type outbox[T any] struct {
 	m        *workerMetrics
 	ingest   *int64
 	mark     uint64 // the barrier the batches being sent carry (see barrier)
+	stop     bool   // ... and whether it is the stop checkpoint's
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
@@ -134,7 +139,7 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	for i := range o.sentWM {
 		o.sentWM[i] = operators.NoWatermark
 	}
-	p, err := e.spec.partitioner(from, e.senders, len(e.inboxes))
+	p, err := e.spec.partitioner(from, e.senders, len(e.inboxes), e.maxPar)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +212,7 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 		b = o.open(i)
 	}
 	o.cur[i] = nil
-	b.wm, b.from, b.eof, b.idle, b.barrier = wm, o.from, eof, o.idle, o.mark
+	b.wm, b.from, b.eof, b.idle, b.barrier, b.stop = wm, o.from, eof, o.idle, o.mark, o.stop
 	if o.job != nil {
 		b.sent = o.job.now()
 	}
@@ -269,13 +274,13 @@ func (o *outbox[T]) flushHeld(wm int64) {
 }
 
 // barrier sends every receiver its open batch (or an empty one) followed
-// by barrier id.
-func (o *outbox[T]) barrier(id uint64, wm int64) {
-	o.mark = id
+// by barrier id (of the stop checkpoint when stop is set).
+func (o *outbox[T]) barrier(id uint64, wm int64, stop bool) {
+	o.mark, o.stop = id, stop
 	for i := range o.cur {
 		o.send(i, wm, false)
 	}
-	o.mark = 0
+	o.mark, o.stop = 0, false
 }
 
 // close sends the final batches, carrying EndOfInput.
@@ -348,12 +353,15 @@ func (c *collector[T]) close() {
 
 func (c *collector[T]) setWatermark(wm int64) { c.wm = wm }
 
-// barrier sends barrier id after everything emitted so far, on every
-// outgoing edge to every receiver.
-func (c *collector[T]) barrier(id uint64) {
+func (c *collector[T]) restoreWatermark(wm int64) { c.wm = wm }
+
+// barrier sends barrier id (of the stop checkpoint when stop is set)
+// after everything emitted so far, on every outgoing edge to every
+// receiver.
+func (c *collector[T]) barrier(id uint64, stop bool) {
 	c.publish()
 	for _, o := range c.outs {
-		o.barrier(id, c.wm)
+		o.barrier(id, c.wm, stop)
 	}
 }
 

@@ -19,7 +19,7 @@ type exchangeRig struct {
 }
 
 func newExchangeRig(tb testing.TB) *exchangeRig {
-	r := &exchangeRig{e: &edge[stream.Record]{spec: Hash(), keyOf: recordKey, senders: 1}}
+	r := &exchangeRig{e: &edge[stream.Record]{spec: Hash(), keyOf: recordKey, senders: 1, maxPar: DefaultMaxParallelism}}
 	for range 2 {
 		r.e.inboxes = append(r.e.inboxes, newInbox[stream.Record](4, 1, 256, &r.m))
 	}
@@ -99,7 +99,7 @@ func TestInboxMakesAtMostItsBound(t *testing.T) {
 // inline.
 func BenchmarkSourceRoute(b *testing.B) {
 	var m workerMetrics
-	e := &edge[stream.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1}
+	e := &edge[stream.Record]{spec: Hash(), keyOf: recordKey, recKey: true, senders: 1, maxPar: DefaultMaxParallelism}
 	for range 16 {
 		e.inboxes = append(e.inboxes, newInbox[stream.Record](64, 1, 1024, &m))
 	}

@@ -230,7 +230,7 @@ func (u *unaligner[T]) readAhead(in *inbox[T]) error {
 // processed, and while a checkpoint records, batches from senders whose
 // barrier has not arrived are recorded.
 func (u *unaligner[T]) arrive(bt *batch[T]) error {
-	if u.id == 0 && bt.barrier != 0 {
+	if u.id == 0 && bt.barrier != 0 && !bt.stop { // a stop barrier is aligned (Job.Stop)
 		if bt.barrier <= u.last {
 			return fmt.Errorf("runtime: barrier %d after checkpoint %d", bt.barrier, u.last)
 		}
@@ -242,7 +242,7 @@ func (u *unaligner[T]) arrive(bt *batch[T]) error {
 	if u.id == 0 {
 		return nil
 	}
-	if bt.barrier != 0 && bt.barrier != u.id {
+	if bt.barrier != 0 && bt.barrier != u.id && !bt.stop {
 		return fmt.Errorf("runtime: barrier %d from sender %d while checkpoint %d records", bt.barrier, bt.from, u.id)
 	}
 	if err := u.record(bt); err != nil {

@@ -50,6 +50,7 @@ type Job struct {
 	co        *coordinator
 	txnSinks  bool
 	ckptStats ckptStats
+	stop      stopState
 }
 
 // NewJob returns an empty job.
@@ -61,7 +62,7 @@ func NewJob(opts ...JobOpt) (*Job, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Job{cfg: cfg}, nil
+	return &Job{cfg: cfg, stop: newStopState()}, nil
 }
 
 // Err returns the first error met while building the job.
@@ -96,8 +97,14 @@ type stageBase struct {
 	cfg     stageConfig
 	metrics []workerMetrics
 	// restored holds each worker's snapshot when the attempt starts from
-	// a checkpoint, else nil.
+	// a checkpoint, else nil; rescale, instead, how the stage takes over
+	// the state of a checkpoint written at other parallelism (rescale.go).
 	restored [][]byte
+	rescale  *rescale
+	// upstream is the stage feeding this one (nil for a source); role
+	// says what its handler's state is, for rescaling.
+	upstream *stageBase
+	role     stageRole
 }
 
 func (b *stageBase) base() *stageBase { return b }
@@ -193,7 +200,11 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 	if e.kind == edgePartitioned && e.name != "shuffle" && s.keyOf == nil {
 		return nil, fmt.Errorf("%w: edge %s needs a keyed stream (KeyBy)", ErrInvalidParameter, e.name)
 	}
-	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec, senders: s.st.cfg.parallelism, fromSource: s.st.source}
+	if e.keyGroups && n > s.job.cfg.maxPar {
+		return nil, invalidParam("Parallelism", n, fmt.Sprintf("at most MaxParallelism = %d behind a Hash edge", s.job.cfg.maxPar))
+	}
+	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec, senders: s.st.cfg.parallelism, fromSource: s.st.source,
+		maxPar: s.job.cfg.maxPar}
 	ed.inboxes = make([]*inbox[T], 0, n)
 	s.port.edges = append(s.port.edges, ed)
 	return ed, nil
@@ -234,10 +245,13 @@ type output interface {
 	setWatermark(int64)
 	setIdle(bool)
 	setIngest(int64)
-	// barrier sends a checkpoint barrier after everything emitted so far;
-	// appendState and restoreState encode and restore the output's state
-	// for checkpoints.
-	barrier(id uint64)
+	// restoreWatermark starts the output at watermark wm, its
+	// partitioners fresh: a worker of a rescaled stage.
+	restoreWatermark(wm int64)
+	// barrier sends a checkpoint barrier (the stop checkpoint's when stop
+	// is set) after everything emitted so far; appendState and
+	// restoreState encode and restore the output's state for checkpoints.
+	barrier(id uint64, stop bool)
 	appendState(dst []byte) ([]byte, error)
 	restoreState(b []byte) error
 }
@@ -258,6 +272,20 @@ type handler[In any] interface {
 	// fresh start.
 	appendState(dst []byte) ([]byte, error)
 	restoreState(b []byte) error
+	// restoreRescaled takes, instead, the worker's share of the state of
+	// a stage restored at other parallelism (see rescale.go).
+	restoreRescaled(in rescaleIn) error
+}
+
+// allStopped reports whether every sender that has not ended has sent its
+// stop barrier.
+func allStopped(stopped, ended []bool) bool {
+	for i, st := range stopped {
+		if !st && !ended[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // stateless is the checkpoint side of handlers that keep no state.
@@ -268,6 +296,18 @@ func (stateless) appendState(dst []byte) ([]byte, error) { return dst, nil }
 func (stateless) restoreState(b []byte) error {
 	if len(b) > 0 {
 		return fmt.Errorf("%w: %d bytes of state for a stage that keeps none", ErrCorruptSnapshot, len(b))
+	}
+	return nil
+}
+
+func (s stateless) restoreRescaled(in rescaleIn) error {
+	for _, a := range in.assigned {
+		if err := s.restoreState(a.state); err != nil {
+			return err
+		}
+	}
+	if len(in.whole) > 0 || len(in.partials) > 0 {
+		return fmt.Errorf("%w: keyed state for a stage that keeps none", ErrCorruptSnapshot)
 	}
 	return nil
 }
@@ -305,8 +345,20 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	// replay holds the batches in flight to this worker that its restored
 	// snapshot recorded (an unaligned checkpoint): processed first.
 	var replay []*batch[In]
+	endedAtStart := false // restored at other parallelism, every input ended
 	snap := b.restoredSnapshot(w)
-	if snap != nil {
+	if b.rescale != nil {
+		done, err := restoreRescaled(b, w, e, tr, h, outs, ended)
+		if err != nil {
+			return err
+		}
+		for _, x := range ended {
+			if x {
+				eofs++
+			}
+		}
+		endedAtStart = done
+	} else if snap != nil {
 		s, err := decodeSnapshot(snap, false, e.senders, len(outs))
 		if err != nil {
 			return err
@@ -379,6 +431,10 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			o.publish()
 		}
 		s := workerSnapshot{ended: final, in: m.in.Load(), out: m.out.Load(), late: m.late.Load(), sendersEnded: slices.Clone(ended)}
+		if e.spec.keyGroups {
+			lo, hi := keyGroupRange(e.maxPar, b.cfg.parallelism, w)
+			s.groups = []uint64{uint64(e.maxPar), uint64(lo), uint64(hi)}
+		}
 		s.tracker = tr.AppendState(nil)
 		var err error
 		if s.hand, err = h.appendState(nil); err != nil {
@@ -397,23 +453,37 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		m.inflight.Add(uint64(len(s.inflight)))
 		co.submit(ack{id: id, stage: b.index, worker: w, final: s.ended, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
 	}
-	// snapshot takes the state for checkpoint id and passes the barrier on.
-	snapshot := func(id uint64) (workerSnapshot, error) {
+	// snapshot takes the state for checkpoint id and passes the barrier on
+	// (the stop checkpoint's when stop is set).
+	snapshot := func(id uint64, stop bool) (workerSnapshot, error) {
 		s, err := state(false)
 		if err != nil {
 			return s, err
 		}
 		for _, o := range outs {
-			o.barrier(id)
+			o.barrier(id, stop)
 		}
 		return s, nil
+	}
+	// stopped counts the senders whose stop barrier has come (stopID).
+	stopped, nstopped, stopID := make([]bool, e.senders), 0, uint64(0)
+	if endedAtStart {
+		if co == nil {
+			return nil
+		}
+		s, err := state(true)
+		if err != nil {
+			return err
+		}
+		submit(0, &s, 0)
+		return nil
 	}
 	var al *aligner[In]
 	var ua *unaligner[In]
 	switch {
 	case co == nil:
 	case j.cfg.ckpt.unaligned && e.codec != nil:
-		ua = newUnaligner(e.codec, co, ended, snapshot, submit)
+		ua = newUnaligner(e.codec, co, ended, func(id uint64) (workerSnapshot, error) { return snapshot(id, false) }, submit)
 	default:
 		al = newAligner[In](e.senders)
 	}
@@ -521,7 +591,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				}
 			}
 		}
-		from, barrier := int(bt.from), bt.barrier
+		from, barrier, stopB := int(bt.from), bt.barrier, bt.stop
 		if bt.eof {
 			eofs++
 			ended[from] = true
@@ -533,16 +603,32 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		case al != nil:
 			al.release(bt)
 		}
-		if barrier != 0 && al != nil {
+		switch {
+		case barrier != 0 && stopB:
+			// The stop checkpoint: nothing follows its barriers, so it is
+			// taken once every input's has been processed.
+			if !stopped[from] {
+				stopped[from], nstopped, stopID = true, nstopped+1, barrier
+			}
+		case barrier != 0 && al != nil:
 			al.arrive(from, barrier)
 		}
 		if al != nil && al.aligned(ended) {
 			id := al.id
-			s, err := snapshot(id)
+			s, err := snapshot(id, false)
 			if err != nil {
 				return err
 			}
 			submit(id, &s, al.done())
+		}
+		if stopID != 0 && allStopped(stopped, ended) {
+			s, err := snapshot(stopID, true)
+			if err != nil {
+				return err
+			}
+			submit(stopID, &s, 0)
+			m.busy.Add(uint64(time.Since(t0)))
+			return nil
 		}
 		if eofs == e.senders {
 			if err := setWM(operators.EndOfInput); err != nil {

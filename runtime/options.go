@@ -29,11 +29,13 @@ type jobConfig struct {
 	// bubble's clock set time.Sleep.
 	sleep func(time.Duration)
 	ckpt  ckptConfig
+	// maxPar is the number of key groups (MaxParallelism).
+	maxPar int
 }
 
 func defaultJobConfig() jobConfig {
 	return jobConfig{batchSize: 512, queue: 8, flush: 5 * time.Millisecond, idleTimeout: 0, sleep: clock.Sleep,
-		ckpt: ckptConfig{retain: 3}}
+		ckpt: ckptConfig{retain: 3}, maxPar: DefaultMaxParallelism}
 }
 
 func (c *jobConfig) validate() error {
@@ -46,6 +48,8 @@ func (c *jobConfig) validate() error {
 		return invalidParam("FlushInterval", c.flush, "> 0")
 	case c.idleTimeout < 0:
 		return invalidParam("IdleTimeout", c.idleTimeout, ">= 0")
+	case c.maxPar < 1 || c.maxPar > maxMaxParallelism:
+		return invalidParam("MaxParallelism", c.maxPar, fmt.Sprintf("in [1, %d]", maxMaxParallelism))
 	}
 	return c.ckpt.validate()
 }

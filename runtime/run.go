@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // Restart, a failed attempt is followed by another from the last
 // checkpoint this Run completed (else from where it started), and Run
 // returns the last attempt's error once they are spent.
-func (j *Job) Run(ctx context.Context) error {
+func (j *Job) Run(ctx context.Context) (err error) {
 	if j.err != nil {
 		return j.err
 	}
@@ -58,6 +59,11 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 	first := next // this Run's checkpoints have ids from first on
 	backoff := ck.backoff
+	j.stop.running.Store(true)
+	defer func() {
+		j.stop.running.Store(false)
+		j.stop.finish(j.CheckpointStats().LastID, err)
+	}()
 	for attempt := 0; ; attempt++ {
 		err := j.attempt(ctx, from, &next)
 		if err == nil || ctx.Err() != nil {
@@ -116,23 +122,90 @@ func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*ch
 // stages or parallelism than the one restored from it.
 var ErrIncompatibleCheckpoint = errors.New("runtime: checkpoint of another job")
 
-// restoreFrom gives every worker its snapshot in c.
+// restoreFrom gives every worker its snapshot in c, or, for a stage that c
+// holds at other parallelism or behind a stage that it does (or that went
+// from one phase to two, or back), the plan to take over its state.
 func (j *Job) restoreFrom(c *checkpoint.Checkpoint) error {
-	if len(c.Stages) != len(j.stages) {
-		return fmt.Errorf("%w: %d stages, the job has %d", ErrIncompatibleCheckpoint, len(c.Stages), len(j.stages))
-	}
-	for i, st := range j.stages {
-		b := st.base()
-		if cs := c.Stages[i]; cs.Name != b.name || cs.Workers != b.cfg.parallelism {
-			return fmt.Errorf("%w: stage %d is %q with %d workers, the job's is %q with %d", ErrIncompatibleCheckpoint, i, cs.Name, cs.Workers, b.name, b.cfg.parallelism)
-		}
-		b.restored = make([][]byte, b.cfg.parallelism)
-		for w := range b.restored {
+	olds := make(map[string]*oldStage, len(c.Stages))
+	for i, cs := range c.Stages {
+		o := &oldStage{name: cs.Name, workers: cs.Workers, snaps: make([][]byte, cs.Workers)}
+		for w := range o.snaps {
 			data, ok := c.File(fileName(i, w))
 			if !ok {
-				return fmt.Errorf("%w: checkpoint %d has no snapshot of stage %q worker %d", ErrCorruptSnapshot, c.ID, b.name, w)
+				return fmt.Errorf("%w: checkpoint %d has no snapshot of stage %q worker %d", ErrCorruptSnapshot, c.ID, cs.Name, w)
 			}
-			b.restored[w] = data
+			o.snaps[w] = data
+		}
+		olds[cs.Name] = o
+	}
+	used := make(map[*oldStage]bool, len(olds))
+	for _, st := range j.stages {
+		b := st.base()
+		b.restored, b.rescale = nil, nil
+		o := olds[b.name]
+		if b.source {
+			if o == nil || o.workers != b.cfg.parallelism {
+				return fmt.Errorf("%w: source %q with %d workers is not in checkpoint %d as such (sources keep their parallelism)", ErrIncompatibleCheckpoint, b.name, b.cfg.parallelism, c.ID)
+			}
+			b.restored, used[o] = o.snaps, true
+			continue
+		}
+		if up := olds[b.upstream.name]; o != nil && o.workers == b.cfg.parallelism && up != nil && up.workers == b.upstream.cfg.parallelism {
+			b.restored, used[o] = o.snaps, true
+			continue
+		}
+		rs := planRescale(b, olds)
+		if rs == nil {
+			return fmt.Errorf("%w: stage %q is not in checkpoint %d", ErrIncompatibleCheckpoint, b.name, c.ID)
+		}
+		b.rescale = rs
+		for _, o := range []*oldStage{rs.from, rs.whole, rs.partials} {
+			if o != nil {
+				used[o] = true
+			}
+		}
+	}
+	for _, cs := range c.Stages {
+		if !used[olds[cs.Name]] {
+			return fmt.Errorf("%w: checkpoint %d's stage %q is not in the job", ErrIncompatibleCheckpoint, c.ID, cs.Name)
+		}
+	}
+	return nil
+}
+
+// planRescale says which of the checkpoint's stages rescaled stage b
+// takes its state from: its own, or, for an aggregation that went from
+// one phase to two, the one-phase stage (its state to the final stage),
+// and back, the final and partial stages (both to the one-phase stage).
+// It returns nil when the checkpoint has none of them.
+func planRescale(b *stageBase, olds map[string]*oldStage) *rescale {
+	own := olds[b.name]
+	base := strings.TrimSuffix(strings.TrimSuffix(b.name, "/partial"), "/final")
+	switch b.role {
+	case roleComplete:
+		if own != nil {
+			return &rescale{from: own, whole: own}
+		}
+		if f, p := olds[b.name+"/final"], olds[b.name+"/partial"]; f != nil && p != nil {
+			return &rescale{from: p, whole: f, partials: p}
+		}
+	case rolePartial:
+		if own != nil {
+			return &rescale{from: own, partials: own}
+		}
+		if one := olds[base]; one != nil {
+			return &rescale{from: one} // its accumulators go to the final stage
+		}
+	case roleFinal:
+		if own != nil {
+			return &rescale{from: own, whole: own}
+		}
+		if one := olds[base]; one != nil {
+			return &rescale{from: one, whole: one}
+		}
+	default:
+		if own != nil {
+			return &rescale{from: own}
 		}
 	}
 	return nil

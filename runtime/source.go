@@ -286,7 +286,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 			return err
 		}
 	}
-	snapshot := func(id uint64, final bool) error {
+	snapshot := func(id uint64, final, stop bool) error {
 		out.publish()
 		sn := workerSnapshot{source: true, ended: final, in: m.in.Load(), out: m.out.Load(), gen: gen.AppendState(nil)}
 		if pos != nil {
@@ -301,7 +301,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		}
 		sn.outs = [][]byte{st}
 		if !final {
-			out.barrier(id)
+			out.barrier(id, stop)
 		}
 		co.submit(ack{id: id, stage: s.index, worker: w, final: final, data: sn.appendBinary(nil)})
 		return nil
@@ -332,8 +332,12 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		if co != nil {
 			if id := co.trigger.Load(); id > injected {
 				injected = id
-				if err := snapshot(id, false); err != nil {
+				stop := co.stopID.Load() == id
+				if err := snapshot(id, false, stop); err != nil {
 					return err
+				}
+				if stop { // Job.Stop: read nothing more, send nothing more
+					return nil
 				}
 			}
 		}
@@ -421,7 +425,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 			out.close() // the records go with the end of input
 			m.busy.Add(uint64(time.Since(t0)))
 			if co != nil {
-				return snapshot(0, true)
+				return snapshot(0, true, false)
 			}
 			return nil
 		}

@@ -64,7 +64,7 @@ func addConsumer[In, Out any](s *Stream[In], name string, cfg stageConfig, defEd
 		j.fail(fmtStage(name, err))
 		e = &edge[In]{spec: Forward(), senders: s.st.cfg.parallelism}
 	}
-	st.in = e
+	st.in, st.upstream, e.to = e, s.st, &st.stageBase
 	j.addStage(st)
 	return st, &Stream[Out]{job: j, st: &st.stageBase, port: st.out, codec: codecOf[Out]()}
 }

@@ -82,6 +82,30 @@ func (h *txnHandler[T]) restoreState(b []byte) error {
 	return nil
 }
 
+// restoreRescaled recovers the transactions of the old workers the worker
+// takes over (old worker i goes to new worker i mod n): each commits its
+// checkpoint's transaction and aborts the rest; a worker that replaces no
+// old one of its own index aborts what that index may have left.
+func (h *txnHandler[T]) restoreRescaled(in rescaleIn) error {
+	own := false
+	for _, a := range in.assigned {
+		txn, err := txnOfState(a.state)
+		if err != nil {
+			return err
+		}
+		if err := h.sink.Recover(a.worker, txn); err != nil {
+			return fmt.Errorf("recover worker %d: %w", a.worker, err)
+		}
+		own = own || a.worker == h.w
+	}
+	if !own {
+		if err := h.sink.Recover(h.w, nil); err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+	}
+	return nil
+}
+
 // txnOfState is the transaction handle in a txnHandler's state (nil for
 // none).
 func txnOfState(b []byte) ([]byte, error) {
@@ -115,6 +139,7 @@ func TwoPhaseSink[T any](s *Stream[T], name string, sink TxnSink[T], opts ...Sin
 		func(_ context.Context, w int, _ *collector[struct{}]) (handler[T], []output, error) {
 			return &txnHandler[T]{w: w, sink: sink}, nil, nil
 		})
+	st.role = roleTxn
 	st.commit = func(w int, state []byte) error {
 		txn, err := txnOfState(state)
 		if err != nil || txn == nil {
