@@ -95,6 +95,7 @@ type stageConfig struct {
 	backend  operators.StateBackend
 	// sources
 	rate     float64
+	schedule *rateSchedule // Rate's or RateSchedule's
 	disorder time.Duration
 	procTime bool
 	timeOf   any // EventTime's func(T) int64, checked against the source's T
@@ -110,8 +111,16 @@ func (c *stageConfig) validate() error {
 		return invalidParam("AllowedLateness", c.lateness, ">= 0")
 	case !(c.rate >= 0) || math.IsInf(c.rate, 1): // also rejects NaN
 		return invalidParam("Rate", c.rate, "a finite rate >= 0")
+	case c.rate > 0 && c.schedule != nil:
+		return invalidParam("Rate", c.rate, "0 with RateSchedule (one schedule per source)")
 	case c.disorder < 0:
 		return invalidParam("OutOfOrderness", c.disorder, ">= 0")
+	}
+	if c.rate > 0 {
+		c.schedule = &rateSchedule{steps: []RateStep{{PerSecond: c.rate}}}
+	}
+	if c.schedule != nil {
+		return c.schedule.validate()
 	}
 	return nil
 }

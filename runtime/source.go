@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
@@ -321,8 +320,15 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 			timer.Stop()
 		}
 	}()
-	rate := s.cfg.rate
+	// sched paces an open-loop source (Rate, RateSchedule); offset is the
+	// job's start after the schedule's epoch.
+	sched := s.cfg.schedule
+	var offset time.Duration
 	emitted := 0
+	if sched != nil && sched.fromEpoch {
+		offset = j.start.Sub(sched.epoch)
+		emitted = int(m.in.Load()) // the restored position
+	}
 	lastFlush := j.now()
 	held := out.flushHeld
 	for {
@@ -343,14 +349,12 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		}
 		want := len(buf)
 		now := j.now()
-		if rate > 0 {
-			due := int(float64(now)*rate/1e9) + 1 - emitted
-			if due <= 0 {
-				// Record `emitted` is due at emitted/rate, rounded up:
-				// rounded down, the wait could be 0 before it is due,
-				// and the loop would spin until the clock moved.
-				next := time.Duration(math.Ceil(float64(emitted) / rate * 1e9))
-				wait := min(max(next-time.Duration(now), 1), j.cfg.flush)
+		if sched != nil {
+			t := time.Duration(now) + offset
+			if next := sched.due(int64(emitted)); next > t {
+				// Record `emitted` is not due yet: wait for it (due
+				// rounds up, so the wait ends once it is).
+				wait := min(next-t, j.cfg.flush)
 				if timer == nil {
 					timer = time.NewTimer(wait)
 				} else {
@@ -373,7 +377,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 				}
 				continue
 			}
-			want = min(due, want)
+			want = min(max(int(sched.offered(t))+1-emitted, 1), want)
 		}
 		t0 := time.Now()
 		n, end := in.read(ctx, buf[:want], held)
@@ -389,14 +393,14 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 			}
 			out.setIngest(now)
 			switch {
-			case rate > 0 || s.cfg.procTime:
+			case sched != nil || s.cfg.procTime:
 				var wall int64
 				if s.cfg.procTime {
 					wall = time.Now().UnixNano()
 				}
 				for i := range buf[:n] {
-					if rate > 0 {
-						out.setIngest(int64(float64(emitted+i) / rate * 1e9))
+					if sched != nil {
+						out.setIngest(int64(sched.due(int64(emitted+i)) - offset))
 					}
 					t := wall
 					if !s.cfg.procTime {
