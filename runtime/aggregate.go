@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -325,7 +326,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		Create: agg.Create, Merge: agg.Merge, Result: agg.Result, Codec: agg.Codec,
 		Add: func(a Acc, _ struct{}) Acc { return a },
 	}
-	fcfg := stageConfig{parallelism: cfg.parallelism, edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness, backend: cfg.backend}
+	fcfg := stageConfig{parallelism: cmp.Or(cfg.finalPar, cfg.parallelism), edge: Hash(), edgeSet: true, windows: cfg.windows, lateness: cfg.lateness, backend: cfg.backend}
 	var fst *consumerStage[operators.Partial[Acc], operators.Result[Out]]
 	fst, res.Results = addConsumer(partials, name+"/final", fcfg, Hash(),
 		func(_ context.Context, w int, out *collector[operators.Result[Out]]) (handler[operators.Partial[Acc]], []output, error) {

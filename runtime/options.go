@@ -93,6 +93,9 @@ type stageConfig struct {
 	windows  operators.Windows
 	lateness time.Duration
 	backend  operators.StateBackend
+	// finalPar is the final stage's parallelism of two phases (0: the
+	// partial stage's).
+	finalPar int
 	// sources
 	rate     float64
 	schedule *rateSchedule // Rate's or RateSchedule's
@@ -107,6 +110,8 @@ func (c *stageConfig) validate() error {
 		return invalidParam("Parallelism", c.parallelism, fmt.Sprintf("in [1, partition.MaxWorkers = %d]", partition.MaxWorkers))
 	case c.cost.spin < 0 || c.cost.service < 0:
 		return invalidParam("Cost", c.cost, "non-negative")
+	case c.finalPar < 0 || c.finalPar > partition.MaxWorkers:
+		return invalidParam("FinalParallelism", c.finalPar, fmt.Sprintf("in [1, partition.MaxWorkers = %d], or 0 for Parallelism's", partition.MaxWorkers))
 	case c.lateness < 0:
 		return invalidParam("AllowedLateness", c.lateness, ">= 0")
 	case !(c.rate >= 0) || math.IsInf(c.rate, 1): // also rejects NaN
@@ -187,6 +192,14 @@ func Window(w operators.Windows) AggOpt { return aggOpt(func(c *stageConfig) { c
 func AllowedLateness(d time.Duration) AggOpt {
 	return aggOpt(func(c *stageConfig) { c.lateness = d })
 }
+
+// FinalParallelism sets the number of workers of a two-phase
+// aggregation's final stage, which merges the partial accumulators
+// (default: the aggregation's Parallelism). The final stage takes one
+// partial per key, window and partial worker rather than every record, so
+// it often needs fewer workers than the partial stage. It does nothing when
+// the edge keeps keys together (one phase).
+func FinalParallelism(n int) AggOpt { return aggOpt(func(c *stageConfig) { c.finalPar = n }) }
 
 // KeyedStateBackend keeps an aggregation's per-key accumulators in the
 // stores b opens (one per worker, see operators.StateBackend and

@@ -20,10 +20,11 @@ import (
 type rescaleShape struct {
 	edge           edgeCase
 	agg, sink, par int // par: the parallelism of a Map before the count
+	final          int // FinalParallelism (0: the count's)
 }
 
 func (s rescaleShape) String() string {
-	return fmt.Sprintf("map×%d/%s×%d/sink×%d", s.par, s.edge.name, s.agg, s.sink)
+	return fmt.Sprintf("map×%d/%s×%d(final×%d)/sink×%d", s.par, s.edge.name, s.agg, s.final, s.sink)
 }
 
 // runRescaled runs src -> parse -> count(windows win) -> TwoPhaseSink as
@@ -44,7 +45,7 @@ func runRescaled(t *testing.T, recs []stream.Record, win operators.Windows, late
 		src := Source(j, "src", streams, OutOfOrderness(2*time.Millisecond))
 		parsed := Map(src, "parse", func(r stream.Record) stream.Record { return r }, Via(Shuffle()), Parallelism(shape.par))
 		agg := WindowAggregate(KeyBy(parsed, recordKey), "count", operators.Count[stream.Record](), Window(win), AllowedLateness(lateness),
-			Via(shape.edge.edge), Parallelism(shape.agg))
+			Via(shape.edge.edge), Parallelism(shape.agg), FinalParallelism(shape.final))
 		TwoPhaseSink(agg.Results, "sink", TxnSink[operators.Result[uint64]](sink), Parallelism(shape.sink), Via(Hash()))
 		require.NoError(t, j.Err())
 		return j
@@ -89,13 +90,14 @@ func TestRescaleExactlyOnce(t *testing.T) {
 			continue // two sources into 3 workers: as shuffle, but by position
 		}
 		plans = append(plans,
-			plan{rescaleShape{ec, 3, 2, 2}, rescaleShape{ec, 5, 3, 4}},
-			plan{rescaleShape{ec, 3, 2, 2}, rescaleShape{ec, 2, 1, 1}})
+			plan{rescaleShape{ec, 3, 2, 2, 0}, rescaleShape{ec, 5, 3, 4, 0}},
+			plan{rescaleShape{ec, 3, 2, 2, 0}, rescaleShape{ec, 2, 1, 1, 0}})
 	}
 	hash, dc := edgeCase{"hash", Hash()}, edgeCase{"dchoices", kindEdge("dchoices")}
 	plans = append(plans,
-		plan{rescaleShape{hash, 3, 2, 2}, rescaleShape{dc, 4, 2, 2}},
-		plan{rescaleShape{dc, 3, 2, 2}, rescaleShape{hash, 2, 2, 3}})
+		plan{rescaleShape{hash, 3, 2, 2, 0}, rescaleShape{dc, 4, 2, 2, 1}},
+		plan{rescaleShape{dc, 3, 2, 2, 2}, rescaleShape{hash, 2, 2, 3, 0}},
+		plan{rescaleShape{dc, 4, 2, 2, 1}, rescaleShape{dc, 2, 2, 2, 3}})
 	for _, name := range []string{"tumbling", "sliding", "session"} {
 		win := wins[name]
 		want := testkit.ExactCounts[winKey](recs, win)
@@ -152,4 +154,29 @@ func TestRescaleRefuses(t *testing.T) {
 	_, err = decodeOld(&oldStage{name: "count", workers: 1, snaps: [][]byte{held.appendBinary(nil)}})
 	require.ErrorIs(t, err, ErrIncompatibleCheckpoint)
 	require.ErrorContains(t, err, "in flight")
+}
+
+// TestFinalParallelism: the final stage of two phases runs the workers
+// FinalParallelism asks for, with exact results; a bad count is refused.
+func TestFinalParallelism(t *testing.T) {
+	recs := testkit.ZipfRecords(5, 5000, 1.3, 200, 10*time.Microsecond, 0)
+	win := recoveryWindows(t)["tumbling"]
+	j, err := NewJob(BatchSize(64))
+	require.NoError(t, err)
+	agg := WindowAggregate(Source(j, "src", split(recs, 2)), "count", operators.Count[stream.Record](), Window(win),
+		Via(kindEdge("dchoices")), Parallelism(4), FinalParallelism(2))
+	require.True(t, agg.TwoPhase)
+	var sink resultSink[uint64]
+	Sink(agg.Results, "sink", sink.add)
+	runJob(t, j)
+	require.Equal(t, testkit.ExactCounts[winKey](recs, win), countsOf(sink.got))
+	workers := map[string]int{}
+	for _, m := range j.Metrics() {
+		workers[m.Stage]++
+	}
+	require.Equal(t, map[string]int{"src": 2, "count/partial": 4, "count/final": 2, "sink": 2}, workers)
+	j, err = NewJob()
+	require.NoError(t, err)
+	WindowAggregate(Source(j, "src", split(recs, 2)), "count", operators.Count[stream.Record](), FinalParallelism(-1))
+	require.ErrorContains(t, j.Err(), "FinalParallelism")
 }
