@@ -74,7 +74,20 @@ type server struct {
 // returns false if ctx ended while waiting. As in a FIFO single-server
 // queue, service starts at max(arrival, end of the previous service), so a
 // late timer wake-up is carried, not lost, while the worker stays busy.
-func (s *server) charge(ctx context.Context, n int, arrival time.Time) bool {
+// late is how long after the service's end the wait returned: when no
+// input waits, the modelled server was idle for that long.
+func (s *server) charge(ctx context.Context, n int, arrival time.Time) (ok bool, late time.Duration) {
+	slept := false
+	ok = s.wait(ctx, n, arrival, &slept)
+	if slept {
+		late = max(time.Since(s.deadline), 0)
+	}
+	return ok, late
+}
+
+// wait is charge's wait; *slept reports whether it slept until the
+// deadline (rather than carrying a short wait into the next one).
+func (s *server) wait(ctx context.Context, n int, arrival time.Time, slept *bool) bool {
 	if s.cost.spin > 0 {
 		spin(s.cost.spin * n)
 	}
@@ -90,5 +103,6 @@ func (s *server) charge(ctx context.Context, n int, arrival time.Time) bool {
 	if wait < 50*time.Microsecond {
 		return true // owed time is carried in the deadline
 	}
+	*slept = true
 	return clock.Until(ctx, s.deadline, &s.timer, s.sleep) == nil
 }

@@ -27,19 +27,19 @@ func TestServiceTimeEndsOnAThreadSleep(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		start := time.Now()
-		require.True(t, s.charge(ctx, 5, start))
+		require.True(t, s.wait(ctx, 5, start, new(bool)))
 		require.Equal(t, []time.Duration{100 * time.Microsecond}, slept, "100 µs: one thread sleep")
 		require.Equal(t, 100*time.Microsecond, time.Since(start))
 
 		slept, start = nil, time.Now()
-		require.True(t, s.charge(ctx, 150, start))
+		require.True(t, s.wait(ctx, 150, start, new(bool)))
 		require.Equal(t, []time.Duration{clock.TimerSlack}, slept, "3 ms: a timer for 2 ms, then a thread sleep")
 		require.Equal(t, 3*time.Millisecond, time.Since(start))
 
 		slept, start = nil, time.Now()
-		require.True(t, s.charge(ctx, 2, start))
+		require.True(t, s.wait(ctx, 2, start, new(bool)))
 		require.Empty(t, slept, "40 µs is carried")
-		require.True(t, s.charge(ctx, 2, start))
+		require.True(t, s.wait(ctx, 2, start, new(bool)))
 		require.Equal(t, []time.Duration{80 * time.Microsecond}, slept, "the carried 40 µs are served with the next batch")
 
 		slept = nil
@@ -47,7 +47,7 @@ func TestServiceTimeEndsOnAThreadSleep(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			cancel()
 		}()
-		require.False(t, s.charge(ctx, 500, time.Now()), "cancelled during the timer's part")
+		require.False(t, s.wait(ctx, 500, time.Now(), new(bool)), "cancelled during the timer's part")
 		require.Empty(t, slept)
 	})
 }

@@ -572,8 +572,14 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			for _, o := range outs {
 				o.setIngest(bt.ingest)
 			}
-			if !srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent))) {
+			ok, late := srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent)))
+			if !ok {
 				return nil
+			}
+			if late > 0 && len(in.ch) == 0 {
+				// The modelled service ended before the wait did, and
+				// nothing is queued: the model's server is idle.
+				m.waitIn.Add(uint64(late))
 			}
 			if err := h.process(bt.ev, bt.keys); err != nil {
 				return err

@@ -54,8 +54,10 @@ type WorkerStats struct {
 	// the time blocked on output while emitting.
 	Busy time.Duration
 	// WaitInput is the time spent waiting for input: a consuming worker
-	// waiting for its next batch, a source with a Rate waiting for its
-	// next records to be due. WaitOutput is the time spent blocked on
+	// waiting for its next batch (and, under a modelled ServiceTime, the
+	// time its wait overran the modelled service's end with nothing
+	// queued: the model's server was idle), a source with a Rate waiting
+	// for its next records to be due. WaitOutput is the time spent blocked on
 	// output: waiting for room in a receiver's full queue (backpressure)
 	// or for a free batch buffer. Over an interval of the job's run, the
 	// time spent in neither is a worker's useful time, and its records In

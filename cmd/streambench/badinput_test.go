@@ -121,7 +121,12 @@ var badInputs = []badInput{
 	{"kafka -brokers a:1,,b:2", 2, `-brokers = "a:1,,b:2", want host:port,... with no empty address`},
 	{"kafka -partitioner nope", 2, `-partitioner = "nope", want one of`},
 	{"kafka -file FILE -seed 3", 2, "-seed is not used here with a words file (nothing is sampled)"},
-	{"frobnicate", 2, `unknown subcommand "frobnicate", want one of detector, forgetting, kafka, partition, run, sketch`},
+	{"scale -rate-schedule 5k", 2, "-rate-schedule = 5k, want RATE@TIME"},
+	{"scale -rate-schedule 5k@1s", 2, "-rate-schedule = 5000@1s, want steps from 0s (RATE@TIME,...)"},
+	{"scale -policy pid", 2, `-policy = "pid", want one of ds2, ds2-skew, threshold`},
+	{"scale -interval 1ms", 2, "-interval = 1ms, want >= 100ms"},
+	{"scale -tuples 10", 2, "-tuples is not used (the schedule and -duration set the records)"},
+	{"frobnicate", 2, `unknown subcommand "frobnicate", want one of detector, forgetting, kafka, partition, run, scale, sketch`},
 }
 
 // wordsFile is a small words file the FILE of badInputs stands for.

@@ -57,6 +57,7 @@ var rowTypes = map[string]reflect.Type{
 	"kafka":      reflect.TypeFor[kafkaRow](),
 	"detector":   reflect.TypeFor[bench.DetectorRow](),
 	"forgetting": reflect.TypeFor[bench.ForgettingRow](),
+	"scale":      reflect.TypeFor[bench.ScaleResult](),
 }
 
 func TestGoldenSchema(t *testing.T) {

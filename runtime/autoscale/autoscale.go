@@ -269,20 +269,35 @@ func (d ds2) Decide(ops []Operator, rates map[string]Rates, target float64) (Pla
 		if !ok {
 			continue // no work measured: keep its shape
 		}
-		n := bound(op, int(math.Ceil(in/rate-1e-9)))
+		need := int(math.Ceil(in/rate - 1e-9))
 		if d.skew && op.Keyed {
-			hot := r.TopKeyShare * in
+			p1 := r.TopKeyShare
+			hot := p1 * in
+			// Keys kept together, the hottest key's instance also takes
+			// its share of the others: p1·λ + (1-p1)·λ/n <= its rate.
+			hotNeed := math.MaxInt
+			if hot < rate {
+				hotNeed = int(math.Ceil((1-p1)*in/(rate-hot) - 1e-9))
+			}
+			split := op.Split
 			switch {
-			case !op.Split && hot > rate:
-				plan.Split[op.Name] = true
+			case !op.Split && (hot > rate || op.Max > 0 && hotNeed > op.Max):
+				split = true
 				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s (share %.3f of %.0f) and one instance takes %.0f: split its keys instead of adding instances",
-					op.Name, hot, r.TopKeyShare, in, rate))
+					op.Name, hot, p1, in, rate))
 			case op.Split && hot < rate/2:
-				plan.Split[op.Name] = false
+				split = false
 				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s, under half of one instance's %.0f: keys together again",
 					op.Name, hot, rate))
 			}
+			plan.Split[op.Name] = split
+			if !split && hotNeed > need {
+				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key's instance takes %.3f of its input and a share of the rest: %d instances, not %d",
+					op.Name, p1, hotNeed, need))
+				need = hotNeed
+			}
 		}
+		n := bound(op, need)
 		if n != op.Parallelism {
 			plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: %.0f records/s at %.0f per instance: %d -> %d instances", op.Name, in, rate, op.Parallelism, n))
 		}

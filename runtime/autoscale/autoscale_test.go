@@ -162,3 +162,24 @@ func TestPlanErrors(t *testing.T) {
 		require.Equal(t, name, q.Name())
 	}
 }
+
+// TestDS2SkewSizesTheHotInstance: a hot key that fits one instance still
+// shares it with its part of the other keys, so the skew-aware policy
+// sizes the operator for that instance (plain DS2 for an even split), and
+// splits the keys when that would take more instances than allowed.
+func TestDS2SkewSizesTheHotInstance(t *testing.T) {
+	ops := pipeline(1, 1, 1)
+	plain, err := NewDS2().Decide(ops, rates(ops, 20_000, 0.39), 80_000)
+	require.NoError(t, err)
+	require.Equal(t, 2, plain.Parallelism["count"], "80k over 45.45k")
+	skew, err := NewDS2Skew().Decide(ops, rates(ops, 20_000, 0.39), 80_000)
+	require.NoError(t, err)
+	// 0.39·80k = 31.2k on the hot instance, plus 0.61·80k/n: n = 4.
+	require.Equal(t, 4, skew.Parallelism["count"])
+	require.False(t, skew.Split["count"])
+	require.Contains(t, skew.Reasons[len(skew.Reasons)-2], "4 instances, not 2")
+	far, err := NewDS2Skew().Decide(ops, rates(ops, 20_000, 0.39), 110_000)
+	require.NoError(t, err)
+	require.True(t, far.Split["count"], "42.9k of 45.45k on one instance: 27 instances to keep it")
+	require.Equal(t, 3, far.Parallelism["count"])
+}

@@ -29,13 +29,18 @@
 // # Skew-aware DS2
 //
 // NewDS2Skew is DS2 that reads, for keyed operators, the input's top key
-// share p1 (a hot-key detector's estimate, Rates.TopKeyShare). When the
-// hottest key alone would need more than one instance at the target rate,
-// it splits the operator's keys instead (a key-splitting partitioner and
-// two-phase aggregation, which the caller applies: Plan.Split), sizes the
-// operator for the target as DS2 does, and says why in the plan's
-// reasons; when the hot key fits in half an instance again, it stops
-// splitting. Plain DS2 keeps the hash edge and provisions for a balance it
+// share p1 (a hot-key detector's estimate, Rates.TopKeyShare). Keys kept
+// together, the instance holding the hottest key also takes its share of
+// the others, p1·λ + (1-p1)·λ/n records per second at target input λ over
+// n instances, so it sizes the operator for that instance rather than for
+// an even split. When the hottest key alone would need more than one
+// instance at the target rate (p1·λ above one instance's true rate), or
+// keeping it would need more instances than the operator may have, it
+// splits the operator's keys instead (a key-splitting partitioner and
+// two-phase aggregation, which the caller applies: Plan.Split) and sizes
+// the operator for the target as DS2 does; when the hot key fits in half
+// an instance again, it stops splitting. Every change comes with its
+// reason. Plain DS2 keeps the hash edge and provisions for a balance it
 // cannot have.
 //
 // # Threshold
