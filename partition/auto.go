@@ -207,6 +207,9 @@ func (a *auto) decide() {
 	if mode != a.mode {
 		a.mode = mode
 		a.dc.refreshMin() // other modes wrote the shared loads
+		// d was solved when D-Choices last routed: re-solve it at its
+		// next tuple, from the detector's statistics of now.
+		a.dc.next = a.dc.total + 1
 		if len(a.choice) < cap(a.choice) {
 			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()})
 		} else {
