@@ -42,6 +42,7 @@ type auto struct {
 	window  int
 	seen    int
 	sample  []uint64
+	pcg     *rand.PCG // rng's source
 	rng     *rand.Rand
 	total   uint64
 	counts  map[uint64]int
@@ -76,10 +77,11 @@ func newAuto(n int, c *config) (*auto, error) {
 		return nil, err
 	}
 	load := make([]uint64, n)
+	pcg := rand.NewPCG(c.seed, 0xa070)
 	a := &auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), hashLim: c.hashLimit, mode: modeD,
 		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
-		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
+		pcg: pcg, rng: rand.New(pcg),
 		counts: make(map[uint64]int, c.autoSample),
 		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
