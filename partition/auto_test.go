@@ -3,10 +3,12 @@ package partition
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/partlab"
 )
 
@@ -20,6 +22,7 @@ func TestAutoChoosesBySkew(t *testing.T) {
 		{0.9, 10, modePKG}, // p1 = 0.08 <= 0.63 * 2/n
 		{1.5, 10, modeD},   // p1 = 0.38
 		{1.5, 5, modeD},    // p1 = 0.383: under 2/n, but PKG measured λ = 0.08 there
+		{1.3, 5, modeD},    // p1 = 0.26 <= 0.7 * 2/n, but the top keys' pairs overlap: pkgFits
 		{2.0, 100, modeD},  // p1 = 0.61, d = 65 < n
 		{2.0, 5, modeW},    // p1 = 0.61 with 5 workers: d solves to n
 	} {
@@ -143,4 +146,51 @@ func TestAutoHashLimit(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidParameter)
 		require.ErrorContains(t, err, "autoHashLimit")
 	}
+}
+
+// TestPKGFits: three heavy keys (0.25, 0.11, 0.07 of the stream, the
+// rest tail) fit PKG over 5 workers when their pairs cover all five, and do
+// not when the pairs overlap on three workers, which then hold 0.43 of the
+// stream plus the tail keys trapped there (0.57 · 0.36), above their 0.6.
+func TestPKGFits(t *testing.T) {
+	p, err := New("auto", 5)
+	require.NoError(t, err)
+	a := p.(*auto)
+	within := func(set ...int) func(k uint64) bool {
+		return func(k uint64) bool {
+			x, y := pkgPair(k, 5)
+			return slices.Contains(set, x) && slices.Contains(set, y)
+		}
+	}
+	keys := func(ok func(uint64) bool, distinctPairs bool) []uint64 {
+		var out []uint64
+		seen := map[[2]int]bool{}
+		for k := uint64(1); len(out) < 3; k++ {
+			h := hashx.Mix64(k)
+			x, y := pkgPair(h, 5)
+			if ok(h) && (!distinctPairs || !seen[[2]int{x, y}] && !seen[[2]int{y, x}]) {
+				out = append(out, h)
+				seen[[2]int{x, y}] = true
+			}
+		}
+		return out
+	}
+	probs := []float64{0.25, 0.11, 0.07}
+	set := func(ks []uint64) {
+		a.tops = a.tops[:0]
+		for i, k := range ks {
+			a.tops = append(a.tops, headKey{Key: k, P: probs[i]})
+		}
+	}
+	set(keys(within(0, 1, 2), true))
+	require.False(t, a.pkgFits(1), "three pairs on three workers")
+	// Pairs {0,1}, {2,3} and one with 4: every worker covered.
+	var spread []uint64
+	for _, w := range [][]int{{0, 1}, {2, 3}, {4, 0, 1, 2, 3}} {
+		spread = append(spread, keys(within(w...), false)[0])
+	}
+	x, y := pkgPair(spread[2], 5)
+	require.True(t, x == 4 || y == 4)
+	set(spread)
+	require.True(t, a.pkgFits(1), "pairs covering every worker")
 }
