@@ -22,8 +22,8 @@ var ErrCorrupt = errors.New("partition: corrupt state")
 // implements it; the head-aware kinds save their detector with them (see
 // Detector, "Checkpoints"). AppendState allocates nothing but what dst
 // needs to grow, so it can run at every checkpoint; the encodings are
-// versioned, and docs/results.md ("Checkpoints and recovery") gives their
-// sizes. Like Route, neither is safe for concurrent use.
+// versioned, and docs/results.md ("Partitioner state in a checkpoint")
+// gives their sizes. Like Route, neither is safe for concurrent use.
 type Snapshotter interface {
 	AppendState(dst []byte) ([]byte, error)
 	RestoreState(b []byte) error
