@@ -191,8 +191,12 @@ func mustState(t *testing.T, p Partitioner) []byte {
 // TestSnapshotChoicesAllocs: AppendState into a buffer with room allocates
 // nothing, with the default detector; the test logs the state's size.
 func TestSnapshotChoicesAllocs(t *testing.T) {
+	m := 200_000
+	if testing.Short() {
+		m = 50_000
+	}
 	for _, n := range []int{8, 100} {
-		keys, _ := snapshotStream("skewed", 200_000, 1)
+		keys, _ := snapshotStream("skewed", m, 1)
 		for _, kind := range []string{"dchoices", "wchoices", "auto"} {
 			p, err := New(kind, n)
 			require.NoError(t, err)
