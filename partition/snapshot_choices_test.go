@@ -237,3 +237,36 @@ func TestSnapshotUnsavedDetector(t *testing.T) {
 		require.Equal(t, a.Route(k), b.Route(k))
 	}
 }
+
+// TestSnapshotRestoreIntoUsed: restoring into an instance that has routed
+// other keys (its own loads, cursors and detector windows) routes as the
+// original too: nothing of the receiver's past survives, the cursors of an
+// oracle's fixed head table included.
+func TestSnapshotRestoreIntoUsed(t *testing.T) {
+	keys, probs := snapshotStream("skewed", 60_000, 6)
+	other, _ := snapshotStream("drifting", 20_000, 7)
+	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "auto"} {
+		for det, opts := range map[string][]Option{"default": nil, "oracle": {oracleOption(probs)}} {
+			t.Run(kind+"/"+det, func(t *testing.T) {
+				f, err := NewFactory(kind, append(opts, WithAutoWindow(8192, 1024))...)
+				require.NoError(t, err)
+				a, err := f(10)
+				require.NoError(t, err)
+				b, err := f(10)
+				require.NoError(t, err)
+				for _, k := range keys[:30_000] {
+					a.Route(k)
+				}
+				for _, k := range other {
+					b.Route(k)
+				}
+				require.NoError(t, b.(Snapshotter).RestoreState(mustState(t, a)))
+				for i, k := range keys[30_000:] {
+					if wa, wb := a.Route(k), b.Route(k); wa != wb {
+						require.Equal(t, wa, wb, "tuple %d after", i)
+					}
+				}
+			})
+		}
+	}
+}
