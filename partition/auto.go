@@ -11,8 +11,9 @@ import (
 )
 
 // auto measures the stream and routes with the cheapest partitioner that
-// balances it: hash while no key is hot enough to unbalance key grouping,
-// PKG while p1 <= pkgMargin * 2/n, D-Choices beyond (W-Choices when
+// balances it: hash while key grouping's predicted imbalance is within the
+// hash limit, PKG while p1 <= pkgMargin * 2/n and PKG's pairs can hold the
+// heavy keys (pkgFits), D-Choices beyond (W-Choices when
 // D-Choices would need every worker anyway). Until its first decision, it
 // routes as D-Choices, the mode that is safe under unknown skew: tail keys
 // get PKG's two candidates and rule (on exact loads), and a key becomes head (d choices) as soon as the
@@ -42,9 +43,11 @@ type auto struct {
 	window  int
 	seen    int
 	sample  []uint64
+	pcg     *rand.PCG // rng's source
 	rng     *rand.Rand
 	total   uint64
 	counts  map[uint64]int
+	tops    []headKey // the sample's keys at or above theta, for pkgFits
 	ranks   []float64
 	choice  []Choice
 	scratch []float64
@@ -76,12 +79,13 @@ func newAuto(n int, c *config) (*auto, error) {
 		return nil, err
 	}
 	load := make([]uint64, n)
+	pcg := rand.NewPCG(c.seed, 0xa070)
 	a := &auto{hll: hll, first: true,
 		n: n, load: load, det: det, theta: c.thetaFor(n), hashLim: c.hashLimit, mode: modeD,
 		window: c.autoWindowFor(), sample: make([]uint64, 0, c.autoSample),
-		rng:    rand.New(rand.NewPCG(c.seed, 0xa070)),
-		counts: make(map[uint64]int, c.autoSample),
-		ranks:  make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
+		pcg: pcg, rng: rand.New(pcg),
+		counts: make(map[uint64]int, c.autoSample), tops: make([]headKey, 0, int(1/c.thetaFor(n))+1),
+		ranks: make([]float64, 0, c.autoSample), scratch: make([]float64, 0, c.autoSample),
 	}
 	a.dc = dchoicesOn(load, det, c, false)
 	a.wc = headAllOn(load, det, c, false)
@@ -142,14 +146,18 @@ func (a *auto) estimate() skewEstimate {
 	for _, k := range a.sample {
 		a.counts[k]++
 	}
-	a.ranks = a.ranks[:0]
+	a.ranks, a.tops = a.ranks[:0], a.tops[:0]
 	var pairs float64
-	for _, c := range a.counts {
+	k := float64(len(a.sample))
+	for key, c := range a.counts {
 		a.ranks = append(a.ranks, float64(c))
 		pairs += float64(c) * float64(c-1)
+		if p := float64(c) / k; p >= a.theta && len(a.tops) < cap(a.tops) {
+			a.tops = append(a.tops, headKey{Key: key, P: p})
+		}
 	}
 	slices.SortFunc(a.ranks, func(x, y float64) int { return int(y - x) })
-	k := float64(len(a.sample))
+	slices.SortFunc(a.tops, hotkey.ByWeight)
 	e := skewEstimate{Distinct: len(a.counts)}
 	if k < 2 {
 		return e
@@ -196,7 +204,8 @@ func (a *auto) decide() {
 	switch {
 	case a.hashLim > 0 && hashLambda <= a.hashLim:
 		mode = modeHash
-	case e.P1 <= pkgMargin*2/n*hysteresis(a.mode == modePKG || a.mode == modeHash):
+	case e.P1 <= pkgMargin*2/n*hysteresis(a.mode == modePKG || a.mode == modeHash) &&
+		a.pkgFits(hysteresis(a.mode == modePKG || a.mode == modeHash)):
 		mode = modePKG
 	default:
 		st := a.det.Stats()
@@ -207,12 +216,53 @@ func (a *auto) decide() {
 	if mode != a.mode {
 		a.mode = mode
 		a.dc.refreshMin() // other modes wrote the shared loads
+		// d was solved when D-Choices last routed: re-solve it at its
+		// next tuple, from the detector's statistics of now.
+		a.dc.next = a.dc.total + 1
 		if len(a.choice) < cap(a.choice) {
 			a.choice = append(a.choice, Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()})
 		} else {
 			a.choice[len(a.choice)-1] = Choice{At: a.total, Kind: mode, P1: e.P1, Zipf: e.Zipf, Distinct: a.hll.Estimate()}
 		}
 	}
+}
+
+// pkgFits reports whether PKG's candidate pairs can hold the sample's keys
+// at or above theta (a.tops, heaviest first, at most maxRealizedKeys of
+// them) with slack h: D-Choices' realized check with PKG's pairs for the
+// candidates. Every prefix of i keys must satisfy
+//
+//	p_1 + ... + p_i + tail·u_i² <= h·(1+eps)·u_i
+//
+// where u_i is the fraction of the workers the i keys' pairs cover and
+// tail the sample's share below theta: a tail key's two candidates both
+// fall in that set with probability u_i², and its tuples are trapped
+// there. Where p1 alone is below PKG's limit, a few heavy keys whose pairs
+// overlap (likely with few workers) still overload their workers.
+func (a *auto) pkgFits(h float64) bool {
+	cover := a.dc.cover
+	clear(cover)
+	covered, mass := 0, 0.0
+	for _, t := range a.tops {
+		mass += t.P
+	}
+	tail := max(0, 1-mass)
+	mass = 0
+	for _, t := range a.tops[:min(len(a.tops), maxRealizedKeys)] {
+		mass += t.P
+		x, y := pkgPair(t.Key, a.n)
+		for _, w := range [2]int{x, y} {
+			if b := uint64(1) << (w & 63); cover[w>>6]&b == 0 {
+				cover[w>>6] |= b
+				covered++
+			}
+		}
+		u := float64(covered) / float64(a.n)
+		if mass+tail*u*u > h*(1+a.dc.eps)*u {
+			return false
+		}
+	}
+	return true
 }
 
 // hysteresis widens a threshold by 10% for the mode in use, so estimates

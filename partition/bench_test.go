@@ -130,14 +130,24 @@ var pairedKinds = []string{"hash", "pkg", "dchoices", "wchoices"}
 // shared machine the few chunks during which the thread is descheduled
 // take milliseconds, which in a sum swamp every other chunk. ns/op is the
 // time of all kinds together per tuple.
-func BenchmarkRoutePaired(b *testing.B) {
+func BenchmarkRoutePaired(b *testing.B) { routePaired(b, oracleOption) }
+
+// BenchmarkRoutePairedDefaultDetector is BenchmarkRoutePaired with the
+// default detector instead of the oracle: what D-Choices and W-Choices cost
+// when they have to find their head.
+func BenchmarkRoutePairedDefaultDetector(b *testing.B) {
+	routePaired(b, func(map[uint64]float64) Option { return WithSeed(0) })
+}
+
+// routePaired is BenchmarkRoutePaired with the detector option det gives.
+func routePaired(b *testing.B, det func(probs map[uint64]float64) Option) {
 	for _, s := range []float64{0.8, 1.4, 2.0} {
 		for _, n := range []int{10, 100} {
 			b.Run(fmt.Sprintf("zipf=%.1f/workers=%d", s, n), func(b *testing.B) {
 				st := benchKeys(s)
 				ps := make([]Partitioner, len(pairedKinds))
 				for i, kind := range pairedKinds {
-					p, err := New(kind, n, oracleOption(st.probs))
+					p, err := New(kind, n, det(st.probs))
 					if err != nil {
 						b.Fatal(err)
 					}

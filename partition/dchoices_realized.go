@@ -96,12 +96,14 @@ func (t *headTable) sorted() ([]headKey, float64) {
 		t.list, t.mass = t.list[:0], 0
 		for k, h := range t.m.All() {
 			t.list = append(t.list, headKey{Key: k, P: h.p})
-			t.mass += h.p
 		}
 		if !t.fixed {
 			t.m.Clear()
 		}
 		slices.SortFunc(t.list, hotkey.ByWeight)
+		for _, h := range t.list { // in that order: a sum of the keys alone
+			t.mass += h.P
+		}
 	}
 	return t.list[:min(len(t.list), maxRealizedKeys)], t.mass
 }

@@ -28,6 +28,12 @@ import (
 //     (once its first sample is full, then every WithAutoWindow tuples).
 //     It reports the head as the detector sees it now (HeadStats).
 //
+// Checkpoints. A partitioner saves its detector's state with its own
+// (Snapshotter) when the detector implements Snapshotter, as the default
+// detector and internal/hotkey's do; a detector that does not restarts as
+// its factory made it after a restore, so the restored partitioner routes
+// differently from the original (results downstream stay exact).
+//
 // Guarantees a detector must give. Observe does not allocate in steady
 // state, and Stats is O(1) and does not allocate (keep the statistics up
 // to date in Observe, or refresh them every so many tuples): Route's

@@ -31,7 +31,9 @@
 //     or W-Choices, switching as the stream changes and reporting each
 //     choice (Chooser). It starts as D-Choices, the mode that is safe under
 //     unknown skew; hash while its predicted imbalance is at most
-//     WithAutoHashLimit's, PKG only while p1 <= 0.7 * 2/n.
+//     WithAutoHashLimit's (1e-3 by default: in practice never, as Auto
+//     balances as well as PKG and D-Choices), PKG only while p1 <= 0.7 *
+//     2/n and PKG's pairs can hold the heavy keys.
 //
 // New and NewFactory build any kind by name (Kinds): the registry for
 // command lines and configuration files. It also has the two kinds that

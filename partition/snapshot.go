@@ -18,8 +18,12 @@ var ErrCorrupt = errors.New("partition: corrupt state")
 // that state to dst without changing it; RestoreState, on a partitioner
 // made by the same factory (kind, options, worker count), replaces its
 // state with an encoded one, or fails with an error wrapping ErrCorrupt
-// and leaves it unchanged. Hash, which keeps no state, does not implement
-// it. Like Route, neither is safe for concurrent use.
+// and leaves it unchanged. Every kind but Hash, which keeps no state,
+// implements it; the head-aware kinds save their detector with them (see
+// Detector, "Checkpoints"). AppendState allocates nothing but what dst
+// needs to grow, so it can run at every checkpoint; the encodings are
+// versioned, and docs/results.md ("Partitioner state in a checkpoint")
+// gives their sizes. Like Route, neither is safe for concurrent use.
 type Snapshotter interface {
 	AppendState(dst []byte) ([]byte, error)
 	RestoreState(b []byte) error

@@ -40,19 +40,37 @@ func TestSnapshotRoutesAsOriginal(t *testing.T) {
 	}
 }
 
+// FuzzRestoreState: RestoreState of every kind with a state never panics,
+// fails with ErrCorrupt, and a partitioner it accepts routes to its
+// workers. The seeds are real states, after window swaps and decisions.
 func FuzzRestoreState(f *testing.F) {
+	kinds := []string{"pkg", "shuffle", "dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"}
 	f.Add(byte(0), []byte{'p', 3, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add(byte(1), []byte{'r', 2})
+	keys, _ := snapshotStream("drifting", 6000, 1)
+	for i, kind := range kinds[2:] {
+		p, err := New(kind, 3, WithTheta(0.05), WithAutoWindow(512, 64))
+		require.NoError(f, err)
+		for _, k := range keys[:1000*(i+1)] {
+			p.Route(k)
+		}
+		f.Add(byte(i+2), mustStateF(f, p))
+	}
 	f.Fuzz(func(t *testing.T, which byte, b []byte) {
-		kind := []string{"pkg", "shuffle"}[which%2]
-		p, err := New(kind, 3)
+		p, err := New(kinds[int(which)%len(kinds)], 3, WithTheta(0.05), WithAutoWindow(512, 64))
 		require.NoError(t, err)
 		if err := p.(Snapshotter).RestoreState(b); err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)
 			return
 		}
-		for k := range uint64(100) {
+		for _, k := range keys[:300] {
 			require.Less(t, p.Route(k), 3)
 		}
 	})
+}
+
+func mustStateF(f *testing.F, p Partitioner) []byte {
+	b, err := p.(Snapshotter).AppendState(nil)
+	require.NoError(f, err)
+	return b
 }

@@ -167,8 +167,6 @@ func (s *Stable) update() {
 			e.p = max(e.p, c.P)
 		}
 	}
-	s.heads = s.heads[:0]
-	s.stats = HeadStats{}
 	clear(s.filter[:])
 	for k, e := range s.cand.All() {
 		listed := e.epoch == s.epoch
@@ -189,19 +187,7 @@ func (s *Stable) update() {
 			continue
 		}
 		if e.head {
-			// Before the first swap the shares rest on a few hundred or
-			// thousand tuples: report each key's share less two standard
-			// deviations and the head's mass plus as much, the direction
-			// in which D-Choices solves a smaller d. A d too large spreads
-			// the top keys over more workers for good; one too small
-			// sends their excess on along the same candidate sequence.
 			s.filter.add(k)
-			if s.ready {
-				s.heads = append(s.heads, HeadKey{k, e.p})
-				s.stats.Count++
-				s.stats.Mass += e.p
-				s.stats.P1 = max(s.stats.P1, e.p)
-			}
 		}
 	}
 	// Forget candidates that have faded (after the walk: Delete moves
@@ -210,7 +196,28 @@ func (s *Stable) update() {
 		s.cand.Delete(k)
 	}
 	s.drop = s.drop[:0]
+	s.collectHeads()
+}
+
+// collectHeads sets heads and stats from the candidates marked head (none
+// until ready), heads sorted ByWeight and their mass summed in that order:
+// functions of the candidates alone, as a restored detector recomputes
+// them.
+func (s *Stable) collectHeads() {
+	s.heads = s.heads[:0]
+	s.stats = HeadStats{}
+	if !s.ready {
+		return
+	}
+	for k, e := range s.cand.All() {
+		if e.head {
+			s.heads = append(s.heads, HeadKey{k, e.p})
+			s.stats.Count++
+			s.stats.P1 = max(s.stats.P1, e.p)
+		}
+	}
 	slices.SortFunc(s.heads, ByWeight)
+	s.stats.Mass = headMass(s.heads)
 }
 
 // Stats implements Detector: the head as decided at the last refresh,

@@ -118,7 +118,20 @@ func (w *Windowed) refreshStats() {
 	}
 	w.sum[w.old].heavy(least, w.visit)
 	slices.SortFunc(w.heads, ByWeight)
+	w.stats.Mass = headMass(w.heads)
 	w.refreshes++
+}
+
+// headMass is the total probability of heads, summed in their order
+// (ByWeight): a sum that depends on the keys alone, not on the order a
+// summary or table lists them in, so that a detector restored from a
+// snapshot reports the same Stats as the original.
+func headMass(heads []HeadKey) float64 {
+	var m float64
+	for _, h := range heads {
+		m += h.P
+	}
+	return m
 }
 
 // accumulate adds one listed key of the older summary to w.cands (when
@@ -133,7 +146,6 @@ func (w *Windowed) accumulate(k, c uint64) {
 	}
 	w.heads = append(w.heads, HeadKey{k, p})
 	w.stats.Count++
-	w.stats.Mass += p
 	w.stats.P1 = max(w.stats.P1, p)
 }
 
