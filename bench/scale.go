@@ -391,7 +391,7 @@ func (r *scaleRun) topShare() float64 {
 	defer r.mu.Unlock()
 	share := 0.0
 	if top := r.hot.Top(1); len(top) > 0 && r.hot.N() > 0 {
-		share = float64(top[0].Count) / float64(r.hot.N())
+		share = float64(top[0].Lower()) / float64(r.hot.N()) // not over the true share
 	}
 	r.hot.Reset()
 	return share
@@ -544,7 +544,7 @@ func runScalePolicy(ctx context.Context, cfg ScaleConfig, in *scaleInput, name s
 	if err != nil {
 		return res, err
 	}
-	hot, err := sketch.NewSpaceSaving[uint64](64)
+	hot, err := sketch.NewSpaceSaving[uint64](256)
 	if err != nil {
 		return res, err
 	}

@@ -68,6 +68,7 @@ type server struct {
 	deadline time.Time
 	timer    *time.Timer
 	sleep    func(time.Duration)
+	blocked  time.Duration // the worker's time blocked on output, as of the last charge
 }
 
 // charge applies the cost of n records that arrived at the given time; it
@@ -75,8 +76,15 @@ type server struct {
 // queue, service starts at max(arrival, end of the previous service), so a
 // late timer wake-up is carried, not lost, while the worker stays busy.
 // late is how long after the service's end the wait returned: when no
-// input waits, the modelled server was idle for that long.
-func (s *server) charge(ctx context.Context, n int, arrival time.Time) (ok bool, late time.Duration) {
+// input waits, the modelled server was idle for that long. blocked is the
+// worker's time blocked on output so far: a service cannot overlap it (the
+// worker sends its output itself), so the time blocked since the last
+// service delays the next one.
+func (s *server) charge(ctx context.Context, n int, arrival time.Time, blocked time.Duration) (ok bool, late time.Duration) {
+	if d := blocked - s.blocked; d > 0 && !s.deadline.IsZero() {
+		s.deadline = s.deadline.Add(d)
+	}
+	s.blocked = blocked
 	slept := false
 	ok = s.wait(ctx, n, arrival, &slept)
 	if slept {

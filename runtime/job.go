@@ -519,11 +519,14 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				}
 				continue
 			default:
-				// Nothing ready: the wait is time spent waiting for input.
+				// Nothing ready: the wait is time spent waiting for input,
+				// until the batch came (not until this goroutine ran).
 				w0 := time.Now()
 				select {
 				case bt = <-in.ch:
-					m.waitedIn(w0)
+					if arrived := j.start.Add(time.Duration(bt.sent)); arrived.After(w0) {
+						m.waitIn.Add(uint64(min(arrived.Sub(w0), time.Since(w0))))
+					}
 				case <-tick.C:
 					m.waitedIn(w0)
 					if err := onTick(); err != nil {
@@ -572,7 +575,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			for _, o := range outs {
 				o.setIngest(bt.ingest)
 			}
-			ok, late := srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent)))
+			ok, late := srv.charge(ctx, n, j.start.Add(time.Duration(bt.sent)), time.Duration(m.waitOut.Load()))
 			if !ok {
 				return nil
 			}

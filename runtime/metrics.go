@@ -54,7 +54,7 @@ type WorkerStats struct {
 	// the time blocked on output while emitting.
 	Busy time.Duration
 	// WaitInput is the time spent waiting for input: a consuming worker
-	// waiting for its next batch (and, under a modelled ServiceTime, the
+	// waiting for its next batch, until it was sent (and, under a modelled ServiceTime, the
 	// time its wait overran the modelled service's end with nothing
 	// queued: the model's server was idle), a source with a Rate waiting
 	// for its next records to be due. WaitOutput is the time spent blocked on

@@ -388,7 +388,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 			}
 		}
 		if n > 0 {
-			if ok, _ := srv.charge(ctx, n, time.Now()); !ok {
+			if ok, _ := srv.charge(ctx, n, time.Now(), time.Duration(m.waitOut.Load())); !ok {
 				return nil
 			}
 			out.setIngest(now)
