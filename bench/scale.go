@@ -185,7 +185,8 @@ type ScaleResult struct {
 	Workload string   `json:"workload"`
 	ZipfS    *float64 `json:"zipf_s,omitempty"`
 	Keys     uint64   `json:"keys,omitempty"`
-	Records  int64    `json:"records"`
+	Seed     uint64   `json:"seed"`
+	Tuples   int64    `json:"tuples"`
 	ElapsedS float64  `json:"elapsed_s"`
 	// Decisions are the rescales; StepsToConverge, for each schedule
 	// step, how many of them fell in it; Overshoot, the most instances
@@ -529,7 +530,7 @@ func (c *ScaleConfig) optimum(rate float64) (mapN, count int) {
 }
 
 func runScalePolicy(ctx context.Context, cfg ScaleConfig, in *scaleInput, name string) (ScaleResult, error) {
-	res := ScaleResult{Policy: name, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
+	res := ScaleResult{Policy: name, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys, Seed: cfg.Seed,
 		StepsToConverge: make([]int, len(cfg.Schedule)), StepThroughput: make([]float64, len(cfg.Schedule))}
 	policy, err := autoscale.New(name)
 	if err != nil {
@@ -553,7 +554,7 @@ func runScalePolicy(ctx context.Context, cfg ScaleConfig, in *scaleInput, name s
 	for _, p := range in.parts {
 		total += int64(len(p))
 	}
-	res.Records = total
+	res.Tuples = total
 	drain := cfg.Drain
 	if drain == 0 {
 		drain = cfg.Duration

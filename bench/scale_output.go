@@ -64,7 +64,8 @@ func (s scaleSummaryRow) Cells() []Cell {
 		{Name: "step_throughput_tps", Head: "STEP-TUPLES/s", Value: strings.Join(tps, " ")},
 		{Name: "max_pause_ms", Head: "MAX-PAUSEms", Value: pause, Prec: 1, Unit: "max-pause-ms"},
 		{Name: "elapsed_s", Head: "SECONDS", Value: r.ElapsedS, Prec: 1, Unit: "sec/op"},
-		{Name: "records", Head: "TUPLES", Value: r.Records, NoTable: true},
+		{Name: "tuples", Head: "TUPLES", Value: r.Tuples, NoTable: true},
+		{Name: "seed", Head: "SEED", Value: r.Seed, NoTable: true},
 		{Name: "exact", Head: "EXACT", Value: opt(r.Exact)},
 	}
 }

@@ -171,23 +171,8 @@ func (k *KeyedSessions[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(k
 			if !keep(key) {
 				continue
 			}
-			dst, added := next.heads.Put(key)
-			if !added {
+			if _, ok := next.copyChain(key, one, *head, nil); !ok {
 				return fmt.Errorf("%w: key %x in two states", ErrRescale, key)
-			}
-			*dst = -1
-			prev := int32(-1)
-			for j := *head; j >= 0; j = one.slab[j].next {
-				s := one.slab[j]
-				n := next.alloc()
-				s.next, s.gen = -1, next.slab[n].gen
-				next.slab[n] = s
-				if prev < 0 {
-					*dst = n
-				} else {
-					next.slab[prev].next = n
-				}
-				prev = n
 			}
 		}
 	}
