@@ -40,21 +40,27 @@ type windowHandler[In, Acc, Out any] struct {
 	partial      func(operators.Partial[Acc])
 }
 
-func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []uint64) error {
-	keys := sent
-	if len(keys) != len(ev) {
-		h.keys = h.keys[:0]
-		if h.recKey {
-			for _, r := range any(ev).([]operators.Event[stream.Record]) {
-				h.keys = append(h.keys, r.Value.Key)
-			}
-		} else {
-			for i := range ev {
-				h.keys = append(h.keys, h.keyOf(ev[i].Value))
-			}
-		}
-		keys = h.keys
+// keysOf is the events' keys: those the sender computed, else the
+// handler's (into a buffer it reuses).
+func (h *windowHandler[In, Acc, Out]) keysOf(ev []operators.Event[In], sent []uint64) []uint64 {
+	if len(sent) == len(ev) {
+		return sent
 	}
+	h.keys = h.keys[:0]
+	if h.recKey {
+		for _, r := range any(ev).([]operators.Event[stream.Record]) {
+			h.keys = append(h.keys, r.Value.Key)
+		}
+	} else {
+		for i := range ev {
+			h.keys = append(h.keys, h.keyOf(ev[i].Value))
+		}
+	}
+	return h.keys
+}
+
+func (h *windowHandler[In, Acc, Out]) process(ev []operators.Event[In], sent []uint64) error {
+	keys := h.keysOf(ev, sent)
 	h.lateIdx = h.kw.AddBatch(keys, ev, h.lateIdx[:0])
 	if h.err != nil {
 		if err := h.err(); err != nil {
@@ -103,6 +109,20 @@ func (h *windowHandler[In, Acc, Out]) restoreRescaled(in rescaleIn) error {
 	}
 	return absorbPartials(h.partialState, in, h.kw.AddPartial, h.err)
 }
+
+// migrator is keyed state whose keys can move between the workers of a
+// running stage (operators.KeyedWindows, operators.KeyedSessions).
+type migrator interface {
+	Extract(take func(uint64) bool) ([]byte, error)
+	MergeState(b []byte) error
+}
+
+// extract and mergeIn implement liveTarget.
+func (h *windowHandler[In, Acc, Out]) extract(take func(uint64) bool) ([]byte, error) {
+	return h.kw.(migrator).Extract(take)
+}
+
+func (h *windowHandler[In, Acc, Out]) mergeIn(b []byte) error { return h.kw.(migrator).MergeState(b) }
 
 // flushPartialStates sends on every partial accumulator held in states.
 func flushPartialStates[In, Acc, Out any](mk func() (operators.KeyedState[In, Acc, Out], error), states [][]byte, send func(operators.Partial[Acc])) error {
@@ -295,6 +315,21 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				return h, []output{late}, nil
 			})
 		st.role = roleComplete
+		if cfg.active != 0 {
+			switch {
+			case cfg.active < 0 || cfg.active > cfg.parallelism:
+				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, fmt.Sprintf("in [1, Parallelism = %d]", cfg.parallelism))))
+			case !cfg.edge.keyGroups:
+				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, "a Hash edge (key groups)")))
+			case cfg.backend != nil:
+				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, "state on the heap (no KeyedStateBackend)")))
+			case j.cfg.ckpt.snapshots() || j.cfg.ckpt.attempts > 0:
+				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, "a job without Checkpoint, Restore or Restart")))
+			default:
+				st.live = newLiveStage(name, cfg.parallelism, j.cfg.maxPar, cfg.active)
+				st.in.live = st.live
+			}
+		}
 		res.Results.keyOf, res.Results.codec = resultKey[Out], resultCodecOf[Out]()
 		res.Late = &Stream[In]{job: j, st: &st.stageBase, port: latePort, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec}
 		return res
@@ -317,6 +352,9 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 				partialState: partialStateOf(agg, cfg)}
 			return h, []output{late}, nil
 		})
+	if cfg.active != 0 {
+		j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, fmt.Sprintf("an edge that keeps keys together (%s splits them)", cfg.edge.name))))
+	}
 	pst.role = rolePartial
 	partials.keyOf, partials.codec = partialKey[Acc], nil
 	if agg.Codec != nil {

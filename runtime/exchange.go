@@ -31,6 +31,9 @@ type batch[T any] struct {
 	// stop checkpoint's (Job.Stop), after which the sender sends nothing.
 	barrier uint64
 	stop    bool
+	// regen, when not 0, is a live stage's owner table that the sender
+	// routes by after this batch (see live.go).
+	regen uint64
 	// local: the receiver's own copy (held during alignment, or replayed
 	// from a snapshot), returned to its pool rather than the inbox.
 	local bool
@@ -109,6 +112,7 @@ type edge[T any] struct {
 	inboxes []*inbox[T]
 	maxPar  int        // the job's key groups (MaxParallelism)
 	to      *stageBase // the receiving stage
+	live    *liveStage // the receiving stage's, when it rescales live
 }
 
 // outbox is one sending worker's side of an edge: its partitioner instance
@@ -131,6 +135,7 @@ type outbox[T any] struct {
 	ingest   *int64
 	mark     uint64 // the barrier the batches being sent carry (see barrier)
 	stop     bool   // ... and whether it is the stop checkpoint's
+	regen    uint64 // the owner table the batches being sent announce (see step)
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
@@ -139,8 +144,11 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	for i := range o.sentWM {
 		o.sentWM[i] = operators.NoWatermark
 	}
-	p, err := e.spec.partitioner(from, e.senders, len(e.inboxes), e.maxPar)
-	if err != nil {
+	var p partition.Partitioner
+	var err error
+	if e.live != nil {
+		p = &liveRouter{t: e.live.first, n: len(e.inboxes)}
+	} else if p, err = e.spec.partitioner(from, e.senders, len(e.inboxes), e.maxPar); err != nil {
 		return nil, err
 	}
 	o.part, o.fwd = p, -1
@@ -212,7 +220,7 @@ func (o *outbox[T]) send(i int, wm int64, eof bool) {
 		b = o.open(i)
 	}
 	o.cur[i] = nil
-	b.wm, b.from, b.eof, b.idle, b.barrier, b.stop = wm, o.from, eof, o.idle, o.mark, o.stop
+	b.wm, b.from, b.eof, b.idle, b.barrier, b.stop, b.regen = wm, o.from, eof, o.idle, o.mark, o.stop, o.regen
 	if o.job != nil {
 		b.sent = o.job.now()
 	}

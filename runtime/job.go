@@ -105,6 +105,8 @@ type stageBase struct {
 	// says what its handler's state is, for rescaling.
 	upstream *stageBase
 	role     stageRole
+	// live is set on a stage that rescales while it runs (ActiveWorkers).
+	live *liveStage
 }
 
 func (b *stageBase) base() *stageBase { return b }
@@ -248,6 +250,9 @@ type output interface {
 	// restoreWatermark starts the output at watermark wm, its
 	// partitioners fresh: a worker of a rescaled stage.
 	restoreWatermark(wm int64)
+	// step takes up the newest owner table of each live stage the output
+	// feeds (see live.go): once per step of the worker.
+	step()
 	// barrier sends a checkpoint barrier (the stop checkpoint's when stop
 	// is set) after everything emitted so far; appendState and
 	// restoreState encode and restore the output's state for checkpoints.
@@ -393,12 +398,34 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	srv := server{cost: b.cfg.cost, sleep: j.cfg.sleep}
 	tick := time.NewTicker(j.cfg.flush)
 	defer tick.Stop()
-	setWM := func(wm int64) error {
+	// lw moves key groups while the job runs (ActiveWorkers); while the
+	// state of a key group it gains is on its way, its watermark holds
+	// (heldWM is the newest since), so that no window fires, and no
+	// record it holds back turns late, before the state is in.
+	var lw *liveWorker[In]
+	var heldWM int64
+	holdingWM := false
+	advance := func(wm int64) error {
 		err := h.advance(wm)
 		for _, o := range outs {
 			o.setWatermark(wm)
 		}
 		return err
+	}
+	setWM := func(wm int64) error {
+		if lw != nil && lw.holding() {
+			heldWM, holdingWM = wm, true
+			return nil
+		}
+		return advance(wm)
+	}
+	// released applies the watermark held during a move once it is done.
+	released := func(err error) error {
+		if err != nil || !holdingWM || lw.holding() {
+			return err
+		}
+		holdingWM = false
+		return advance(heldWM)
 	}
 	idle := false
 	status := func() {
@@ -413,6 +440,9 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 		}
 	}
 	onTick := func() error {
+		for _, o := range outs {
+			o.step()
+		}
 		if wm, ok := tr.Advance(j.now()); ok {
 			if err := setWM(wm); err != nil {
 				return err
@@ -487,6 +517,14 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	default:
 		al = newAligner[In](e.senders)
 	}
+	// hub is lw's inbox of states from other workers (nil: never ready).
+	var hub chan migration
+	if b.live != nil {
+		if lw, err = newLiveWorker(b.live, w, e.senders, h); err != nil {
+			return err
+		}
+		hub = b.live.hub[w]
+	}
 	fault := j.cfg.ckpt.fault
 	var taken uint64
 	for {
@@ -518,6 +556,11 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 					return err
 				}
 				continue
+			case mg := <-hub:
+				if err := released(lw.arrived(mg, ended)); err != nil {
+					return err
+				}
+				continue
 			default:
 				// Nothing ready: the wait is time spent waiting for input,
 				// until the batch came (not until this goroutine ran).
@@ -530,6 +573,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				case <-tick.C:
 					m.waitedIn(w0)
 					if err := onTick(); err != nil {
+						return err
+					}
+					continue
+				case mg := <-hub:
+					m.waitedIn(w0)
+					if err := released(lw.arrived(mg, ended)); err != nil {
 						return err
 					}
 					continue
@@ -551,10 +600,12 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 		}
 		t0 := time.Now()
-		n := len(bt.ev)
+		for _, o := range outs {
+			o.step()
+		}
 		m.batches.Add(1)
 		now := int64(t0.Sub(j.start))
-		tr.Update(int(bt.from), bt.wm, n > 0, now)
+		tr.Update(int(bt.from), bt.wm, len(bt.ev) > 0, now)
 		tr.SetIdle(int(bt.from), bt.idle)
 		if idle && tr.Live(int(bt.from), now) {
 			// Active again before this batch's records go out, so that
@@ -564,6 +615,14 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				o.setIdle(false)
 			}
 		}
+		// Records of key groups whose state is on its way to this worker
+		// are held back (live rescaling): taken and charged now,
+		// processed once the state is in.
+		ev, keys := bt.ev, bt.keys
+		if lw != nil {
+			ev, keys = lw.filter(int(bt.from), ev, keys)
+		}
+		n := len(bt.ev)
 		if n > 0 {
 			if fault != nil {
 				taken += uint64(n)
@@ -584,8 +643,10 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				// nothing is queued: the model's server is idle.
 				m.waitIn.Add(uint64(late))
 			}
-			if err := h.process(bt.ev, bt.keys); err != nil {
-				return err
+			if len(ev) > 0 {
+				if err := h.process(ev, keys); err != nil {
+					return err
+				}
 			}
 			if idle {
 				// Records taken while idle (an ending input's last
@@ -600,8 +661,8 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 				}
 			}
 		}
-		from, barrier, stopB := int(bt.from), bt.barrier, bt.stop
-		if bt.eof {
+		from, barrier, stopB, regen, eof := int(bt.from), bt.barrier, bt.stop, bt.regen, bt.eof
+		if eof {
 			eofs++
 			ended[from] = true
 		}
@@ -630,6 +691,17 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			}
 			submit(id, &s, al.done())
 		}
+		if lw != nil {
+			var err error
+			if regen != 0 {
+				err = lw.marker(from, regen, ended)
+			} else if eof {
+				err = lw.progress(ended)
+			}
+			if err := released(err); err != nil {
+				return err
+			}
+		}
 		if stopID != 0 && allStopped(stopped, ended) {
 			s, err := snapshot(stopID, true)
 			if err != nil {
@@ -640,6 +712,13 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 			return nil
 		}
 		if eofs == e.senders {
+			if lw != nil {
+				// Every key group this worker gains must be in before
+				// everything fires.
+				if err := released(lw.finish(ctx, ended)); err != nil {
+					return err
+				}
+			}
 			if err := setWM(operators.EndOfInput); err != nil {
 				return err
 			}

@@ -96,6 +96,8 @@ type stageConfig struct {
 	// finalPar is the final stage's parallelism of two phases (0: the
 	// partial stage's).
 	finalPar int
+	// active is ActiveWorkers' (0: not live).
+	active int
 	// sources
 	rate     float64
 	schedule *rateSchedule // Rate's or RateSchedule's

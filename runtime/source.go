@@ -335,6 +335,7 @@ func (s *sourceStage[T]) work(ctx context.Context, w int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		out.step()
 		if co != nil {
 			if id := co.trigger.Load(); id > injected {
 				injected = id
