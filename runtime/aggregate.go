@@ -317,6 +317,8 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 		st.role = roleComplete
 		if cfg.active != 0 {
 			switch {
+			case cfg.step < 0:
+				j.fail(fmtStage(name, invalidParam("MigrationStep", cfg.step, ">= 0")))
 			case cfg.active < 0 || cfg.active > cfg.parallelism:
 				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, fmt.Sprintf("in [1, Parallelism = %d]", cfg.parallelism))))
 			case !cfg.edge.keyGroups:
@@ -326,7 +328,7 @@ func WindowAggregate[In, Acc, Out any](s *Stream[In], name string, agg operators
 			case j.cfg.ckpt.snapshots() || j.cfg.ckpt.attempts > 0:
 				j.fail(fmtStage(name, invalidParam("ActiveWorkers", cfg.active, "a job without Checkpoint, Restore or Restart")))
 			default:
-				st.live = newLiveStage(name, cfg.parallelism, j.cfg.maxPar, cfg.active)
+				st.live = newLiveStage(name, cfg.parallelism, j.cfg.maxPar, cfg.active, cfg.step)
 				st.in.live = st.live
 			}
 		}

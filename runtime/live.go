@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +36,13 @@ var ErrRescaling = errors.New("runtime: a rescale is under way")
 // its key groups at the start (n in [1, Parallelism]). Its state must be on
 // the heap, and the job must not checkpoint.
 func ActiveWorkers(n int) AggOpt { return aggOpt(func(c *stageConfig) { c.active = n }) }
+
+// MigrationStep makes a live stage's rescale move at most groups key
+// groups at a time (default 0: all at once): Rescale publishes a sequence
+// of owner tables, each moving the next groups once the last move is
+// done, so that a worker holds back fewer records, and for less time, at
+// each step (Megaphone's fine-grained migration). groups must be >= 0.
+func MigrationStep(groups int) AggOpt { return aggOpt(func(c *stageConfig) { c.step = groups }) }
 
 // ownerTable maps key groups to workers; gen numbers the tables of a
 // stage.
@@ -70,20 +78,29 @@ type liveStage struct {
 	// generation, by markers.
 	first *ownerTable
 	table atomic.Pointer[ownerTable]
+	step  int              // MigrationStep's (0: every group at once)
 	hub   []chan migration // per worker: the states it receives
 	mu    sync.Mutex
 	done  chan struct{} // closed when every worker has applied the newest table
 	left  int           // workers that have not
+	busy  bool          // a Rescale is under way
 }
 
-func newLiveStage(name string, workers, m, active int) *liveStage {
-	s := &liveStage{name: name, workers: workers, hub: make([]chan migration, workers)}
+func newLiveStage(name string, workers, m, active, step int) *liveStage {
+	s := &liveStage{name: name, workers: workers, step: step, hub: make([]chan migration, workers)}
 	for i := range s.hub {
 		s.hub[i] = make(chan migration, workers)
 	}
 	s.first = newOwnerTable(1, m, active)
 	s.table.Store(s.first)
 	return s
+}
+
+// rescaling reports whether a rescale is under way.
+func (s *liveStage) rescaling() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.busy || s.left > 0
 }
 
 // applied records that a worker has applied generation gen.
@@ -112,7 +129,8 @@ func (r *liveRouter) Workers() int         { return r.n }
 // does). It fails with ErrInvalidParameter for another stage, a job that
 // checkpoints or an n outside [1, Parallelism], with ErrNotRunning when
 // the job is not running, and with ErrRescaling while another rescale of
-// the stage is under way.
+// the stage is under way (or the last move of one that returned early).
+// With MigrationStep, it moves the groups a step at a time.
 func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
 	var ls *liveStage
 	for _, st := range j.stages {
@@ -131,23 +149,56 @@ func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
 		return ErrNotRunning
 	}
 	ls.mu.Lock()
-	if ls.left > 0 {
+	if ls.busy || ls.left > 0 { // left: a move that an ended Rescale began
 		ls.mu.Unlock()
 		return ErrRescaling
 	}
-	cur := ls.table.Load()
-	ls.left, ls.done = ls.workers, make(chan struct{})
-	ls.table.Store(newOwnerTable(cur.gen+1, cur.m, n))
-	done := ls.done
+	ls.busy = true
 	ls.mu.Unlock()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-j.stop.done:
-		return ErrNotRunning
+	defer func() {
+		ls.mu.Lock()
+		ls.busy = false
+		ls.mu.Unlock()
+	}()
+	cur := ls.table.Load()
+	target := newOwnerTable(0, cur.m, n)
+	for {
+		next := cur.toward(target, ls.step)
+		if next == nil {
+			return nil
+		}
+		ls.mu.Lock()
+		ls.left, ls.done = ls.workers, make(chan struct{})
+		ls.table.Store(next)
+		done := ls.done
+		ls.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-j.stop.done:
+			return ErrNotRunning
+		}
+		cur = next
 	}
+}
+
+// toward is the next table on the way from t to target, moving at most
+// step key groups (every one left when step is 0), or nil when t is
+// target already.
+func (t *ownerTable) toward(target *ownerTable, step int) *ownerTable {
+	next := &ownerTable{gen: t.gen + 1, m: t.m, owner: slices.Clone(t.owner)}
+	moved := 0
+	for g := range next.owner {
+		if next.owner[g] != target.owner[g] && (step == 0 || moved < step) {
+			next.owner[g] = target.owner[g]
+			moved++
+		}
+	}
+	if moved == 0 {
+		return nil
+	}
+	return next
 }
 
 // step is a sender's check for a newer owner table of each live stage it

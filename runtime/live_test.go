@@ -34,9 +34,7 @@ func (s rescaleAt) Fill(dst []stream.Record) int {
 	t := s.taken.Add(int64(n))
 	j := *s.job
 	ls := j.stages[1].base().live
-	ls.mu.Lock()
-	busy := ls.left > 0 // the last rescale is under way: ask at a later Fill
-	ls.mu.Unlock()
+	busy := ls.rescaling() // the last one is under way: ask at a later Fill
 	if i := int(s.next.Load()); !busy && i < len(s.at) && t >= int64(s.at[i]) && s.next.CompareAndSwap(int32(i), int32(i+1)) {
 		gen := ls.table.Load().gen
 		go func() { s.errs <- j.Rescale(context.Background(), "count", s.to[i]) }()
@@ -50,12 +48,17 @@ func (s rescaleAt) Fill(dst []stream.Record) int {
 // TestLiveRescaleExact: a keyed count moved between its workers while
 // records flow, up and down, emits exactly the counts of a run that never
 // rescaled, each (key, window) once, for every window kind and allowed
-// lateness; workers outside the active ones take no records.
+// lateness, all at once or a few key groups at a time; workers outside
+// the active ones take no records.
 func TestLiveRescaleExact(t *testing.T) {
 	recs := testkit.ZipfRecords(17, 20_000, 1.2, 500, 10*time.Microsecond, 2*time.Millisecond)
 	for name, win := range recoveryWindows(t) {
-		for _, lateness := range []time.Duration{0, 3 * time.Millisecond} {
-			t.Run(fmt.Sprintf("win=%s,lateness=%v", name, lateness), func(t *testing.T) {
+		for _, c := range []struct {
+			lateness time.Duration
+			step     int
+		}{{0, 0}, {3 * time.Millisecond, 0}, {0, 32}, {3 * time.Millisecond, 32}} {
+			lateness := c.lateness
+			t.Run(fmt.Sprintf("win=%s,lateness=%v,step=%d", name, lateness, c.step), func(t *testing.T) {
 				want := testkit.ExactCounts[winKey](recs, win)
 				var j *Job
 				var taken atomic.Int64
@@ -70,7 +73,7 @@ func TestLiveRescaleExact(t *testing.T) {
 				j, err = NewJob(BatchSize(64), QueueBatches(4), FlushInterval(time.Millisecond))
 				require.NoError(t, err)
 				agg := WindowAggregate(Source(j, "src", streams, OutOfOrderness(2*time.Millisecond)), "count",
-					operators.Count[stream.Record](), Window(win), AllowedLateness(lateness), Parallelism(6), ActiveWorkers(2))
+					operators.Count[stream.Record](), Window(win), AllowedLateness(lateness), Parallelism(6), ActiveWorkers(2), MigrationStep(c.step))
 				var sink resultSink[uint64]
 				Sink(agg.Results, "sink", sink.add)
 				runJob(t, j)
@@ -104,6 +107,7 @@ func TestLiveRescaleExact(t *testing.T) {
 						in[m.Worker] = m.In
 					}
 				}
+				require.Equal(t, newOwnerTable(0, j.cfg.maxPar, 3).owner, j.stages[1].base().live.table.Load().owner, "every group at its last owner")
 				require.Zero(t, in[5], "never active")
 				require.Positive(t, in[3]+in[4], "active after the first rescale")
 			})

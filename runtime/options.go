@@ -96,8 +96,9 @@ type stageConfig struct {
 	// finalPar is the final stage's parallelism of two phases (0: the
 	// partial stage's).
 	finalPar int
-	// active is ActiveWorkers' (0: not live).
+	// active is ActiveWorkers' (0: not live); step, MigrationStep's.
 	active int
+	step   int
 	// sources
 	rate     float64
 	schedule *rateSchedule // Rate's or RateSchedule's
