@@ -24,8 +24,12 @@ type pollLoop struct {
 	killed      *atomic.Bool                      // set by a Worker's Kill; nil for a Merge
 	process     func(p int32, recs []*kgo.Record) // called with mu held
 	commit      func(ctx context.Context)         // commitLocked(ctx, nil), with mu held
-	err         func() error                      // the first produce failure
-	afterPoll   func()                            // test hook, called without the lock
+	// begin, when not nil (ExactlyOnce), opens the transaction the
+	// records produced after a poll belong to, with mu held; false stops
+	// processing (the stage keeps the error, which err returns).
+	begin     func() bool
+	err       func() error // the first produce failure
+	afterPoll func()       // test hook, called without the lock
 	// wake, when not nil, interrupts a poll that waits for records, so that
 	// tick (called with mu held after every poll) sees news that arrive
 	// without records: an input's end, an idle partition.
@@ -61,17 +65,19 @@ func (l *pollLoop) run(ctx context.Context) error {
 			}
 		})
 		l.mu.Lock()
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if len(fp.Records) > 0 {
-				l.process(fp.Partition, fp.Records)
+		if l.begin == nil || l.begin() {
+			fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+				if len(fp.Records) > 0 {
+					l.process(fp.Partition, fp.Records)
+				}
+			})
+			if l.tick != nil {
+				l.tick()
 			}
-		})
-		if l.tick != nil {
-			l.tick()
-		}
-		if time.Since(last) >= l.interval {
-			l.commit(ctx)
-			last = time.Now()
+			if time.Since(last) >= l.interval {
+				l.commit(ctx)
+				last = time.Now()
+			}
 		}
 		l.mu.Unlock()
 		l.cl.AllowRebalance()
@@ -91,9 +97,15 @@ func (l *pollLoop) run(ctx context.Context) error {
 }
 
 // pollContext returns the context of the next polls: ctx, cancelled when
-// wake fires.
+// wake fires, and under ExactlyOnce after the commit interval.
 func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancel(ctx)
+	if l.begin != nil {
+		// A transaction must end within the commit interval even when no
+		// record arrives: read-committed consumers wait for it.
+		t := time.AfterFunc(l.interval, cancel)
+		context.AfterFunc(pctx, func() { t.Stop() })
+	}
 	if l.wake != nil {
 		go func() {
 			select {
