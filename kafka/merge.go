@@ -70,7 +70,8 @@ type Merge[Acc, Out any] struct {
 	parts    map[int32]*mergePart[Acc, Out]
 	restored map[int32][]int64
 
-	closing   atomic.Bool
+	closing   atomic.Bool // shutting down: the revoke commits nothing more
+	killed    atomic.Bool // Kill, or a produce failure: the stage stops at once
 	failed    atomic.Pointer[error]
 	c         mergeCounters
 	failFn    func(error)
@@ -154,6 +155,9 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 }
 
 func (m *Merge[Acc, Out]) fail(err error) {
+	if m.killed.Load() {
+		return // the crash's records fail with the closed client
+	}
 	err = fmt.Errorf("kafka: merge: produce to %q: %w", m.cfg.Output, err)
 	m.failed.CompareAndSwap(nil, &err)
 }
@@ -208,10 +212,11 @@ func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.O
 }
 
 // Run consumes until ctx ends, then flushes, commits and leaves the group.
-// It returns early with the first produce failure.
+// It returns early with the first produce failure or failed transaction
+// end, as Worker.Run does, and at its next poll after Kill.
 func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
-		closing: &m.closing, process: m.process,
+		closing: &m.closing, killed: &m.killed, process: m.process,
 		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll}
 	if m.txn != nil {
 		l.commit = func(context.Context) { m.commitTxnLocked() }
@@ -224,7 +229,7 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 // next merge stage of the group resumes from the last commit. For fault
 // drills and tests.
 func (m *Merge[Acc, Out]) Kill() {
-	m.closing.Store(true)
+	m.killed.Store(true)
 	m.cl.Close()
 }
 
@@ -444,7 +449,8 @@ func (m *Merge[Acc, Out]) commitTxnLocked() {
 	m.mu.Lock()
 	switch {
 	case err != nil:
-		if !m.closing.Load() {
+		m.c.commitErrors.Add(1)
+		if !m.killed.Load() {
 			err = fmt.Errorf("kafka: merge: %w", err)
 			m.failed.CompareAndSwap(nil, &err)
 		}
@@ -470,6 +476,9 @@ func (m *Merge[Acc, Out]) commitTxnLocked() {
 }
 
 func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
+	if m.killed.Load() {
+		return
+	}
 	if m.txn == nil && !m.closing.Load() { // a transaction aborts on a revoke
 		if err := m.cl.Flush(ctx); err == nil && m.err() == nil {
 			m.mu.Lock()

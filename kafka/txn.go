@@ -16,7 +16,10 @@ import (
 type txnStage struct {
 	s     *kgo.GroupTransactSession
 	topic string // the consumed topic whose offsets commit in the transaction
-	in    bool
+	in    bool   // a Begin succeeded that no End has ended
+	// broken is the error of a failed End: the client's transaction
+	// state is not known after it, so no transaction begins again.
+	broken error
 }
 
 // newStageClient builds the client of a Worker or a Merge consuming topic:
@@ -42,8 +45,12 @@ func newStageClient(ctx context.Context, cfg *Config, id, topic string, opts ...
 	return s.Client(), &txnStage{s: s, topic: topic}, nil
 }
 
-// begin opens a transaction unless one is open.
+// begin opens a transaction unless one is open; after a failed end it
+// returns that failure.
 func (t *txnStage) begin() error {
+	if t.broken != nil {
+		return t.broken
+	}
 	if t.in {
 		return nil
 	}
@@ -71,14 +78,21 @@ func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func()
 // t.topic and their metadata (not the positions the client consumed). It
 // returns whether it committed: false with a nil error is an abort (a
 // rebalance during the transaction, a refused offset commit), after which
-// the caller rewinds to its last committed positions; an error is not
-// retryable. Call it without the stage's lock: the session's rebalance
+// the caller rewinds to its last committed positions. An error is final:
+// the session's End can fail with the client still inside its
+// transaction (End's flush cut off, or an EndTxn whose outcome is unknown,
+// which franz-go keeps open for an abort to follow), so end aborts it
+// (franz-go's documented TryAbort retry, which fences the unknown one),
+// and begin and end return the error from then on; the caller stops the
+// stage. Call it without the stage's lock: the session's rebalance
 // callbacks run the stage's, which take it.
 func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, meta map[int32]string) (bool, error) {
+	if t.broken != nil {
+		return false, t.broken
+	}
 	if !t.in {
 		return true, nil
 	}
-	t.in = false
 	ctx = kgo.PreTxnCommitFnContext(ctx, func(req *kmsg.TxnOffsetCommitRequest) error {
 		parts := make([]kmsg.TxnOffsetCommitRequestTopicPartition, 0, len(offsets))
 		for p, eo := range offsets {
@@ -111,7 +125,14 @@ func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, m
 	})
 	ok, err := t.s.End(ctx, kgo.TryCommit)
 	if err != nil {
-		return false, fmt.Errorf("end transaction: %w", err)
+		t.broken = fmt.Errorf("end transaction: %w", err)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		if _, aerr := t.s.End(actx, kgo.TryAbort); aerr != nil {
+			t.broken = fmt.Errorf("end transaction: %w (abort: %w)", err, aerr)
+		}
+		return false, t.broken
 	}
+	t.in = false
 	return ok, nil
 }

@@ -25,7 +25,8 @@ type WorkerStats struct {
 	// Partials and Watermarks are the records produced to the partials
 	// topic (Watermarks counts idle declarations too); Commits the offset
 	// commits that succeeded, CommitErrors those refused (a rebalance moved
-	// the partition: harmless, the new owner replays); FetchErrors the
+	// the partition: harmless, the new owner replays) and, under
+	// ExactlyOnce, the transactions whose end failed; FetchErrors the
 	// errors polls returned (franz-go retries what can be retried);
 	// Resumed the input partitions started at a committed position, with
 	// the greatest event time committed with it; Aborts the transactions
@@ -208,8 +209,9 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
 // cover (within shutdownTimeout, 10 s) and leaves the group; it returns nil
-// then. It returns early with
-// the first produce failure (nothing more is committed) or after Kill.
+// then. It returns early with the first produce failure or, under
+// ExactlyOnce, the first transaction whose end failed (nothing more is
+// committed; the transaction is aborted), and at its next poll after Kill.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	cctx, stop := context.WithCancel(ctx)
 	var ctlDone sync.WaitGroup
@@ -561,6 +563,7 @@ func (w *Worker[In, Acc, Out]) commitTxnLocked() {
 	w.mu.Lock()
 	switch {
 	case err != nil:
+		w.c.commitErrors.Add(1)
 		if !w.killed.Load() {
 			err = fmt.Errorf("kafka: worker: %w", err)
 			w.failed.CompareAndSwap(nil, &err)
