@@ -89,7 +89,7 @@ type mergePart[Acc, Out any] struct {
 	result  func(operators.Result[Out])
 	ended   bool
 	tr      tracker
-	base    mergeBase // ExactlyOnce: where an aborted transaction rewinds to
+	base    mergeBase // the last commit (before one: the first record processed), with its watermarks
 	keys    keyTable
 	emitted []byte // the emittedHeader value of the results being produced
 }
@@ -394,8 +394,8 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	offsets := map[int32]kgo.EpochOffset{}
 	meta := map[int32]string{}
 	add := func(st *mergePart[Acc, Out]) {
-		if c := st.tr.safe(); c.off > st.tr.committed {
-			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
+		if c, ok := st.commitDue(); ok {
+			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c}
 			meta[st.q] = encodeWatermarks(st.wms)
 		}
 	}
@@ -412,9 +412,22 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	}
 	commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
 		if st := m.parts[q]; st != nil {
-			st.tr.committed = o
+			st.tr.committed, st.base = o, mergeBase{o, slices.Clone(st.wms)}
 		}
 	})
+}
+
+// commitDue returns the offset to commit for the partition, and whether a
+// commit is due: the safe offset moved, or the input watermarks did (a
+// window they finalised has its results in the output, and a restart
+// must resume with them even at the same offset, or the replay of its
+// partials after that offset fires it again).
+func (st *mergePart[Acc, Out]) commitDue() (int64, bool) {
+	c := st.tr.safe().off
+	if c < 0 || c < st.tr.committed {
+		return c, false
+	}
+	return c, c > st.tr.committed || !slices.Equal(st.wms, st.base.wms)
 }
 
 // mergeBase is a partials partition's position with the input watermarks
@@ -438,10 +451,10 @@ func (m *Merge[Acc, Out]) commitTxnLocked() {
 	meta := map[int32]string{}
 	safe := map[int32]mergeBase{}
 	for q, st := range m.parts {
-		if c := st.tr.safe(); c.off > st.tr.committed {
-			offsets[q] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
+		if c, ok := st.commitDue(); ok {
+			offsets[q] = kgo.EpochOffset{Epoch: -1, Offset: c}
 			meta[q] = encodeWatermarks(st.wms)
-			safe[q] = mergeBase{c.off, slices.Clone(st.wms)}
+			safe[q] = mergeBase{c, slices.Clone(st.wms)}
 		}
 	}
 	m.mu.Unlock()

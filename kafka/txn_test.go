@@ -97,3 +97,88 @@ func TestExactlyOnceKillStops(t *testing.T) {
 		})
 	}
 }
+
+// TestExactlyOnceMergeCommitsWatermarks pins that the merge stage commits
+// its input watermarks when they moved although its offset did not: a
+// later window's partial at offset 0 holds the commit there while an
+// earlier window's partial (offset 1) fires with the watermark at offset
+// 2. Its result commits; a merge stage that then crashes and restarts
+// resumes at offset 0 with the watermarks that finalised it, drops its
+// replayed partial, and the output holds each result once.
+func TestExactlyOnceMergeCommitsWatermarks(t *testing.T) {
+	ctx := testContext(t)
+	cfg := newTestCluster(t, 1, 1, 1).cfg
+	cfg.Semantics = ExactlyOnce
+	cfg.TransactionalID = "eos"
+	win := cfg.Windows
+	w0, w1 := win.LastStart(0), win.LastStart(int64(150*time.Millisecond))
+	agg := operators.Count[stream.Record]()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.DefaultProduceTopic(cfg.Partials), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	send := func(key string, v []byte) {
+		t.Helper()
+		var k []byte
+		if key != "" {
+			k = []byte(key)
+		}
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: k, Value: v}).FirstErr())
+	}
+	partial := func(key string, start int64, n uint64) {
+		send(key, appendPartial(nil, 0, 0, start, func(b []byte) []byte { return Uint64Codec{}.Append(b, n) }))
+	}
+
+	first, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	require.NoError(t, err)
+	committed := make(chan struct{})
+	var once sync.Once
+	first.afterPoll = func() {
+		if first.c.partials.Load() == 1 && first.c.commits.Load() > 0 {
+			once.Do(func() { close(committed) })
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	partial("a", w1, 3) // offset 0: window w1 opens and holds the commit at 0
+	<-committed
+	partial("b", w0, 5)                                                   // offset 1
+	send("", appendPartialWatermark(nil, 0, int64(150*time.Millisecond))) // offset 2: fires w0 only
+	require.Equal(t, 1, committedResults(t, ctx, cfg, 1))
+	got, _ := readCommitted(t, ctx, cfg, 1)
+	require.Equal(t, map[WindowKey]uint64{{KeyHash([]byte("b")), w0}: 5}, got)
+	first.Kill()
+	require.NoError(t, <-done)
+
+	second, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	require.NoError(t, err)
+	sctx, stop := context.WithCancel(ctx)
+	go func() { done <- second.Run(sctx) }()
+	send("", appendPartialWatermark(nil, 0, operators.EndOfInput)) // offset 3: fires w1
+	readAll(t, ctx, cfg)                                           // every merge end is committed, and the results before it
+	require.NoError(t, ctx.Err())
+	stop()
+	require.NoError(t, <-done)
+	got, seen := readCommitted(t, ctx, cfg, 1)
+	require.Equal(t, map[WindowKey]uint64{{KeyHash([]byte("b")), w0}: 5, {KeyHash([]byte("a")), w1}: 3}, got)
+	for k, times := range seen {
+		require.Equalf(t, 1, times, "result of key %x window %d read %d times", k.Key, k.Start, times)
+	}
+	require.Positive(t, second.Stats().Duplicates, "the replayed partial of the final window was dropped")
+}
+
+// committedResults waits until a read-committed consumer of the output
+// topic has read n results and returns how many it read.
+func committedResults(t *testing.T, ctx context.Context, cfg Config, n int) int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeTopics(cfg.Output), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	read := 0
+	for read < n {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err())
+		read += fs.NumRecords()
+	}
+	return read
+}
