@@ -96,15 +96,15 @@ func (l *pollLoop) run(ctx context.Context) error {
 }
 
 // pollContext returns the context of the next polls: ctx, cancelled when
-// wake fires, and under ExactlyOnce after the commit interval.
+// wake fires and after the commit interval. A poll thus waits at most one
+// commit interval, so the commit of what was processed follows within
+// about one interval even when no record arrives after it (and, under
+// ExactlyOnce, the transaction ends: read-committed consumers wait for
+// it).
 func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancel(ctx)
-	if l.begin != nil {
-		// A transaction must end within the commit interval even when no
-		// record arrives: read-committed consumers wait for it.
-		t := time.AfterFunc(l.interval, cancel)
-		context.AfterFunc(pctx, func() { t.Stop() })
-	}
+	t := time.AfterFunc(l.interval, cancel)
+	context.AfterFunc(pctx, func() { t.Stop() })
 	if l.wake != nil {
 		go func() {
 			select {
