@@ -147,9 +147,12 @@ func (c *Config) commitInterval() time.Duration {
 // rebalance or a failed commit aborts the open transaction, and the stage
 // (or the partition's next owner) replays from the last committed offsets:
 // a consumer reading the output topic with read-committed isolation sees
-// every result exactly once. Cost: one transaction per commit interval
-// per stage, and results become visible only when their transaction
-// commits (latency up to one commit interval). AllowedLateness must be 0.
+// every result exactly once. A transaction whose end fails is aborted and
+// stops the stage (Run returns the error). Cost: one transaction per
+// commit interval per stage, and latency: a result becomes visible when
+// the merge stage's transaction commits, after the workers' transaction
+// with its partials did (up to two commit intervals). AllowedLateness
+// must be 0.
 type Semantics int
 
 const (

@@ -67,7 +67,9 @@
 // commit) rewinds the stage to its last commit; a crashed stage's open
 // transaction is aborted when a stage with its TransactionalID starts. The
 // output topic, read committed, holds every result once. Results become
-// visible when their transaction commits.
+// visible when their transaction commits, after the workers' transaction
+// with their partials did. A transaction whose end fails is aborted and
+// stops the stage.
 //
 // Memory: a worker holds, per input partition, the accumulators of its
 // open windows (as operators.KeyedWindows does) and one copy of the key
