@@ -116,6 +116,15 @@ func CreateTopic(ctx context.Context, cl *kgo.Client, topic string, partitions i
 // options, then the user's (which win). A client that joins no group
 // (opts without kgo.ConsumerGroup) skips the user's group options.
 func newClient(brokers []string, user []kgo.Opt, opts ...kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(clientOpts(brokers, user, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: client options: %w", ErrInvalidParameter, err)
+	}
+	return cl, nil
+}
+
+// clientOpts are newClient's options.
+func clientOpts(brokers []string, user []kgo.Opt, opts ...kgo.Opt) []kgo.Opt {
 	all := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)
 	group := false
 	for _, o := range opts {
@@ -129,9 +138,5 @@ func newClient(brokers []string, user []kgo.Opt, opts ...kgo.Opt) (*kgo.Client, 
 		}
 		all = append(all, o)
 	}
-	cl, err := kgo.NewClient(all...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: client options: %w", ErrInvalidParameter, err)
-	}
-	return cl, nil
+	return all
 }

@@ -145,3 +145,35 @@ func TestConfigValidate(t *testing.T) {
 	_, err = NewProducer(ctx, good, ProducerConfig{Partitioner: "nope"})
 	require.Error(t, err)
 }
+
+// TestSemanticsValidate pins the checks of the delivery semantics: a
+// value outside the two, and what ExactlyOnce needs of a stage.
+func TestSemanticsValidate(t *testing.T) {
+	good := Config{Brokers: []string{"b:9092"}, Input: "in", Partials: "p", Output: "out", Control: "ctl", InputPartitions: 3, Group: "g"}
+	c := good
+	c.Semantics = 2
+	require.ErrorContains(t, c.validate(), "Semantics")
+	c = good
+	c.Semantics = ExactlyOnce
+	require.NoError(t, c.validate())
+	require.ErrorContains(t, c.validateStage(), "TransactionalID")
+	c.TransactionalID = "w"
+	require.NoError(t, c.validateStage())
+	c.AllowedLateness = time.Millisecond
+	require.ErrorIs(t, c.validateStage(), ErrInvalidParameter)
+	for _, s := range []Semantics{AtLeastOnce, ExactlyOnce} {
+		got, err := ParseSemantics(s.String())
+		require.NoError(t, err)
+		require.Equal(t, s, got)
+	}
+	_, err := ParseSemantics("once")
+	require.ErrorIs(t, err, ErrInvalidParameter)
+	require.ErrorContains(t, err, "semantics")
+	ctx := testContext(t)
+	c = good
+	c.Semantics = ExactlyOnce
+	_, err = NewWorker(ctx, c, operators.Count[stream.Record](), RecordCodec{}, Uint64Codec{})
+	require.ErrorContains(t, err, "TransactionalID")
+	_, err = NewMerge(ctx, c, operators.Count[stream.Record](), Uint64Codec{}, JSONCodec[uint64]{})
+	require.ErrorContains(t, err, "TransactionalID")
+}

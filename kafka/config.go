@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -56,6 +57,18 @@ type Config struct {
 	// CommitInterval is how often workers and the merge stage commit the
 	// offsets whose outputs are acknowledged. Default 200ms.
 	CommitInterval time.Duration
+	// Semantics is the delivery guarantee of the output topic:
+	// AtLeastOnce (the zero value) or ExactlyOnce (Kafka transactions; see
+	// Semantics).
+	Semantics Semantics
+	// TransactionalID names the transactions of one Worker under
+	// ExactlyOnce (required then, ignored otherwise): give each worker of
+	// the job its own, and a restarted worker the ID of the one it
+	// replaces, so that its first transaction aborts the open transaction
+	// of the crashed one at once (another ID leaves that transaction open,
+	// holding the merge stage back, until the brokers' transaction
+	// timeout). The merge stage uses TransactionalID + ".merge".
+	TransactionalID string
 	// ClientOpts are added to every franz-go client this package builds
 	// (TLS, SASL, timeouts, producer settings).
 	ClientOpts []kgo.Opt
@@ -93,6 +106,23 @@ func (c *Config) validate() error {
 	if c.CommitInterval < 0 {
 		return invalidParam("CommitInterval", c.CommitInterval, ">= 0")
 	}
+	if c.Semantics != AtLeastOnce && c.Semantics != ExactlyOnce {
+		return invalidParam("Semantics", int(c.Semantics), "AtLeastOnce or ExactlyOnce")
+	}
+	return nil
+}
+
+// validateStage checks what a Worker or a Merge needs beyond validate.
+func (c *Config) validateStage() error {
+	if c.Semantics != ExactlyOnce {
+		return nil
+	}
+	if c.TransactionalID == "" {
+		return invalidParam("TransactionalID", `""`, "a name under ExactlyOnce")
+	}
+	if c.AllowedLateness != 0 {
+		return invalidParam("AllowedLateness", c.AllowedLateness, "0 under ExactlyOnce (late firings are not replayed exactly)")
+	}
 	return nil
 }
 
@@ -101,4 +131,56 @@ func (c *Config) commitInterval() time.Duration {
 		return 200 * time.Millisecond
 	}
 	return c.CommitInterval
+}
+
+// Semantics is a job's delivery guarantee on its output topic.
+//
+// AtLeastOnce: workers and the merge stage commit offsets with plain
+// offset commits once their outputs are acknowledged; nothing is lost, the
+// merge stage drops replayed partials, and a restarted merge stage may
+// repeat a result (always with the exact value).
+//
+// ExactlyOnce: each stage produces inside Kafka transactions
+// (kgo.GroupTransactSession) and commits its consumed offsets, with their
+// metadata, in the same transaction every Config.CommitInterval; consumers
+// of the partials, control and output topics read committed. A crash, a
+// rebalance or a failed commit aborts the open transaction, and the stage
+// (or the partition's next owner) replays from the last committed offsets:
+// a consumer reading the output topic with read-committed isolation sees
+// every result exactly once. A transaction whose end fails is aborted and
+// stops the stage (Run returns the error). Cost: one transaction per
+// commit interval per stage, and latency: a result becomes visible when
+// the merge stage's transaction commits, after the workers' transaction
+// with its partials did (up to two commit intervals). AllowedLateness
+// must be 0.
+type Semantics int
+
+const (
+	// AtLeastOnce is the default: nothing lost, a result may repeat.
+	AtLeastOnce Semantics = iota
+	// ExactlyOnce writes every result once, through Kafka transactions.
+	ExactlyOnce
+)
+
+// String returns "at-least-once" or "exactly-once".
+func (s Semantics) String() string {
+	switch s {
+	case AtLeastOnce:
+		return "at-least-once"
+	case ExactlyOnce:
+		return "exactly-once"
+	}
+	return fmt.Sprintf("Semantics(%d)", int(s))
+}
+
+// ParseSemantics parses "at-least-once" or "exactly-once" (ErrInvalidParameter
+// naming semantics otherwise).
+func ParseSemantics(s string) (Semantics, error) {
+	switch s {
+	case "at-least-once":
+		return AtLeastOnce, nil
+	case "exactly-once":
+		return ExactlyOnce, nil
+	}
+	return 0, invalidParam("semantics", fmt.Sprintf("%q", s), `"at-least-once" or "exactly-once"`)
 }

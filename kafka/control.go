@@ -50,7 +50,17 @@ func EndInput(ctx context.Context, cfg Config) error {
 // EndOffsets returns the end offset (the offset the next record will get)
 // of each of the n partitions of topic.
 func EndOffsets(ctx context.Context, cl *kgo.Client, topic string, n int) ([]int64, error) {
+	return endOffsets(ctx, cl, topic, n, false)
+}
+
+// endOffsets is EndOffsets, or, when stable, the last stable offsets (the
+// end a read-committed consumer reaches: before the first record of any
+// open transaction).
+func endOffsets(ctx context.Context, cl *kgo.Client, topic string, n int, stable bool) ([]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
+	if stable {
+		req.IsolationLevel = 1
+	}
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	for p := range n {
@@ -100,6 +110,7 @@ func (c *controlReader) close() { c.once.Do(c.cl.Close) }
 
 func newControlReader(cfg Config) (*controlReader, error) {
 	cl, err := newClient(cfg.Brokers, cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Control: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		return nil, err

@@ -58,6 +58,19 @@
 // watermarks as the commit's metadata; a restarted merge stage resumes
 // from there and may repeat a result, with the same value.
 //
+// Exactly once (Config.Semantics = ExactlyOnce): each Worker and the
+// merge stage run kgo.GroupTransactSession transactions, one per
+// Config.CommitInterval: the partials (or results) produced since the last
+// commit and the consumed offsets, with the same metadata as above,
+// commit together. Consumers of the partials, control and output topics
+// read committed. An aborted transaction (a rebalance during it, a refused
+// commit) rewinds the stage to its last commit; a crashed stage's open
+// transaction is aborted when a stage with its TransactionalID starts. The
+// output topic, read committed, holds every result once. Results become
+// visible when their transaction commits, after the workers' transaction
+// with their partials did. A transaction whose end fails is aborted and
+// stops the stage.
+//
 // Memory: a worker holds, per input partition, the accumulators of its
 // open windows (as operators.KeyedWindows does) and one copy of the key
 // bytes of each key they hold; the merge stage holds those of its open

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,12 +27,13 @@ type MergeStats struct {
 	// Results is the final results produced; Commits and CommitErrors as
 	// for WorkerStats; Resumed the partials partitions taken over with the
 	// input watermarks committed by a previous owner; FetchErrors as for
-	// WorkerStats.
-	Results, Commits, CommitErrors, Resumed, FetchErrors int64
+	// WorkerStats; Aborts as for WorkerStats (the merge stage replays
+	// from its last commit).
+	Results, Commits, CommitErrors, Resumed, FetchErrors, Aborts int64
 }
 
 type mergeCounters struct {
-	partials, duplicates, corrupt, results, commits, commitErrors, resumed, fetchErrors atomic.Int64
+	partials, duplicates, corrupt, results, commits, commitErrors, resumed, fetchErrors, aborts atomic.Int64
 }
 
 // ident is a partial's identity within its window.
@@ -51,13 +53,16 @@ type ident struct {
 // input watermarks as the commit's metadata, only once the results caused
 // by the records before it are acknowledged; a restarted merge stage
 // resumes from there and may repeat a result with the same value (at
-// least once on the output topic, exact values).
+// least once on the output topic, exact values). Under ExactlyOnce its
+// results and its partials offsets (with the watermarks) commit in one
+// transaction, so the output topic holds each result once.
 type Merge[Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[struct{}, Acc, Out]
 	acc      Codec[Acc]
 	out      Encoder[Out]
 	cl       *kgo.Client
+	txn      *txnStage // nil under AtLeastOnce
 	outputs  int
 	lateness int64
 
@@ -65,7 +70,8 @@ type Merge[Acc, Out any] struct {
 	parts    map[int32]*mergePart[Acc, Out]
 	restored map[int32][]int64
 
-	closing   atomic.Bool
+	closing   atomic.Bool // shutting down: the revoke commits nothing more
+	killed    atomic.Bool // Kill, or a produce failure: the stage stops at once
 	failed    atomic.Pointer[error]
 	c         mergeCounters
 	failFn    func(error)
@@ -83,6 +89,7 @@ type mergePart[Acc, Out any] struct {
 	result  func(operators.Result[Out])
 	ended   bool
 	tr      tracker
+	base    mergeBase // the last commit (before one: the first record processed), with its watermarks
 	keys    keyTable
 	emitted []byte // the emittedHeader value of the results being produced
 }
@@ -95,6 +102,9 @@ type mergePart[Acc, Out any] struct {
 // ErrInvalidParameter. Topics are checked as by NewWorker.
 func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc Codec[Acc], out Encoder[Out]) (*Merge[Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.validateStage(); err != nil {
 		return nil, err
 	}
 	if err := agg.Validate(); err != nil {
@@ -117,7 +127,7 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 		return nil, err
 	}
 	m.failFn = m.fail
-	m.cl, err = newClient(cfg.Brokers, cfg.ClientOpts,
+	m.cl, m.txn, err = newStageClient(ctx, &cfg, cfg.TransactionalID+".merge", cfg.Partials,
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group+".merge"), kgo.ConsumeTopics(cfg.Partials),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -145,6 +155,9 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 }
 
 func (m *Merge[Acc, Out]) fail(err error) {
+	if m.killed.Load() {
+		return // the crash's records fail with the closed client
+	}
 	err = fmt.Errorf("kafka: merge: produce to %q: %w", m.cfg.Output, err)
 	m.failed.CompareAndSwap(nil, &err)
 }
@@ -161,7 +174,7 @@ func (m *Merge[Acc, Out]) Stats() MergeStats {
 	c := &m.c
 	return MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
 		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Resumed: c.resumed.Load(),
-		FetchErrors: c.fetchErrors.Load()}
+		FetchErrors: c.fetchErrors.Load(), Aborts: c.aborts.Load()}
 }
 
 // fetched restores the input watermarks committed with the offsets.
@@ -199,11 +212,16 @@ func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.O
 }
 
 // Run consumes until ctx ends, then flushes, commits and leaves the group.
-// It returns early with the first produce failure.
+// It returns early with the first produce failure or failed transaction
+// end, as Worker.Run does, and at its next poll after Kill.
 func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
-		closing: &m.closing, process: m.process,
+		closing: &m.closing, killed: &m.killed, process: m.process,
 		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll}
+	if m.txn != nil {
+		l.commit = func(context.Context) { m.commitTxnLocked() }
+		l.begin = m.txn.beginFunc("merge", &m.failed)
+	}
 	return l.run(ctx)
 }
 
@@ -211,7 +229,7 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 // next merge stage of the group resumes from the last commit. For fault
 // drills and tests.
 func (m *Merge[Acc, Out]) Kill() {
-	m.closing.Store(true)
+	m.killed.Store(true)
 	m.cl.Close()
 }
 
@@ -235,6 +253,7 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 	for i := range st.wms {
 		st.wms[i] = operators.NoWatermark
 	}
+	st.base.off = -1
 	if wms, ok := m.restored[q]; ok {
 		copy(st.wms, wms)
 		for i, wm := range wms {
@@ -276,6 +295,9 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 	for _, r := range recs {
 		if r.Offset < st.tr.next.off {
 			continue
+		}
+		if st.base.off < 0 {
+			st.base = mergeBase{r.Offset, slices.Clone(st.wms)}
 		}
 		st.tr.next = pos{r.Offset + 1, noTime}
 		pr, err := decodePartial(r.Value)
@@ -372,8 +394,8 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	offsets := map[int32]kgo.EpochOffset{}
 	meta := map[int32]string{}
 	add := func(st *mergePart[Acc, Out]) {
-		if c := st.tr.safe(); c.off > st.tr.committed {
-			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
+		if c, ok := st.commitDue(); ok {
+			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c}
 			meta[st.q] = encodeWatermarks(st.wms)
 		}
 	}
@@ -390,13 +412,87 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	}
 	commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
 		if st := m.parts[q]; st != nil {
-			st.tr.committed = o
+			st.tr.committed, st.base = o, mergeBase{o, slices.Clone(st.wms)}
 		}
 	})
 }
 
+// commitDue returns the offset to commit for the partition, and whether a
+// commit is due: the safe offset moved, or the input watermarks did (a
+// window they finalised has its results in the output, and a restart
+// must resume with them even at the same offset, or the replay of its
+// partials after that offset fires it again).
+func (st *mergePart[Acc, Out]) commitDue() (int64, bool) {
+	c := st.tr.safe().off
+	if c < 0 || c < st.tr.committed {
+		return c, false
+	}
+	return c, c > st.tr.committed || !slices.Equal(st.wms, st.base.wms)
+}
+
+// mergeBase is a partials partition's position with the input watermarks
+// there.
+type mergeBase struct {
+	off int64
+	wms []int64
+}
+
+// commitTxnLocked commits the open transaction with the safe offset and
+// the input watermarks of every partials partition, or rewinds them all
+// to their last commit when it aborts. The caller holds m.mu, which is
+// released while the transaction ends.
+func (m *Merge[Acc, Out]) commitTxnLocked() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := m.cl.Flush(ctx); err != nil || m.err() != nil {
+		return
+	}
+	offsets := map[int32]kgo.EpochOffset{}
+	meta := map[int32]string{}
+	safe := map[int32]mergeBase{}
+	for q, st := range m.parts {
+		if c, ok := st.commitDue(); ok {
+			offsets[q] = kgo.EpochOffset{Epoch: -1, Offset: c}
+			meta[q] = encodeWatermarks(st.wms)
+			safe[q] = mergeBase{c, slices.Clone(st.wms)}
+		}
+	}
+	m.mu.Unlock()
+	ok, err := m.txn.end(ctx, offsets, meta)
+	m.mu.Lock()
+	switch {
+	case err != nil:
+		m.c.commitErrors.Add(1)
+		if !m.killed.Load() {
+			err = fmt.Errorf("kafka: merge: %w", err)
+			m.failed.CompareAndSwap(nil, &err)
+		}
+	case !ok:
+		m.c.aborts.Add(1)
+		seek := map[int32]kgo.EpochOffset{}
+		for q, st := range m.parts {
+			if st.base.off >= 0 {
+				seek[q] = kgo.EpochOffset{Epoch: -1, Offset: st.base.off}
+				m.restored[q] = st.base.wms
+			}
+			delete(m.parts, q)
+		}
+		m.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{m.cfg.Partials: seek})
+	default:
+		for q, c := range safe {
+			if st := m.parts[q]; st != nil {
+				st.tr.committed, st.base = c.off, c
+				m.c.commits.Add(1)
+			}
+		}
+	}
+}
+
 func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
-	if !m.closing.Load() {
+	if m.killed.Load() {
+		return
+	}
+	if m.txn == nil && !m.closing.Load() { // a transaction aborts on a revoke
 		if err := m.cl.Flush(ctx); err == nil && m.err() == nil {
 			m.mu.Lock()
 			m.commitLocked(ctx, lost[m.cfg.Partials])

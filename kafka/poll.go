@@ -21,19 +21,26 @@ type pollLoop struct {
 	interval    time.Duration
 	fetchErrors *atomic.Int64
 	closing     *atomic.Bool
-	killed      *atomic.Bool                      // set by a Worker's Kill; nil for a Merge
-	process     func(p int32, recs []*kgo.Record) // called with mu held
-	commit      func(ctx context.Context)         // commitLocked(ctx, nil), with mu held
-	err         func() error                      // the first produce failure
-	afterPoll   func()                            // test hook, called without the lock
+	// killed is set by the stage's Kill before it closes the client (and
+	// by run before it closes it on a failure): the loop returns at its
+	// next poll, whatever the poll returned. A closing client's poll need
+	// not say it is closed: it returns buffered records first, and the
+	// poll context's cancellation when that came first.
+	killed  *atomic.Bool
+	process func(p int32, recs []*kgo.Record) // called with mu held
+	commit  func(ctx context.Context)         // commitLocked(ctx, nil), with mu held
+	// begin, when not nil (ExactlyOnce), opens the transaction the
+	// records produced after a poll belong to, with mu held; false stops
+	// processing (the stage keeps the error, which err returns).
+	begin     func() bool
+	err       func() error // the stage's first failure (a produce, a transaction's end)
+	afterPoll func()       // test hook, called without the lock
 	// wake, when not nil, interrupts a poll that waits for records, so that
 	// tick (called with mu held after every poll) sees news that arrive
 	// without records: an input's end, an idle partition.
 	wake <-chan struct{}
 	tick func()
 }
-
-func (l *pollLoop) wasKilled() bool { return l.killed != nil && l.killed.Load() }
 
 // run consumes until ctx ends and returns shutdown's error then; it returns
 // nil at once after a Kill, and the first produce failure (nothing more
@@ -44,7 +51,7 @@ func (l *pollLoop) run(ctx context.Context) error {
 	defer func() { interrupt() }()
 	for {
 		fetches := l.cl.PollFetches(pctx)
-		if l.wasKilled() || fetches.IsClientClosed() {
+		if l.killed.Load() || fetches.IsClientClosed() {
 			l.cl.AllowRebalance() // a Kill's Close may be waiting for it
 			return nil
 		}
@@ -61,17 +68,19 @@ func (l *pollLoop) run(ctx context.Context) error {
 			}
 		})
 		l.mu.Lock()
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if len(fp.Records) > 0 {
-				l.process(fp.Partition, fp.Records)
+		if l.begin == nil || l.begin() {
+			fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+				if len(fp.Records) > 0 {
+					l.process(fp.Partition, fp.Records)
+				}
+			})
+			if l.tick != nil {
+				l.tick()
 			}
-		})
-		if l.tick != nil {
-			l.tick()
-		}
-		if time.Since(last) >= l.interval {
-			l.commit(ctx)
-			last = time.Now()
+			if time.Since(last) >= l.interval {
+				l.commit(ctx)
+				last = time.Now()
+			}
 		}
 		l.mu.Unlock()
 		l.cl.AllowRebalance()
@@ -79,11 +88,7 @@ func (l *pollLoop) run(ctx context.Context) error {
 			l.afterPoll()
 		}
 		if err := l.err(); err != nil {
-			if l.killed != nil {
-				l.killed.Store(true) // a Worker's revoke must not commit now
-			} else {
-				l.closing.Store(true)
-			}
+			l.killed.Store(true) // the revoke must not commit now
 			l.cl.Close()
 			return err
 		}
@@ -91,9 +96,15 @@ func (l *pollLoop) run(ctx context.Context) error {
 }
 
 // pollContext returns the context of the next polls: ctx, cancelled when
-// wake fires.
+// wake fires and after the commit interval. A poll thus waits at most one
+// commit interval, so the commit of what was processed follows within
+// about one interval even when no record arrives after it (and, under
+// ExactlyOnce, the transaction ends: read-committed consumers wait for
+// it).
 func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancel(ctx)
+	t := time.AfterFunc(l.interval, cancel)
+	context.AfterFunc(pctx, func() { t.Stop() })
 	if l.wake != nil {
 		go func() {
 			select {

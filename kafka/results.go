@@ -93,12 +93,15 @@ func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Res
 	if bad != nil {
 		return nil, bad
 	}
-	cl, err := newClient(r.cfg.Brokers, r.cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond))
+	// Read committed, keeping the transaction markers: under ExactlyOnce
+	// a marker may be a partition's last offset before its end.
+	cl, err := newClient(r.cfg.Brokers, r.cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	ends, err := EndOffsets(ctx, cl, r.cfg.Output, r.outputs)
+	ends, err := endOffsets(ctx, cl, r.cfg.Output, r.outputs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +129,9 @@ func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Res
 			}
 			if rec.Offset+1 == ends[rec.Partition] {
 				left--
+			}
+			if rec.Attrs.IsControl() {
+				return
 			}
 			var rr resultJSON
 			if rr, err = decodeResult(rec.Value); err != nil {

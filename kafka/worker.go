@@ -25,15 +25,18 @@ type WorkerStats struct {
 	// Partials and Watermarks are the records produced to the partials
 	// topic (Watermarks counts idle declarations too); Commits the offset
 	// commits that succeeded, CommitErrors those refused (a rebalance moved
-	// the partition: harmless, the new owner replays); FetchErrors the
+	// the partition: harmless, the new owner replays) and, under
+	// ExactlyOnce, the transactions whose end failed; FetchErrors the
 	// errors polls returned (franz-go retries what can be retried);
 	// Resumed the input partitions started at a committed position, with
-	// the greatest event time committed with it.
-	Partials, Watermarks, Commits, CommitErrors, FetchErrors, Resumed int64
+	// the greatest event time committed with it; Aborts the transactions
+	// aborted under ExactlyOnce (a rebalance during one, or a refused
+	// offset commit: the worker replays from its last commit).
+	Partials, Watermarks, Commits, CommitErrors, FetchErrors, Resumed, Aborts int64
 }
 
 type workerCounters struct {
-	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors, resumed atomic.Int64
+	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors, resumed, aborts atomic.Int64
 }
 
 // SourceOpt configures how a Worker reads records of type In from the
@@ -66,7 +69,10 @@ func TimeOf[In any](f func(In) int64) SourceOpt[In] { return func(s *source[In])
 // metadata, only once every output caused by the records before it is
 // acknowledged; after a crash the next owner replays from there with the
 // same watermarks and the merge stage drops the partials it already has
-// (see Merge). It never writes to the input topic.
+// (see Merge). Under ExactlyOnce the partials and watermarks it produced
+// since its last commit and the input offsets (with their metadata)
+// commit in one transaction; an aborted one rewinds it to its last
+// commit. It never writes to the input topic.
 type Worker[In, Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[In, Acc, Out]
@@ -74,6 +80,7 @@ type Worker[In, Acc, Out any] struct {
 	src      source[In]
 	acc      Codec[Acc]
 	cl       *kgo.Client
+	txn      *txnStage // nil under AtLeastOnce
 	ctl      *controlReader
 	partials int
 	lateness int64
@@ -104,6 +111,7 @@ type workerPart[In, Acc, Out any] struct {
 	batch  *ackBatch
 	emit   func(operators.Partial[Acc])
 	tr     tracker
+	base   pos // the last committed position (ExactlyOnce), or that of the first record processed
 	keys   keyTable
 	ended  bool      // past the input's end
 	idle   bool      // declared idle to the merge stage
@@ -119,6 +127,9 @@ type workerPart[In, Acc, Out any] struct {
 // answer before ctx ends). Run starts it.
 func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], in Decoder[In], acc Codec[Acc], opts ...SourceOpt[In]) (*Worker[In, Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.validateStage(); err != nil {
 		return nil, err
 	}
 	if err := agg.Validate(); err != nil {
@@ -145,7 +156,7 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 	if w.ctl, err = newControlReader(cfg); err != nil {
 		return nil, err
 	}
-	w.cl, err = newClient(cfg.Brokers, cfg.ClientOpts,
+	w.cl, w.txn, err = newStageClient(ctx, &cfg, cfg.TransactionalID, cfg.Input,
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group), kgo.ConsumeTopics(cfg.Input),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -193,13 +204,14 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 	c := &w.c
 	return WorkerStats{Records: c.records.Load(), Late: c.late.Load(), Corrupt: c.corrupt.Load(),
 		Partials: c.partials.Load(), Watermarks: c.watermarks.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(),
-		FetchErrors: c.fetchErrors.Load(), Resumed: c.resumed.Load()}
+		FetchErrors: c.fetchErrors.Load(), Resumed: c.resumed.Load(), Aborts: c.aborts.Load()}
 }
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
 // cover (within shutdownTimeout, 10 s) and leaves the group; it returns nil
-// then. It returns early with
-// the first produce failure (nothing more is committed) or after Kill.
+// then. It returns early with the first produce failure or, under
+// ExactlyOnce, the first transaction whose end failed (nothing more is
+// committed; the transaction is aborted), and at its next poll after Kill.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	cctx, stop := context.WithCancel(ctx)
 	var ctlDone sync.WaitGroup
@@ -229,6 +241,10 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 		closing: &w.closing, killed: &w.killed, process: w.process,
 		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll,
 		wake: wake, tick: w.tick}
+	if w.txn != nil {
+		l.commit = func(context.Context) { w.commitTxnLocked() }
+		l.begin = w.txn.beginFunc("worker", &w.failed)
+	}
 	return l.run(ctx)
 }
 
@@ -320,7 +336,7 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 		return nil
 	}
 	st = &workerPart[In, Acc, Out]{p: p, kw: kw, maxT: noTime, wm: operators.NoWatermark, sentWM: operators.NoWatermark,
-		tr: newTracker(), keys: newKeyTable(), last: w.now()}
+		tr: newTracker(), base: pos{-1, noTime}, keys: newKeyTable(), last: w.now()}
 	st.emit = func(pa operators.Partial[Acc]) {
 		r := w.recs.get()
 		b := st.keys.appendKey(r.Key[:0], pa.Key)
@@ -355,6 +371,9 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 			continue
 		}
 		before := pos{r.Offset, st.maxT}
+		if st.base.off < 0 {
+			st.base = before
+		}
 		st.tr.next = pos{r.Offset + 1, st.maxT}
 		v, err := w.in.Decode(r.Value)
 		if err != nil {
@@ -519,11 +538,75 @@ func (w *Worker[In, Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	})
 }
 
+// commitTxnLocked commits the open transaction with the safe offset of
+// every partition, or rewinds them all to their last commit when it
+// aborts. The caller holds w.mu, which is released while the transaction
+// ends (the session's rebalance callbacks take it).
+func (w *Worker[In, Acc, Out]) commitTxnLocked() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := w.cl.Flush(ctx); err != nil || w.err() != nil {
+		return
+	}
+	offsets := map[int32]kgo.EpochOffset{}
+	meta := map[int32]string{}
+	safe := map[int32]pos{}
+	for p, st := range w.parts {
+		if c := st.tr.safe(); c.off > st.tr.committed {
+			offsets[p] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
+			meta[p] = encodeWatermarks([]int64{c.maxT})
+			safe[p] = c
+		}
+	}
+	w.mu.Unlock()
+	ok, err := w.txn.end(ctx, offsets, meta)
+	w.mu.Lock()
+	switch {
+	case err != nil:
+		w.c.commitErrors.Add(1)
+		if !w.killed.Load() {
+			err = fmt.Errorf("kafka: worker: %w", err)
+			w.failed.CompareAndSwap(nil, &err)
+		}
+	case !ok:
+		w.c.aborts.Add(1)
+		w.rewindLocked()
+	default:
+		for p, c := range safe {
+			if st := w.parts[p]; st != nil {
+				st.tr.committed, st.base = c.off, c
+				w.c.commits.Add(1)
+			}
+		}
+	}
+}
+
+// rewindLocked, after an aborted transaction, drops the state of every
+// partition and seeks the consumer back to its last commit (or its first
+// record processed): the partials the transaction held are gone, and the
+// replay fires them again. The caller holds w.mu.
+func (w *Worker[In, Acc, Out]) rewindLocked() {
+	seek := map[int32]kgo.EpochOffset{}
+	held := make([]int32, 0, len(w.parts))
+	for p, st := range w.parts {
+		if st.base.off >= 0 {
+			seek[p] = kgo.EpochOffset{Epoch: -1, Offset: st.base.off}
+			w.restored[p] = st.base
+		}
+		held = append(held, p)
+		delete(w.parts, p)
+	}
+	w.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{w.cfg.Input: seek})
+	for _, p := range held {
+		w.part(p)
+	}
+}
+
 func (w *Worker[In, Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
 	if w.killed.Load() {
 		return
 	}
-	if !w.closing.Load() {
+	if w.txn == nil && !w.closing.Load() { // a transaction aborts on a revoke
 		if err := w.cl.Flush(ctx); err == nil && w.err() == nil {
 			w.mu.Lock()
 			w.commitLocked(ctx, lost[w.cfg.Input])

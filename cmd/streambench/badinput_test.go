@@ -120,6 +120,8 @@ var badInputs = []badInput{
 	{"kafka -topic-prefix x", 2, "-topic-prefix is not used without -brokers"},
 	{"kafka -brokers a:1,,b:2", 2, `-brokers = "a:1,,b:2", want host:port,... with no empty address`},
 	{"kafka -partitioner nope", 2, `-partitioner = "nope", want one of`},
+	{"kafka -semantics once", 2, `-semantics = "once", want one of at-least-once, exactly-once`},
+	{"kafka -semantics exactly-once,exactly-once", 2, "-semantics = exactly-once, want each value at most once"},
 	{"kafka -file FILE -seed 3", 2, "-seed is not used here with a words file (nothing is sampled)"},
 	{"scale -rate-schedule 5k", 2, "-rate-schedule = 5k, want RATE@TIME"},
 	{"scale -rate-schedule 5k@1s", 2, "-rate-schedule = 5000@1s, want steps from 0s (RATE@TIME,...)"},

@@ -25,7 +25,10 @@ worker processes in one consumer group (partial aggregates to an
 intermediate topic hash-partitioned by key) and a merge stage writing final
 results to an output topic, and reports the records per input partition
 (imbalance λ = (max-avg)/avg), end-to-end throughput, the latency from a
-window's end to its result, and whether every count is exact. Without
+window's end to its result, and whether every count is exact: a row per
+partitioner, worker count and -semantics (at-least-once, or exactly-once
+through Kafka transactions; a list of both measures what exactly-once
+costs, the two rows of a partitioner running one after the other). Without
 -brokers an in-process kfake cluster runs, so it works on a fresh machine.
 With -brokers, topics PREFIX-KIND-ID-{in,partials,out,control} are
 created. An interrupt (SIGINT, SIGTERM) tears the running pipeline down
@@ -40,6 +43,7 @@ and prints the rows finished so far.`)
 		partitions int
 		partials   int
 		workers    string
+		semantics  string
 		window     time.Duration
 		timeout    time.Duration
 		tf         topicFlags
@@ -57,6 +61,7 @@ and prints the rows finished so far.`)
 	fs.IntVar(&partitions, "partitions", 12, fmt.Sprintf("partitions of the input topic, in [1, %d]", kafkabench.MaxPartitions))
 	fs.IntVar(&partials, "partials-partitions", 4, fmt.Sprintf("partitions of the partials and output topics, in [1, %d]", kafkabench.MaxPartitions))
 	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
+	fs.StringVar(&semantics, "semantics", kafka.AtLeastOnce.String(), "delivery guarantees, a comma `LIST` of at-least-once and exactly-once (Kafka transactions, read committed); each gives a row per partitioner and worker count")
 	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count, > 0 (event time = wall clock at send)")
 	tf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
@@ -70,6 +75,9 @@ and prints the rows finished so far.`)
 		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
 	}
 	if tf.input != "" {
+		if wl.set["semantics"] {
+			return fail(e, "kafka", unused("-semantics", "with -input-topic (at-least-once only)"))
+		}
 		return kafkaTopic(ctx, e, fs, &o, &wl, tf, brokers, partitions, partials, workers, window, timeout)
 	}
 	if err := tf.unusedWithout(fs); err != nil {
@@ -94,6 +102,9 @@ and prints the rows finished so far.`)
 		cfg.SourcePartitioner = source
 	}
 	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
+		return fail(e, "kafka", err)
+	}
+	if cfg.Semantics, err = parseSemantics(semantics); err != nil {
 		return fail(e, "kafka", err)
 	}
 	if wl.tuples <= 0 || wl.tuples > bench.MaxHeldTuples {
@@ -157,6 +168,7 @@ func (r kafkaRow) Cells() []bench.Cell {
 	}
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
+		{Name: "semantics", Head: "SEMANTICS", Value: r.Semantics, Key: true},
 		{Name: "source_partitioner", Head: "SOURCE", Value: r.SourcePartitioner, Key: true, NoTable: r.SourcePartitioner == ""},
 		{Name: "input_topic", Head: "INPUT", Value: r.InputTopic, Key: true, NoTable: r.InputTopic == ""},
 		{Name: "input_format", Head: "FORMAT", Value: r.InputFormat, Key: true, NoTable: true},
@@ -184,11 +196,27 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "latency_ms_max", Head: "MAXms", Value: r.LatencyMs.Max, Prec: 1, Unit: "max-ms", NoTable: true},
 		{Name: "latency_ms_count", Head: "LATENCIES", Value: r.LatencyMs.Count, NoTable: true},
 		{Name: "windows", Head: "WINDOWS", Value: r.Windows},
+		{Name: "results", Head: "RESULTS", Value: r.Results, NoTable: true},
 		{Name: "partials", Head: "PARTIALS", Value: r.Partials, Unit: "partials"},
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
 		{Name: "checked", Head: "CHECKED", Value: r.Checked, NoTable: true},
 		{Name: "exact", Head: "EXACT", Value: r.Exact},
 	}
+}
+
+// parseSemantics parses -semantics: a comma list of kafka.Semantics names.
+func parseSemantics(s string) ([]kafka.Semantics, error) {
+	names, err := bench.ParseChoices("-semantics", s, []string{kafka.AtLeastOnce.String(), kafka.ExactlyOnce.String()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kafka.Semantics, len(names))
+	for i, n := range names {
+		if out[i], err = kafka.ParseSemantics(n); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func joinInts(xs []int64) string {

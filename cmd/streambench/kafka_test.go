@@ -29,6 +29,20 @@ func TestKafkaCommand(t *testing.T) {
 		}
 		require.Equal(t, rows[0].RecordsPerPartition, rows[1].RecordsPerPartition, "routing does not depend on the workers")
 	})
+	t.Run("semantics", func(t *testing.T) {
+		// Both semantics of one partitioner, in the order given: exact
+		// counts, and under exactly-once one result read per window.
+		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "500", "-partitioner", "pkg", "-semantics", "exactly-once,at-least-once", "-output", "json", "-quiet")
+		require.Equal(t, exitOK, code, errs)
+		rows := decodeStrict[kafkaRow](t, out)
+		require.Len(t, rows, 2)
+		for i, r := range rows {
+			require.Equal(t, []string{"exactly-once", "at-least-once"}[i], r.Semantics)
+			require.True(t, r.Exact, "exact counts")
+			require.Positive(t, r.ThroughputTPS)
+		}
+		require.Equal(t, rows[0].Windows, rows[0].Results)
+	})
 	t.Run("csv and file", func(t *testing.T) {
 		words := writeFile(t, "w.txt", strings.Repeat("a b a c a ", 40))
 		code, out, errs := cli(t, "kafka", "-file", words, "-partitioner", "dchoices", "-output", "csv", "-quiet")
@@ -85,6 +99,7 @@ func TestKafkaCommand(t *testing.T) {
 			{[]string{"-input-topic", "t", "-input-format", "string", "-key-field", "k"}, "-key-field"},
 			{[]string{"-input-topic", "t", "-partitioner", "pkg"}, "-partitioner"},
 			{[]string{"-input-topic", "t", "-workers", "1,2"}, "-workers"},
+			{[]string{"-input-topic", "t", "-semantics", "exactly-once"}, "-semantics"},
 			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1"}, "-output-topic"},
 			{[]string{"-input-topic", "t", "-brokers", "127.0.0.1:1", "-output-topic", "o", "-tuples", "5"}, "-tuples"},
 			{[]string{"-output-topic", "o"}, "-output-topic"},

@@ -47,6 +47,13 @@ type BenchConfig struct {
 	Partitions, PartialsPartitions int
 	// Workers are the consumer-group sizes to run, each in [1, MaxWorkers].
 	Workers []int
+	// Semantics are the delivery guarantees to run (kafka.AtLeastOnce,
+	// kafka.ExactlyOnce), each a row: for one partitioner and worker count
+	// they run one after the other, so that a list of both gives a pair
+	// measured side by side. Under ExactlyOnce each worker gets the
+	// TransactionalID GROUP-wN and the merge stage GROUP.merge, GROUP the
+	// job's consumer group.
+	Semantics []kafka.Semantics
 	// Input is the stream, sent once per configuration; each record's Time
 	// is replaced by the wall clock when it is sent.
 	Input []stream.Record
@@ -66,6 +73,8 @@ const (
 // count): part of the JSON schema of `streambench kafka`.
 type BenchRow struct {
 	Partitioner string `json:"partitioner"`
+	// Semantics is the job's delivery guarantee (kafka.Semantics.String).
+	Semantics string `json:"semantics"`
 	// SourcePartitioner and Repartitioned: see BenchConfig.SourcePartitioner.
 	SourcePartitioner  string `json:"source_partitioner,omitempty"`
 	Repartitioned      bool   `json:"repartitioned"`
@@ -91,9 +100,12 @@ type BenchRow struct {
 	// WorkerMaxOverAvg its max over average: the load of the heavy stage.
 	RecordsPerWorker []int64 `json:"records_per_worker"`
 	WorkerMaxOverAvg float64 `json:"worker_max_over_avg"`
-	// Windows is the (key, window) results; Partials the partial
-	// aggregates merged, Duplicates those dropped.
+	// Windows is the (key, window) results; Results the results read
+	// from the output topic (read committed: under ExactlyOnce one per
+	// window; under AtLeastOnce more when a merge stage repeats some);
+	// Partials the partial aggregates merged, Duplicates those dropped.
 	Windows    int   `json:"windows"`
+	Results    int   `json:"results"`
 	Partials   int64 `json:"partials"`
 	Duplicates int64 `json:"duplicates"`
 	// Exact reports that every final count equals the exact count (when
@@ -117,6 +129,8 @@ func (c *BenchConfig) validate() error {
 		return invalidParam("-partials-partitions", c.PartialsPartitions, fmt.Sprintf("in [1, %d]", MaxPartitions))
 	case len(c.Workers) == 0:
 		return invalidParam("-workers", "none", "at least one count")
+	case len(c.Semantics) == 0:
+		return invalidParam("-semantics", "none", "at least one of at-least-once, exactly-once")
 	case len(c.Input) == 0:
 		return invalidParam("-tuples", 0, "> 0 records of input")
 	case c.Window <= 0:
@@ -136,6 +150,11 @@ func (c *BenchConfig) validate() error {
 			return invalidParam("-workers", w, fmt.Sprintf("in [1, %d]", MaxWorkers))
 		}
 	}
+	for _, s := range c.Semantics {
+		if s != kafka.AtLeastOnce && s != kafka.ExactlyOnce {
+			return invalidParam("-semantics", s, "at-least-once or exactly-once")
+		}
+	}
 	for _, k := range c.Partitioners {
 		if !slices.Contains(kafka.PartitionerKinds(), k) {
 			return invalidParam("-partitioner", fmt.Sprintf("%q", k), "one of "+strings.Join(kafka.PartitionerKinds(), ", "))
@@ -145,9 +164,9 @@ func (c *BenchConfig) validate() error {
 }
 
 // RunBench runs a windowed count of the input through Kafka once per
-// partitioner and worker count (partitioners outermost): a Producer with
-// that partitioner, the Workers in one group, a Merge stage, and a reader
-// of the results. progress, when not nil, hears what is running. When ctx
+// partitioner, worker count and semantics (partitioners outermost,
+// semantics innermost): a Producer with that partitioner, the Workers in
+// one group, a Merge stage, and a reader of the results. progress, when not nil, hears what is running. When ctx
 // ends, RunBench tears the running pipeline down and returns the rows
 // finished so far with the error.
 func RunBench(ctx context.Context, cfg BenchConfig, progress func(string)) ([]BenchRow, error) {
@@ -158,29 +177,31 @@ func RunBench(ctx context.Context, cfg BenchConfig, progress func(string)) ([]Be
 		progress = func(string) {}
 	}
 	var rows []BenchRow
-	n, total := 0, len(cfg.Partitioners)*len(cfg.Workers)
+	n, total := 0, len(cfg.Partitioners)*len(cfg.Workers)*len(cfg.Semantics)
 	for _, kind := range cfg.Partitioners {
 		for _, w := range cfg.Workers {
-			n++
-			progress(fmt.Sprintf("kafka: %s, %d workers (%d of %d)", kind, w, n, total))
-			row, err := benchOne(ctx, cfg, kind, w)
-			if err != nil {
-				return rows, fmt.Errorf("partitioner %s, %d workers: %w", kind, w, err)
+			for _, sem := range cfg.Semantics {
+				n++
+				progress(fmt.Sprintf("kafka: %s, %d workers, %s (%d of %d)", kind, w, sem, n, total))
+				row, err := benchOne(ctx, cfg, kind, w, sem)
+				if err != nil {
+					return rows, fmt.Errorf("partitioner %s, %d workers, %s: %w", kind, w, sem, err)
+				}
+				rows = append(rows, row)
 			}
-			rows = append(rows, row)
 		}
 	}
 	return rows, nil
 }
 
-func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (BenchRow, error) {
+func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem kafka.Semantics) (BenchRow, error) {
 	win, err := operators.Tumbling(bc.Window)
 	if err != nil {
 		return BenchRow{}, err
 	}
 	repartition := bc.SourcePartitioner != "" && bc.SourcePartitioner != kind
 	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
-		Input: "in", Partials: "partials", Output: "out", Control: "control", Group: "skewer-bench"}
+		Input: "in", Partials: "partials", Output: "out", Control: "control", Group: "skewer-bench", Semantics: sem}
 	source := "source"
 	if repartition {
 		// The repartition topic interleaves the source partitions, each in
@@ -247,7 +268,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int) (Be
 	if serr := stop(); err == nil {
 		err = serr
 	}
-	row.Partitioner, row.SourcePartitioner, row.Repartitioned = kind, bc.SourcePartitioner, repartition
+	row.Partitioner, row.Semantics, row.SourcePartitioner, row.Repartitioned = kind, sem.String(), bc.SourcePartitioner, repartition
 	row.Workers, row.Partitions, row.PartialsPartitions, row.Window = workers, bc.Partitions, bc.PartialsPartitions, bc.Window.String()
 	st := merge.Stats()
 	row.Partials, row.Duplicates = st.Partials, st.Duplicates
@@ -269,10 +290,12 @@ type countJob[In any] struct {
 }
 
 // startCount starts a count job over cfg: a merge stage and workers
-// decoding the input with in.
+// decoding the input with in. Under ExactlyOnce worker i's
+// TransactionalID is GROUP-wi and the merge stage's GROUP.merge.
 func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In]) (*countJob[In], error) {
 	agg := operators.Count[In]()
 	jctx, cancel := context.WithCancel(ctx)
+	cfg.TransactionalID = cfg.Group
 	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
 	if err != nil {
 		cancel()
@@ -293,8 +316,10 @@ func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in k
 		running = 0
 		return first
 	}
-	for range workers {
-		w, err := kafka.NewWorker(jctx, cfg, agg, in, kafka.Uint64Codec{}, opts...)
+	for i := range workers {
+		wcfg := cfg
+		wcfg.TransactionalID = fmt.Sprintf("%s-w%d", cfg.Group, i)
+		w, err := kafka.NewWorker(jctx, wcfg, agg, in, kafka.Uint64Codec{}, opts...)
 		if err != nil {
 			_ = j.stop()
 			return nil, err
@@ -412,7 +437,7 @@ func benchStream(ctx context.Context, in inputOf, keys []stream.Record) (BenchRo
 	}
 	s := partition.LoadStats(load)
 	row.Imbalance, row.MaxOverAvg = s.Imbalance, s.MaxOverAvg
-	row.Windows = len(got)
+	row.Windows, row.Results = len(got), len(stamps)
 	row.Checked, row.Exact = true, len(got) == len(want)
 	for k, v := range want {
 		if got[k] != v {

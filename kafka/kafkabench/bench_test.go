@@ -40,7 +40,7 @@ func zipfInput(t testing.TB, k uint64, s float64, n int64, seed uint64) []stream
 // config is a BenchConfig for the in-process cluster with every field set.
 func config(input []stream.Record, partitioners ...string) BenchConfig {
 	return BenchConfig{Partitioners: partitioners, Partitions: 12, PartialsPartitions: 4, Workers: []int{3},
-		Input: input, Window: 100 * time.Millisecond}
+		Semantics: []kafka.Semantics{kafka.AtLeastOnce}, Input: input, Window: 100 * time.Millisecond}
 }
 
 func TestRunBench(t *testing.T) {
@@ -52,6 +52,7 @@ func TestRunBench(t *testing.T) {
 	require.Len(t, seen, 2)
 	for i, r := range rows {
 		require.Equal(t, []string{"hash", "dchoices"}[i], r.Partitioner)
+		require.Equal(t, "at-least-once", r.Semantics)
 		require.Equal(t, 3, r.Workers)
 		require.True(t, r.Exact, "%s: final counts exact", r.Partitioner)
 		require.Len(t, r.RecordsPerPartition, 12)
@@ -62,6 +63,25 @@ func TestRunBench(t *testing.T) {
 		require.LessOrEqual(t, r.LatencyMs.P50, r.LatencyMs.Max)
 	}
 	require.Less(t, rows[1].Imbalance, rows[0].Imbalance, "D-Choices balances better than hash")
+}
+
+// TestRunBenchSemantics runs one partitioner under both semantics: a row
+// each, in the order given, both exact; under exactly-once the output
+// topic, read committed, holds one result per window.
+func TestRunBenchSemantics(t *testing.T) {
+	ctx := testContext(t)
+	cfg := config(zipfInput(t, 1000, 1.2, 4000, 4), "pkg")
+	cfg.Semantics = []kafka.Semantics{kafka.ExactlyOnce, kafka.AtLeastOnce}
+	rows, err := RunBench(ctx, cfg, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	for i, r := range rows {
+		require.Equal(t, []string{"exactly-once", "at-least-once"}[i], r.Semantics)
+		require.True(t, r.Exact, "%s: final counts exact", r.Semantics)
+		require.Positive(t, r.ThroughputTPS)
+		require.GreaterOrEqual(t, r.Results, r.Windows)
+	}
+	require.Equal(t, rows[0].Windows, rows[0].Results, "exactly once: one result per window")
 }
 
 // TestRunBenchRepartition: the stream written as a Java producer would
@@ -106,6 +126,8 @@ func TestBenchConfigErrors(t *testing.T) {
 		{"-partials-partitions", func(c *BenchConfig) { c.PartialsPartitions = 0 }},
 		{"-workers", func(c *BenchConfig) { c.Workers = []int{0} }},
 		{"-workers", func(c *BenchConfig) { c.Workers = nil }},
+		{"-semantics", func(c *BenchConfig) { c.Semantics = nil }},
+		{"-semantics", func(c *BenchConfig) { c.Semantics = []kafka.Semantics{2} }},
 		{"-tuples", func(c *BenchConfig) { c.Input = nil }},
 		{"-window", func(c *BenchConfig) { c.Window = 0 }},
 		{"-topic-prefix", func(c *BenchConfig) { c.TopicPrefix = "x" }},
@@ -122,7 +144,8 @@ func TestBenchConfigErrors(t *testing.T) {
 }
 
 // TestRunBenchBrokers takes the -brokers path against a kfake cluster
-// started apart: the topics are created, named after the partitioner.
+// started apart, under both semantics: the topics are created, four per
+// row, named after the partitioner.
 func TestRunBenchBrokers(t *testing.T) {
 	ctx := testContext(t)
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
@@ -130,11 +153,15 @@ func TestRunBenchBrokers(t *testing.T) {
 	defer c.Close()
 	cfg := config(zipfInput(t, 500, 1.2, 2000, 2), "pkg")
 	cfg.Brokers, cfg.TopicPrefix, cfg.Partitions, cfg.PartialsPartitions, cfg.Workers = c.ListenAddrs(), "t", 6, 2, []int{2}
+	cfg.Semantics = []kafka.Semantics{kafka.AtLeastOnce, kafka.ExactlyOnce}
 	rows, err := RunBench(ctx, cfg, nil)
 	require.NoError(t, err)
-	require.Len(t, rows, 1)
-	require.True(t, rows[0].Exact)
-	require.Len(t, rows[0].RecordsPerPartition, 6)
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		require.True(t, r.Exact, r.Semantics)
+		require.Len(t, r.RecordsPerPartition, 6)
+	}
+	require.Equal(t, rows[1].Windows, rows[1].Results, "exactly once: one result per window")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -144,7 +171,7 @@ func TestRunBenchBrokers(t *testing.T) {
 	for _, tp := range resp.Topics {
 		names = append(names, *tp.Topic)
 	}
-	require.Len(t, names, 4)
+	require.Len(t, names, 8)
 	for _, n := range names {
 		require.True(t, strings.HasPrefix(n, "t-pkg-"), n)
 	}
@@ -171,6 +198,32 @@ func BenchmarkPipeline(b *testing.B) {
 			benchSink = row
 			b.ReportMetric(row.ThroughputTPS, "records/s")
 			b.ReportMetric(row.Imbalance, "lambda")
+			b.ReportMetric(row.LatencyMs.P99*1000, "p99-µs")
+		})
+	}
+}
+
+// BenchmarkPipelineSemantics is BenchmarkPipeline under each semantics,
+// one partitioner (hash): the throughput cost of exactly-once.
+func BenchmarkPipelineSemantics(b *testing.B) {
+	records := int64(50_000)
+	if testing.Short() {
+		records = 5_000
+	}
+	input := zipfInput(b, 10_000, 1.2, records, 1)
+	for _, sem := range []kafka.Semantics{kafka.AtLeastOnce, kafka.ExactlyOnce} {
+		b.Run("semantics="+sem.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			cfg := config(input, "hash")
+			cfg.Semantics = []kafka.Semantics{sem}
+			var row BenchRow
+			for range b.N {
+				rows, err := RunBench(context.Background(), cfg, nil)
+				require.NoError(b, err)
+				row = rows[0]
+			}
+			benchSink = row
+			b.ReportMetric(row.ThroughputTPS, "records/s")
 			b.ReportMetric(row.LatencyMs.P99*1000, "p99-µs")
 		})
 	}

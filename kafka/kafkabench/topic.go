@@ -139,8 +139,8 @@ func (d fieldDecoder) Decode(src []byte) (fieldRecord, error) {
 	return r, nil
 }
 
-// RunTopic runs the windowed count over cfg.InputTopic up to its end
-// offsets when the job starts (a bounded run over what the topic holds),
+// RunTopic runs the windowed count (at least once) over cfg.InputTopic up
+// to its end offsets when the job starts (a bounded run over what the topic holds),
 // writes the results to cfg.OutputTopic, and measures. On the in-process
 // cluster it first fills the topic from cfg.Input and checks every count
 // (Exact); on a real cluster nothing checks them.
@@ -152,7 +152,7 @@ func RunTopic(ctx context.Context, tc TopicConfig) (BenchRow, error) {
 	if err != nil {
 		return BenchRow{}, err
 	}
-	row := BenchRow{Workers: tc.Workers, PartialsPartitions: tc.PartialsPartitions, Window: tc.Window.String(),
+	row := BenchRow{Semantics: kafka.AtLeastOnce.String(), Workers: tc.Workers, PartialsPartitions: tc.PartialsPartitions, Window: tc.Window.String(),
 		InputTopic: tc.InputTopic, InputFormat: tc.Format}
 	brokers := tc.Brokers
 	if tc.OutputTopic == "" {
@@ -210,7 +210,7 @@ func RunTopic(ctx context.Context, tc TopicConfig) (BenchRow, error) {
 	}
 	row.ElapsedS = time.Since(start).Seconds()
 	row.ThroughputTPS = float64(row.Tuples) / row.ElapsedS
-	row.Windows, row.Partials, row.Duplicates = len(got.final), stats.Partials, stats.Duplicates
+	row.Windows, row.Results, row.Partials, row.Duplicates = len(got.final), len(got.stamps), stats.Partials, stats.Duplicates
 	row.RecordsPerWorker = got.workers
 	wl := make([]uint64, len(got.workers))
 	for i, n := range got.workers {

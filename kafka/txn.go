@@ -1,0 +1,138 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// txnStage runs the transactions of a Worker or a Merge under ExactlyOnce:
+// the records a stage produces between two commits and the offsets of its
+// consumed topic (with their metadata) commit together, or not at all. It
+// serves the stage's poll loop only.
+type txnStage struct {
+	s     *kgo.GroupTransactSession
+	topic string // the consumed topic whose offsets commit in the transaction
+	in    bool   // a Begin succeeded that no End has ended
+	// broken is the error of a failed End: the client's transaction
+	// state is not known after it, so no transaction begins again.
+	broken error
+}
+
+// newStageClient builds the client of a Worker or a Merge consuming topic:
+// a plain one under AtLeastOnce, a transactional session with id under
+// ExactlyOnce (then txn is not nil), whose producer ID it initialises at
+// once: that aborts the open transaction of a crashed stage with the same
+// id, which would otherwise hold read-committed consumers (and offset
+// fetches) back until its timeout.
+func newStageClient(ctx context.Context, cfg *Config, id, topic string, opts ...kgo.Opt) (*kgo.Client, *txnStage, error) {
+	opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if cfg.Semantics != ExactlyOnce {
+		cl, err := newClient(cfg.Brokers, cfg.ClientOpts, opts...)
+		return cl, nil, err
+	}
+	s, err := kgo.NewGroupTransactSession(clientOpts(cfg.Brokers, cfg.ClientOpts, append(opts, kgo.TransactionalID(id))...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: client options: %w", ErrInvalidParameter, err)
+	}
+	if _, _, err := s.Client().ProducerID(ctx); err != nil {
+		s.Close()
+		return nil, nil, fmt.Errorf("%w: initialise transactional producer %q: %w", ErrUnreachable, id, err)
+	}
+	return s.Client(), &txnStage{s: s, topic: topic}, nil
+}
+
+// begin opens a transaction unless one is open; after a failed end it
+// returns that failure.
+func (t *txnStage) begin() error {
+	if t.broken != nil {
+		return t.broken
+	}
+	if t.in {
+		return nil
+	}
+	if err := t.s.Begin(); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	t.in = true
+	return nil
+}
+
+// beginFunc is begin for a poll loop: a failure is kept in failed, with
+// the stage's name.
+func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func() bool {
+	return func() bool {
+		if err := t.begin(); err != nil {
+			err = fmt.Errorf("kafka: %s: %w", stage, err)
+			failed.CompareAndSwap(nil, &err)
+			return false
+		}
+		return true
+	}
+}
+
+// end commits the open transaction with exactly the given offsets of
+// t.topic and their metadata (not the positions the client consumed). It
+// returns whether it committed: false with a nil error is an abort (a
+// rebalance during the transaction, a refused offset commit), after which
+// the caller rewinds to its last committed positions. An error is final:
+// the session's End can fail with the client still inside its
+// transaction (End's flush cut off, or an EndTxn whose outcome is unknown,
+// which franz-go keeps open for an abort to follow), so end aborts it
+// (franz-go's documented TryAbort retry, which fences the unknown one),
+// and begin and end return the error from then on; the caller stops the
+// stage. Call it without the stage's lock: the session's rebalance
+// callbacks run the stage's, which take it.
+func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, meta map[int32]string) (bool, error) {
+	if t.broken != nil {
+		return false, t.broken
+	}
+	if !t.in {
+		return true, nil
+	}
+	ctx = kgo.PreTxnCommitFnContext(ctx, func(req *kmsg.TxnOffsetCommitRequest) error {
+		parts := make([]kmsg.TxnOffsetCommitRequestTopicPartition, 0, len(offsets))
+		for p, eo := range offsets {
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, eo.Offset, eo.Epoch
+			if m, ok := meta[p]; ok {
+				rp.Metadata = &m
+			}
+			parts = append(parts, rp)
+		}
+		keep := req.Topics[:0]
+		found := false
+		for _, rt := range req.Topics {
+			if rt.Topic != t.topic {
+				continue
+			}
+			found = true
+			rt.Partitions = parts
+			if len(parts) > 0 {
+				keep = append(keep, rt)
+			}
+		}
+		if !found && len(parts) > 0 {
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic, rt.Partitions = t.topic, parts
+			keep = append(keep, rt)
+		}
+		req.Topics = keep
+		return nil
+	})
+	ok, err := t.s.End(ctx, kgo.TryCommit)
+	if err != nil {
+		t.broken = fmt.Errorf("end transaction: %w", err)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		if _, aerr := t.s.End(actx, kgo.TryAbort); aerr != nil {
+			t.broken = fmt.Errorf("end transaction: %w (abort: %w)", err, aerr)
+		}
+		return false, t.broken
+	}
+	t.in = false
+	return ok, nil
+}
