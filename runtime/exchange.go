@@ -264,6 +264,9 @@ func (o *outbox[T]) flush(wm int64) {
 // receiver with batches queued is busy and gets nothing: its batch fills.
 func (o *outbox[T]) flushIdle(wm int64) {
 	for i, in := range o.e.inboxes {
+		if o.e.live != nil && o.spare(i) {
+			continue // nothing but watermarks: the periodic flush sends them
+		}
 		if len(in.ch) == 0 && o.pending(i, wm) {
 			o.send(i, wm, false)
 		}

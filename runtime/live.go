@@ -50,6 +50,8 @@ type ownerTable struct {
 	gen   uint64
 	m     int
 	owner []int32
+	// owns[w]: worker w owns a key group (the table has at most m owners).
+	owns []bool
 }
 
 func newOwnerTable(gen uint64, m, active int) *ownerTable {
@@ -57,7 +59,25 @@ func newOwnerTable(gen uint64, m, active int) *ownerTable {
 	for g := range t.owner {
 		t.owner[g] = int32(keyGroupOwner(g, m, active))
 	}
+	return t.index()
+}
+
+// index sets owns from owner.
+func (t *ownerTable) index() *ownerTable {
+	t.owns = make([]bool, t.m)
+	for _, w := range t.owner {
+		t.owns[w] = true
+	}
 	return t
+}
+
+// spare reports whether receiver i of a sender's outbox owns no key group
+// of the table the sender routes by: it gets no records, and watermarks
+// only at the sender's periodic flush (FlushInterval), not at every step,
+// so that spare workers do not wake for each record their senders take.
+func (o *outbox[T]) spare(i int) bool {
+	r, ok := o.part.(*liveRouter)
+	return ok && !r.t.owns[i]
 }
 
 func (t *ownerTable) route(key uint64) int { return int(t.owner[hashx.Reduce(key, t.m)]) }
@@ -128,7 +148,8 @@ func (r *liveRouter) Workers() int         { return r.n }
 // once every worker has taken over its groups (or ctx ends, or the job
 // does). It fails with ErrInvalidParameter for another stage, a job that
 // checkpoints or an n outside [1, Parallelism], with ErrNotRunning when
-// the job is not running, and with ErrRescaling while another rescale of
+// the job is not running or ends first (its records were all counted by
+// the owners of the moment), and with ErrRescaling while another rescale of
 // the stage is under way (or the last move of one that returned early).
 // With MigrationStep, it moves the groups a step at a time.
 func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
@@ -198,7 +219,7 @@ func (t *ownerTable) toward(target *ownerTable, step int) *ownerTable {
 	if moved == 0 {
 		return nil
 	}
-	return next
+	return next.index()
 }
 
 // step is a sender's check for a newer owner table of each live stage it

@@ -18,7 +18,13 @@ import (
 // rescaleAt is a stream that, in the first Fill that takes its records
 // past each of at with no rescale under way, asks for the matching
 // rescale and returns once the new owner table is published: the senders
-// then route by it from their next step, while the stream goes on.
+// then route by it from their next step, while the stream goes on. While
+// a rescale is under way it gives at most liveSlack batches per owner
+// table, then waits for the next table or the rescale's end, so that
+// every rescale ends while records flow, however the goroutines are
+// scheduled. The wait cannot hold a move up: a move waits for each
+// sender's marker, which its source sends at the step before its next
+// Fill, and a source waits only in a Fill after a step by that table.
 type rescaleAt struct {
 	*stream.Slice[stream.Record]
 	at    []int
@@ -27,13 +33,29 @@ type rescaleAt struct {
 	next  *atomic.Int32
 	job   **Job
 	errs  chan error
+	gen   *uint64 // this stream's: the table of its last Fill
+	fills *int    // its Fills since that table was published
 }
 
+// liveSlack is how many batches a rescaleAt gives per owner table while
+// a rescale is under way.
+const liveSlack = 8
+
 func (s rescaleAt) Fill(dst []stream.Record) int {
+	ls := (*s.job).stages[1].base().live
+	for {
+		if gen := ls.table.Load().gen; gen != *s.gen {
+			*s.gen, *s.fills = gen, 0
+		}
+		if *s.fills < liveSlack || !ls.rescaling() {
+			break
+		}
+		goruntime.Gosched()
+	}
+	*s.fills++
 	n := s.Slice.Fill(dst)
 	t := s.taken.Add(int64(n))
 	j := *s.job
-	ls := j.stages[1].base().live
 	busy := ls.rescaling() // the last one is under way: ask at a later Fill
 	if i := int(s.next.Load()); !busy && i < len(s.at) && t >= int64(s.at[i]) && s.next.CompareAndSwap(int32(i), int32(i+1)) {
 		gen := ls.table.Load().gen
@@ -67,7 +89,7 @@ func TestLiveRescaleExact(t *testing.T) {
 				streams := split(recs, 2)
 				for i, s := range streams {
 					streams[i] = rescaleAt{Slice: s.(*stream.Slice[stream.Record]), at: []int{5000, 12_000}, to: []int{5, 3},
-						taken: &taken, next: &next, job: &j, errs: errs}
+						taken: &taken, next: &next, job: &j, errs: errs, gen: new(uint64), fills: new(int)}
 				}
 				var err error
 				j, err = NewJob(BatchSize(64), QueueBatches(4), FlushInterval(time.Millisecond))
@@ -77,8 +99,8 @@ func TestLiveRescaleExact(t *testing.T) {
 				var sink resultSink[uint64]
 				Sink(agg.Results, "sink", sink.add)
 				runJob(t, j)
-				// Queues bound how far the sources run ahead of the workers,
-				// so each rescale ends long before the next threshold.
+				// A rescale passes at most liveSlack batches per source and
+				// table: each ends long before the next threshold.
 				require.Equal(t, int32(2), next.Load(), "both rescales asked")
 				for range 2 {
 					require.NoError(t, <-errs)

@@ -18,7 +18,8 @@ import (
 // BenchmarkRescaleSpike rescales a keyed count of 100 ms tumbling windows
 // from 2 workers to 4 while records come at a fixed rate, by stopping at
 // a checkpoint and restoring (mode=stop) or by moving key groups live
-// (mode=live), against the same state: the allowed lateness keeps each
+// (mode=live; live-step16: 16 key groups at a time, MigrationStep),
+// against the same state: the allowed lateness keeps each
 // window's counts that long after it fires, so at the rescale the state
 // holds lateness/100 ms windows of counts. A result's latency is the time
 // from its window's end (event time is the record's due time) to the
@@ -30,18 +31,22 @@ import (
 // checkpoint's size (the state both modes move half of).
 func BenchmarkRescaleSpike(b *testing.B) {
 	const rate = 100_000 // records per second, over 2 streams
-	run, at, keys := 8*time.Second, 4*time.Second, 100_000
+	run, at, keys := 8*time.Second, 6*time.Second, 100_000
 	lateness := []time.Duration{time.Second, 10 * time.Second}
 	if testing.Short() {
 		run, at, keys, lateness = time.Second, 500*time.Millisecond, 1000, lateness[:1]
 	}
 	recs := spikeRecords(rate, run, keys)
 	for _, l := range lateness {
-		for _, mode := range []string{"stop", "live"} {
+		for _, mode := range []string{"stop", "live", "live-step16"} {
 			b.Run(fmt.Sprintf("lateness=%v/mode=%s", l, mode), func(b *testing.B) {
 				var sum spikeResult
 				for b.Loop() {
-					r := rescaleSpike(b, recs, rate, at, l, mode == "live")
+					step := 0
+					if mode == "live-step16" {
+						step = 16
+					}
+					r := rescaleSpike(b, recs, rate, at, l, mode != "stop", step)
 					sum.before += r.before
 					sum.spike += r.spike
 					sum.max += r.max
@@ -83,7 +88,7 @@ type spikeResult struct {
 }
 
 // rescaleSpike runs one rescale at `at` after the schedule's epoch.
-func rescaleSpike(b *testing.B, recs [2][]stream.Record, rate int, at, lateness time.Duration, live bool) spikeResult {
+func rescaleSpike(b *testing.B, recs [2][]stream.Record, rate int, at, lateness time.Duration, live bool, step int) spikeResult {
 	b.StopTimer()
 	defer b.StartTimer()
 	win, err := operators.Tumbling(100 * time.Millisecond)
@@ -131,7 +136,7 @@ func rescaleSpike(b *testing.B, recs [2][]stream.Record, rate int, at, lateness 
 	defer cancel()
 	var res spikeResult
 	if live {
-		j := build(4, ActiveWorkers(2))
+		j := build(4, ActiveWorkers(2), MigrationStep(step))
 		done := make(chan error, 1)
 		go func() { done <- j.Run(ctx) }()
 		time.Sleep(time.Until(epoch.Add(at)))
