@@ -279,16 +279,25 @@ func (d ds2) Decide(ops []Operator, rates map[string]Rates, target float64) (Pla
 			if hot < rate {
 				hotNeed = int(math.Ceil((1-p1)*in/(rate-hot) - 1e-9))
 			}
+			// Split when keeping the keys together cannot work or would
+			// take twice the instances; join only when it costs no more
+			// instances than splitting and the hot key fits in half an
+			// instance: between the two the keys stay as they are, so a
+			// share that moves between intervals does not flip the edge.
 			split := op.Split
 			switch {
 			case !op.Split && (hot > rate || op.Max > 0 && hotNeed > op.Max):
 				split = true
 				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s (share %.3f of %.0f) and one instance takes %.0f: split its keys instead of adding instances",
 					op.Name, hot, p1, in, rate))
-			case op.Split && hot < rate/2:
+			case !op.Split && hotNeed > 2*need:
+				split = true
+				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key's instance takes %.3f of its input and a share of the rest: %d instances to keep the keys together, %d split: split its keys",
+					op.Name, p1, hotNeed, need))
+			case op.Split && hot < rate/2 && hotNeed <= need:
 				split = false
-				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s, under half of one instance's %.0f: keys together again",
-					op.Name, hot, rate))
+				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s, under half of one instance's %.0f, and %d instances take the keys together: keys together again",
+					op.Name, hot, rate, need))
 			}
 			plan.Split[op.Name] = split
 			if !split && hotNeed > need {

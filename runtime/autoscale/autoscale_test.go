@@ -96,6 +96,20 @@ func TestDS2Skew(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, low.Split["count"], "0.39 of 40k is under half an instance")
 	require.Equal(t, 1, low.Parallelism["count"])
+
+	// A share that fell (a drifting hot set, read over one interval):
+	// 0.047 of 200k is under half an instance, but together the keys
+	// would take 6 instances of 45.45k against 5 split. They stay split.
+	cooler, err := NewDS2Skew().Decide(ops, rates(ops, 200_000, 0.047), 200_000)
+	require.NoError(t, err)
+	require.True(t, cooler.Split["count"], "%v", cooler.Reasons)
+	require.Equal(t, 5, cooler.Parallelism["count"])
+	ops[2].Split = false
+	// Kept together the same keys take 6, not twice 5: they stay together.
+	together, err := NewDS2Skew().Decide(ops, rates(ops, 200_000, 0.047), 200_000)
+	require.NoError(t, err)
+	require.False(t, together.Split["count"], "%v", together.Reasons)
+	require.Equal(t, 6, together.Parallelism["count"])
 }
 
 func TestThreshold(t *testing.T) {
@@ -182,4 +196,10 @@ func TestDS2SkewSizesTheHotInstance(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, far.Split["count"], "42.9k of 45.45k on one instance: 27 instances to keep it")
 	require.Equal(t, 3, far.Parallelism["count"])
+	// 0.39·95k = 37k: 7 instances together against 3 split, more than twice.
+	twice, err := NewDS2Skew().Decide(ops, rates(ops, 20_000, 0.39), 95_000)
+	require.NoError(t, err)
+	require.True(t, twice.Split["count"], "%v", twice.Reasons)
+	require.Contains(t, twice.Reasons[len(twice.Reasons)-2], "split its keys")
+	require.Equal(t, 3, twice.Parallelism["count"])
 }

@@ -35,12 +35,15 @@
 // n instances, so it sizes the operator for that instance rather than for
 // an even split. When the hottest key alone would need more than one
 // instance at the target rate (p1·λ above one instance's true rate), or
-// keeping it would need more instances than the operator may have, it
-// splits the operator's keys instead (a key-splitting partitioner and
-// two-phase aggregation, which the caller applies: Plan.Split) and sizes
-// the operator for the target as DS2 does; when the hot key fits in half
-// an instance again, it stops splitting. Every change comes with its
-// reason. Plain DS2 keeps the hash edge and provisions for a balance it
+// keeping it would need more instances than the operator may have, or
+// twice the instances an even split needs, it splits the operator's keys
+// instead (a key-splitting partitioner and two-phase aggregation, which
+// the caller applies: Plan.Split) and sizes the operator for the target
+// as DS2 does. It stops splitting once the hot key fits in half an
+// instance and keeping the keys together takes no more instances than
+// splitting them; between the two it leaves the keys as they are, so
+// that a share that moves from one interval to the next does not flip
+// the edge. Every change comes with its reason. Plain DS2 keeps the hash edge and provisions for a balance it
 // cannot have.
 //
 // # Threshold
