@@ -12,6 +12,7 @@ import (
 
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 // TestStatsTimesAndHotKeys runs a job to its end and checks what its
@@ -131,4 +132,21 @@ func TestOutGauge(t *testing.T) {
 	require.Zero(t, b.left.Load(), "every record acknowledged")
 	require.Zero(t, g.recs.Load(), "every record counted out")
 	require.Empty(t, fails)
+}
+
+// TestSampledCount pins the bounds a worker's hot-key list gives a key's
+// sampled records: its entry's, or up to the last listed count for a key
+// missing from a full list, and none for one missing from a short list.
+func TestSampledCount(t *testing.T) {
+	short := WorkerStats{HotKeys: []sketch.Counter[uint64]{{Key: 1, Count: 9, Err: 2}, {Key: 2, Count: 4}}}
+	lo, hi := short.SampledCount(1)
+	require.Equal(t, [2]uint64{7, 9}, [2]uint64{lo, hi})
+	lo, hi = short.SampledCount(3)
+	require.Equal(t, [2]uint64{0, 0}, [2]uint64{lo, hi}, "a short list holds every key seen")
+	var full WorkerStats
+	for i := range hotKeysListed {
+		full.HotKeys = append(full.HotKeys, sketch.Counter[uint64]{Key: uint64(i), Count: uint64(50 - i), Err: 1})
+	}
+	lo, hi = full.SampledCount(100)
+	require.Equal(t, [2]uint64{0, 50 - hotKeysListed + 1}, [2]uint64{lo, hi})
 }

@@ -66,6 +66,22 @@ type WorkerStats struct {
 	HotKeys []sketch.Counter[uint64]
 }
 
+// SampledCount bounds the sampled records of the key whose KeyHash is key:
+// [Lower(), Count] of its HotKeys entry, or, for a key not listed, from 0
+// to the last listed Count (0 when fewer than 8 are listed: the summary
+// then holds every key it saw, exactly).
+func (s WorkerStats) SampledCount(key uint64) (lower, upper uint64) {
+	for _, c := range s.HotKeys {
+		if c.Key == key {
+			return c.Lower(), c.Count
+		}
+	}
+	if len(s.HotKeys) < hotKeysListed {
+		return 0, 0
+	}
+	return 0, s.HotKeys[len(s.HotKeys)-1].Count
+}
+
 // Hot-key sampling: one record in hotKeySample goes into a Space-Saving
 // summary of hotKeyCapacity counters, of which Stats lists hotKeysListed.
 const (
