@@ -55,9 +55,9 @@ func (l *pollLoop) run(ctx context.Context) error {
 	pctx, interrupt := l.pollContext(ctx)
 	defer func() { interrupt() }()
 	for {
-		polled := time.Now()
+		l.clock.pollStarted(time.Now())
 		fetches := l.cl.PollFetches(pctx)
-		l.clock.waitInput.Add(int64(time.Since(polled)))
+		l.clock.pollEnded(time.Now())
 		if l.killed.Load() || fetches.IsClientClosed() {
 			l.cl.AllowRebalance() // a Kill's Close may be waiting for it
 			return nil

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,28 +12,54 @@ import (
 // stageClock counts how a stage's poll loop spends its time, so that its
 // records over its useful time give its true processing rate (DS2's; see
 // WorkerStats.Elapsed). Each count is read once or twice per poll, never
-// per record.
+// per record. A poll in progress counts as waiting up to the moment times
+// reads it, so that two readings bound an interval's waits even while
+// the stage waits in a poll.
 type stageClock struct {
 	start, end atomic.Int64 // Unix ns when Run started and returned; 0 before
-	waitInput  atomic.Int64 // ns in polls
-	waitOutput atomic.Int64 // ns blocked on output: a full produce buffer, flushes, commits
+	mu         sync.Mutex
+	waitInput  time.Duration // in the polls that returned
+	polling    time.Time     // when the poll in progress started; zero when none
+	waitOutput atomic.Int64  // ns blocked on output: a full produce buffer, flushes, commits
 }
 
 func (c *stageClock) started() { c.start.Store(time.Now().UnixNano()) }
 func (c *stageClock) stopped() { c.end.Store(time.Now().UnixNano()) }
 
+// pollStarted and pollEnded bracket a poll, at the times given.
+func (c *stageClock) pollStarted(t time.Time) {
+	c.mu.Lock()
+	c.polling = t
+	c.mu.Unlock()
+}
+
+func (c *stageClock) pollEnded(t time.Time) {
+	c.mu.Lock()
+	c.waitInput += t.Sub(c.polling)
+	c.polling = time.Time{}
+	c.mu.Unlock()
+}
+
 // times returns the time since Run started (until it returned; 0 before)
-// and the parts of it spent waiting for input and blocked on output.
+// and the parts of it spent waiting for input (a poll in progress
+// included) and blocked on output.
 func (c *stageClock) times() (elapsed, waitInput, waitOutput time.Duration) {
 	start := c.start.Load()
 	if start == 0 {
 		return 0, 0, 0
 	}
+	c.mu.Lock()
+	now := time.Now()
+	waitInput = c.waitInput
+	if !c.polling.IsZero() {
+		waitInput += now.Sub(c.polling)
+	}
+	c.mu.Unlock()
 	end := c.end.Load()
 	if end == 0 {
-		end = time.Now().UnixNano()
+		end = now.UnixNano()
 	}
-	return time.Duration(end - start), time.Duration(c.waitInput.Load()), time.Duration(c.waitOutput.Load())
+	return time.Duration(end - start), waitInput, time.Duration(c.waitOutput.Load())
 }
 
 // blockedSince adds the time since t to the time blocked on output.

@@ -3,6 +3,7 @@ package kafka
 import (
 	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,30 @@ func TestSampledCount(t *testing.T) {
 	}
 	lo, hi = full.SampledCount(100)
 	require.Equal(t, [2]uint64{0, 50 - hotKeysListed + 1}, [2]uint64{lo, hi})
+}
+
+// TestStageClockPollInProgress pins that a poll in progress counts as
+// waiting up to the reading, so that the difference of two readings is
+// the interval's wait: a reading during a poll, another after it.
+func TestStageClockPollInProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c stageClock
+		c.started()
+		c.pollStarted(time.Now())
+		time.Sleep(300 * time.Millisecond)
+		el, in, _ := c.times()
+		require.Equal(t, 300*time.Millisecond, el)
+		require.Equal(t, 300*time.Millisecond, in, "the poll so far")
+		time.Sleep(100 * time.Millisecond)
+		c.pollEnded(time.Now())
+		time.Sleep(50 * time.Millisecond) // processing
+		el2, in2, _ := c.times()
+		require.Equal(t, 150*time.Millisecond, el2-el)
+		require.Equal(t, 100*time.Millisecond, in2-in, "the rest of the poll, not its start again")
+		c.stopped()
+		time.Sleep(time.Second)
+		el3, in3, _ := c.times()
+		require.Equal(t, el2, el3, "stopped")
+		require.Equal(t, in2, in3)
+	})
 }
