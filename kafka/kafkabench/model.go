@@ -31,22 +31,21 @@ import (
 // worker skips without decoding (a replay of what it processed) leave the
 // count above zero: the rest of that poll is served with the next one's.
 // Every field but idle belongs to the polling goroutine. The clock is
-// read once per poll and twice per wait, not per record.
+// read once per poll and once or twice per slice of service (at least
+// modelSlice of records, and a poll's last records), not per record.
 type serviceModel[In any] struct {
-	ctx                                       context.Context // ends the waits when the job stops
-	inner                                     kafka.Decoder[In]
-	topic                                     string // the input topic: only its records are counted
-	cost                                      time.Duration
-	per                                       int  // records per wait within a poll: ceil(modelSlice / cost)
-	fresh                                     bool // a poll returned records, none decoded yet
-	pending                                   int  // the records of the last poll not decoded yet
-	owed                                      int  // records decoded and not yet served
-	deadline                                  time.Time
-	timer                                     *time.Timer
-	sleep                                     func(time.Duration) // clock.Until's last wait; nil: clock.Sleep (tests: time.Sleep)
-	idle                                      atomic.Int64        // ns: see Idle
-	dHook, dFresh, dDec, dServe, dWait, dSkip atomic.Int64
-	dWaited                                   atomic.Int64
+	ctx      context.Context // ends the waits when the job stops
+	inner    kafka.Decoder[In]
+	topic    string // the input topic: only its records are counted
+	cost     time.Duration
+	per      int  // records per wait within a poll: ceil(modelSlice / cost)
+	fresh    bool // a poll returned records, none decoded yet
+	pending  int  // the records of the last poll not decoded yet
+	owed     int  // records decoded and not yet served
+	deadline time.Time
+	timer    *time.Timer
+	sleep    func(time.Duration) // clock.Until's last wait; nil: clock.Sleep (tests: time.Sleep)
+	idle     atomic.Int64        // ns: see Idle
 }
 
 // modelSlice is the least a model waits at a time within a poll.
