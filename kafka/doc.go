@@ -75,7 +75,17 @@
 // open windows (as operators.KeyedWindows does) and one copy of the key
 // bytes of each key they hold; the merge stage holds those of its open
 // windows, their keys' bytes, plus the identity (24 bytes) of every
-// partial merged into them, dropped with the window.
+// partial merged into them, dropped with the window. A worker also holds
+// a Space-Saving summary of 256 counters over one record in 16 (its hot
+// keys, WorkerStats.HotKeys).
+//
+// Measuring for autoscaling: WorkerStats and MergeStats count records in
+// and out, the time since Run started, and the parts of it spent waiting
+// for input (in polls) and blocked on output (a full produce buffer,
+// flushes and commits), cumulatively; the rest is useful time, and records
+// over useful time a stage's true processing rate, which the policies of
+// runtime/autoscale read (package kafka/kafkascale turns two snapshots
+// into their rates and recommends a consumer-group size).
 //
 // Concurrency: a Producer is safe for concurrent use. Run a Worker or a
 // Merge once; Stats and Kill may be called from any goroutine. A

@@ -30,10 +30,21 @@ type MergeStats struct {
 	// WorkerStats; Aborts as for WorkerStats (the merge stage replays
 	// from its last commit).
 	Results, Commits, CommitErrors, Resumed, FetchErrors, Aborts int64
+	// Records is every record read from the partials topic: partials
+	// (merged, duplicate or corrupt), watermarks and idle declarations;
+	// a replay reads some again.
+	Records int64
+	// Elapsed, WaitInput and WaitOutput are as for WorkerStats: the time
+	// since Run started, the part of it in polls, and the part blocked on
+	// output (a Produce held by the client's buffer limits, the flushes
+	// before commits and at the end of input, the commits). Records over
+	// the rest, the useful time, is the merge stage's true processing
+	// rate.
+	Elapsed, WaitInput, WaitOutput time.Duration
 }
 
 type mergeCounters struct {
-	partials, duplicates, corrupt, results, commits, commitErrors, resumed, fetchErrors, aborts atomic.Int64
+	partials, duplicates, corrupt, results, commits, commitErrors, resumed, fetchErrors, aborts, records atomic.Int64
 }
 
 // ident is a partial's identity within its window.
@@ -77,6 +88,8 @@ type Merge[Acc, Out any] struct {
 	failFn    func(error)
 	afterPoll func() // test hook, called without the lock after each poll
 	recs      recordPool
+	clock     stageClock
+	gauge     *outGauge
 }
 
 type mergePart[Acc, Out any] struct {
@@ -139,6 +152,7 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 	if err != nil {
 		return nil, err
 	}
+	m.gauge = newOutGauge(m.cl, &m.clock)
 	if _, err := checkPartitions(ctx, m.cl, cfg.Partials, "", 0); err != nil {
 		m.cl.Close()
 		return nil, err
@@ -172,9 +186,11 @@ func (m *Merge[Acc, Out]) err() error {
 // Stats returns the counters so far.
 func (m *Merge[Acc, Out]) Stats() MergeStats {
 	c := &m.c
-	return MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
+	s := MergeStats{Partials: c.partials.Load(), Duplicates: c.duplicates.Load(), Corrupt: c.corrupt.Load(),
 		Results: c.results.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Resumed: c.resumed.Load(),
-		FetchErrors: c.fetchErrors.Load(), Aborts: c.aborts.Load()}
+		FetchErrors: c.fetchErrors.Load(), Aborts: c.aborts.Load(), Records: c.records.Load()}
+	s.Elapsed, s.WaitInput, s.WaitOutput = m.clock.times()
+	return s
 }
 
 // fetched restores the input watermarks committed with the offsets.
@@ -217,7 +233,7 @@ func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.O
 func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
 		closing: &m.closing, killed: &m.killed, process: m.process,
-		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll}
+		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll, clock: &m.clock}
 	if m.txn != nil {
 		l.commit = func(context.Context) { m.commitTxnLocked() }
 		l.begin = m.txn.beginFunc("merge", &m.failed)
@@ -280,7 +296,7 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 			Headers: append(r.Headers[:0], kgo.RecordHeader{Key: emittedHeader, Value: b[e:]})}
 		st.batch.left.Add(1)
 		m.c.results.Add(1)
-		m.cl.Produce(context.Background(), r, st.batch.promise)
+		m.gauge.produce(m.cl, r, st.batch.promise)
 	}
 	m.parts[q] = st
 	return st
@@ -291,6 +307,7 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 	if st == nil {
 		return
 	}
+	m.c.records.Add(int64(len(recs)))
 	var partials, dups, corrupt int64
 	for _, r := range recs {
 		if r.Offset < st.tr.next.off {
@@ -350,7 +367,7 @@ func (m *Merge[Acc, Out]) process(q int32, recs []*kgo.Record) {
 // its results are acknowledged, it writes its merge end to the control
 // topic (ResultReader waits for one per partials partition).
 func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
-	b := newBatch(minPos(pos{off, noTime}, st.tr.minOpen()), m.failFn, &m.recs)
+	b := newBatch(minPos(pos{off, noTime}, st.tr.minOpen()), m.failFn, m.gauge, &m.recs)
 	st.batch = b
 	st.emitted = binary.BigEndian.AppendUint64(st.emitted[:0], uint64(time.Now().UnixNano()))
 	st.kw.Advance(wm, st.result, nil)
@@ -372,6 +389,7 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 		st.ended = true
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
+		defer m.clock.blockedSince(time.Now())
 		err := m.cl.Flush(ctx)
 		if err == nil && m.err() == nil {
 			err = m.cl.ProduceSync(ctx, &kgo.Record{Topic: m.cfg.Control, Partition: 0, Value: appendMergeEnd(nil, st.q)}).FirstErr()

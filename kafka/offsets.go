@@ -33,9 +33,10 @@ type ackBatch struct {
 
 // newBatch returns a batch whose promise counts it down, reports the first
 // failure to fail (left then stays positive: the offsets stay
-// uncommitted) and hands keyed records back to pool (when not nil). One
+// uncommitted), counts the record out of out (the gauge its Produce went
+// through) and hands keyed records back to pool (when not nil). One
 // closure serves every record of the batch.
-func newBatch(min pos, fail func(error), pool *recordPool) *ackBatch {
+func newBatch(min pos, fail func(error), out *outGauge, pool *recordPool) *ackBatch {
 	b := &ackBatch{min: min}
 	b.promise = func(r *kgo.Record, err error) {
 		if err != nil {
@@ -43,6 +44,7 @@ func newBatch(min pos, fail func(error), pool *recordPool) *ackBatch {
 		} else {
 			b.left.Add(-1)
 		}
+		out.done(r)
 		if pool != nil {
 			pool.put(r)
 		}

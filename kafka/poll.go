@@ -40,17 +40,24 @@ type pollLoop struct {
 	// without records: an input's end, an idle partition.
 	wake <-chan struct{}
 	tick func()
+	// clock counts the time in polls (waiting for input) and in commits
+	// and the shutdown's flush (blocked on output); see WorkerStats.
+	clock *stageClock
 }
 
 // run consumes until ctx ends and returns shutdown's error then; it returns
 // nil at once after a Kill, and the first produce failure (nothing more
 // committed) as soon as it is seen.
 func (l *pollLoop) run(ctx context.Context) error {
+	l.clock.started()
+	defer l.clock.stopped()
 	last := time.Now()
 	pctx, interrupt := l.pollContext(ctx)
 	defer func() { interrupt() }()
 	for {
+		l.clock.pollStarted(time.Now())
 		fetches := l.cl.PollFetches(pctx)
+		l.clock.pollEnded(time.Now())
 		if l.killed.Load() || fetches.IsClientClosed() {
 			l.cl.AllowRebalance() // a Kill's Close may be waiting for it
 			return nil
@@ -77,9 +84,10 @@ func (l *pollLoop) run(ctx context.Context) error {
 			if l.tick != nil {
 				l.tick()
 			}
-			if time.Since(last) >= l.interval {
+			if now := time.Now(); now.Sub(last) >= l.interval {
 				l.commit(ctx)
 				last = time.Now()
+				l.clock.waitOutput.Add(int64(last.Sub(now)))
 			}
 		}
 		l.mu.Unlock()
@@ -131,6 +139,7 @@ func (l *pollLoop) shutdown() error {
 	l.closing.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	defer l.clock.blockedSince(time.Now())
 	err := l.cl.Flush(ctx)
 	if err == nil {
 		err = l.err()

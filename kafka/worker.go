@@ -12,7 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/sketch"
 )
 
 // WorkerStats counts what a worker did.
@@ -33,7 +35,60 @@ type WorkerStats struct {
 	// aborted under ExactlyOnce (a rebalance during one, or a refused
 	// offset commit: the worker replays from its last commit).
 	Partials, Watermarks, Commits, CommitErrors, FetchErrors, Resumed, Aborts int64
+	// Elapsed is the time since Run started (until it returned; 0
+	// before). WaitInput is the part of it spent waiting for input: in the
+	// client's polls, which return at once when fetched records are
+	// buffered and otherwise wait for the brokers' next fetch (a worker
+	// with nothing to do, or one whose fetches lag; a rebalance shows here
+	// too). WaitOutput is the part spent blocked on output: in a Produce
+	// held by the client's buffer limits (kgo.MaxBufferedRecords,
+	// MaxBufferedBytes: the brokers acknowledge slower than the worker
+	// produces), and in commits and the shutdown's flush (waiting for
+	// acknowledgements, the offset commit's or the transaction end's round
+	// trip). The rest is useful time: decoding, aggregating, firing
+	// windows, handing records to the client. Records over useful time is
+	// the worker's true processing rate (DS2's), which does not depend on
+	// how fast records arrive or are acknowledged. Time the worker's
+	// goroutine was ready but not running (a busy machine) counts as
+	// useful: the worker cannot tell it apart. The clock is read a few
+	// times per poll, never per record (a Produce near the buffer limit
+	// excepted). Snapshots are cumulative: the difference of two is an
+	// interval's (kafkascale.RatesOf).
+	Elapsed, WaitInput, WaitOutput time.Duration
+	// Sampled is the records the worker's hot-key summary has seen (one
+	// processed record in 16, chosen by a hash of its offset) and HotKeys
+	// the summary's most frequent keys (Space-Saving over 256 counters;
+	// at most 8, heaviest first): Key is KeyHash of the key's bytes and
+	// the key's sampled count lies in [Lower(), Count]. A key not listed
+	// has a sampled count of at most the last listed Count, or 0 when
+	// fewer than 8 are listed. Cumulative, as the counters are.
+	Sampled uint64
+	HotKeys []sketch.Counter[uint64]
 }
+
+// SampledCount bounds the sampled records of the key whose KeyHash is key:
+// [Lower(), Count] of its HotKeys entry, or, for a key not listed, from 0
+// to the last listed Count (0 when fewer than 8 are listed: the summary
+// then holds every key it saw, exactly).
+func (s WorkerStats) SampledCount(key uint64) (lower, upper uint64) {
+	for _, c := range s.HotKeys {
+		if c.Key == key {
+			return c.Lower(), c.Count
+		}
+	}
+	if len(s.HotKeys) < hotKeysListed {
+		return 0, 0
+	}
+	return 0, s.HotKeys[len(s.HotKeys)-1].Count
+}
+
+// Hot-key sampling: one record in hotKeySample goes into a Space-Saving
+// summary of hotKeyCapacity counters, of which Stats lists hotKeysListed.
+const (
+	hotKeySample   = 16
+	hotKeyCapacity = 256
+	hotKeysListed  = 8
+)
 
 type workerCounters struct {
 	records, late, corrupt, partials, watermarks, commits, commitErrors, fetchErrors, resumed, aborts atomic.Int64
@@ -98,6 +153,16 @@ type Worker[In, Acc, Out any] struct {
 	failFn          func(error)
 	recs            recordPool
 	now             func() time.Time
+	clock           stageClock
+	gauge           *outGauge
+
+	// The hot-key summary: sample collects a process call's sampled key
+	// hashes (the poll loop's), which go into hot under hotMu, so that
+	// Stats, from any goroutine, waits for a few Adds at most.
+	sample  []uint64
+	hotMu   sync.Mutex
+	hot     *sketch.SpaceSaving[uint64] // nil: no sampling
+	sampled uint64
 }
 
 type workerPart[In, Acc, Out any] struct {
@@ -153,6 +218,9 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 		}
 	}
 	w.failFn = w.fail
+	if w.hot, err = sketch.NewSpaceSaving[uint64](hotKeyCapacity); err != nil {
+		return nil, err
+	}
 	if w.ctl, err = newControlReader(cfg); err != nil {
 		return nil, err
 	}
@@ -169,6 +237,7 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 		w.ctl.close()
 		return nil, err
 	}
+	w.gauge = newOutGauge(w.cl, &w.clock)
 	_, err = checkPartitions(ctx, w.cl, cfg.Input, "InputPartitions", cfg.InputPartitions)
 	if err == nil {
 		w.partials, err = checkPartitions(ctx, w.cl, cfg.Partials, "", 0)
@@ -202,9 +271,16 @@ func (w *Worker[In, Acc, Out]) err() error {
 // Stats returns the counters so far.
 func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 	c := &w.c
-	return WorkerStats{Records: c.records.Load(), Late: c.late.Load(), Corrupt: c.corrupt.Load(),
+	s := WorkerStats{Records: c.records.Load(), Late: c.late.Load(), Corrupt: c.corrupt.Load(),
 		Partials: c.partials.Load(), Watermarks: c.watermarks.Load(), Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(),
 		FetchErrors: c.fetchErrors.Load(), Resumed: c.resumed.Load(), Aborts: c.aborts.Load()}
+	s.Elapsed, s.WaitInput, s.WaitOutput = w.clock.times()
+	w.hotMu.Lock()
+	if w.hot != nil {
+		s.Sampled, s.HotKeys = w.sampled, w.hot.Top(hotKeysListed)
+	}
+	w.hotMu.Unlock()
+	return s
 }
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
@@ -240,7 +316,7 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: w.cl, mu: &w.mu, interval: w.cfg.commitInterval(), fetchErrors: &w.c.fetchErrors,
 		closing: &w.closing, killed: &w.killed, process: w.process,
 		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll,
-		wake: wake, tick: w.tick}
+		wake: wake, tick: w.tick, clock: &w.clock}
 	if w.txn != nil {
 		l.commit = func(context.Context) { w.commitTxnLocked() }
 		l.begin = w.txn.beginFunc("worker", &w.failed)
@@ -346,7 +422,7 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 		*r = kgo.Record{Key: b[:k], Value: b[k:]}
 		st.batch.left.Add(1)
 		w.c.partials.Add(1)
-		w.cl.Produce(context.Background(), r, st.batch.promise)
+		w.gauge.produce(w.cl, r, st.batch.promise)
 	}
 	if at, ok := w.restored[p]; ok {
 		w.restore(st, at)
@@ -399,6 +475,9 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 			}
 		}
 		h := KeyHash(key)
+		if hashx.Mix64(uint64(r.Offset))%hotKeySample == 0 {
+			w.sample = append(w.sample, h)
+		}
 		if st.kw.Add(h, t, v) {
 			st.keys.put(h, key, w.keepUntil(t))
 			w.markWindows(st, t, before)
@@ -414,7 +493,25 @@ func (w *Worker[In, Acc, Out]) process(p int32, recs []*kgo.Record) {
 	w.c.records.Add(int64(len(recs)))
 	w.c.late.Add(late)
 	w.c.corrupt.Add(corrupt)
+	w.addSampled()
 	w.sendWatermark(st)
+}
+
+// addSampled moves the key hashes sampled by a process call into the
+// hot-key summary.
+func (w *Worker[In, Acc, Out]) addSampled() {
+	if len(w.sample) == 0 {
+		return
+	}
+	w.hotMu.Lock()
+	if w.hot != nil {
+		for _, h := range w.sample {
+			w.hot.Add(h)
+		}
+		w.sampled += uint64(len(w.sample))
+	}
+	w.hotMu.Unlock()
+	w.sample = w.sample[:0]
 }
 
 // sendWatermark sends the partition's watermark to every partials
@@ -431,10 +528,10 @@ func (w *Worker[In, Acc, Out]) sendWatermark(st *workerPart[In, Acc, Out]) {
 // broadcast produces v to every partials partition, holding the commit
 // at the position it.
 func (w *Worker[In, Acc, Out]) broadcast(st *workerPart[In, Acc, Out], at pos, v []byte) {
-	b := newBatch(at, w.failFn, nil)
+	b := newBatch(at, w.failFn, w.gauge, nil)
 	for q := range w.partials {
 		b.left.Add(1)
-		w.cl.Produce(context.Background(), &kgo.Record{Partition: int32(q), Value: v}, b.promise)
+		w.gauge.produce(w.cl, &kgo.Record{Partition: int32(q), Value: v}, b.promise)
 	}
 	w.c.watermarks.Add(int64(w.partials))
 	st.tr.add(b)
@@ -494,7 +591,7 @@ func (w *Worker[In, Acc, Out]) markWindows(st *workerPart[In, Acc, Out], t int64
 // advance fires the windows the watermark wm, raised by the record at
 // at, closes.
 func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm int64, at pos) {
-	b := newBatch(at, w.failFn, &w.recs)
+	b := newBatch(at, w.failFn, w.gauge, &w.recs)
 	for s, o := range st.tr.open {
 		if w.cfg.Windows.End(s)-1 <= wm {
 			b.min = minPos(b.min, o)

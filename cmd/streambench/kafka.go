@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -28,8 +29,15 @@ results to an output topic, and reports the records per input partition
 window's end to its result, and whether every count is exact: a row per
 partitioner, worker count and -semantics (at-least-once, or exactly-once
 through Kafka transactions; a list of both measures what exactly-once
-costs, the two rows of a partitioner running one after the other). Without
--brokers an in-process kfake cluster runs, so it works on a fresh machine.
+costs, the two rows of a partitioner running one after the other). Each
+row also measures the workers' and the merge stage's true rates (records
+over useful time) and the workers' hot-key share over the stream, and
+recommends the job's shape for -target-rate with -policy: the consumer
+groups' sizes and the input's partitioner (package kafka/kafkascale; the
+reasons follow the table). -work model:DURATION gives each worker a
+modelled service time, so that its capacity is known; -rate offers the
+stream open loop. Without -brokers an in-process kfake cluster runs, so it
+works on a fresh machine.
 With -brokers, topics PREFIX-KIND-ID-{in,partials,out,control} are
 created. An interrupt (SIGINT, SIGTERM) tears the running pipeline down
 and prints the rows finished so far.`)
@@ -46,6 +54,10 @@ and prints the rows finished so far.`)
 		semantics  string
 		window     time.Duration
 		timeout    time.Duration
+		rate       float64
+		work       string
+		policy     string
+		target     float64
 		tf         topicFlags
 	)
 	o.register(fs, false)
@@ -63,6 +75,10 @@ and prints the rows finished so far.`)
 	fs.StringVar(&workers, "workers", "3", "worker counts, a comma `LIST`: workers in the consumer group (each a Kafka client)")
 	fs.StringVar(&semantics, "semantics", kafka.AtLeastOnce.String(), "delivery guarantees, a comma `LIST` of at-least-once and exactly-once (Kafka transactions, read committed); each gives a row per partitioner and worker count")
 	fs.DurationVar(&window, "window", 100*time.Millisecond, "tumbling window of the count, > 0 (event time = wall clock at send)")
+	fs.Float64Var(&rate, "rate", 0, fmt.Sprintf("open-loop offered load of the producer in records/s, in [%g, %g] (0: as fast as it sends)", bench.MinRate, bench.MaxRate))
+	fs.StringVar(&work, "work", "none", fmt.Sprintf("per-record cost on each worker: none, or model:DURATION (modelled service time: a worker serves one record per DURATION, at most %v)", bench.MaxModelCost))
+	fs.StringVar(&policy, "policy", kafkabench.Policies[0], "`POLICY` of the recommendation: ds2-skew (skew-aware DS2, which may split the keys) or ds2 (plain DS2)")
+	fs.Float64Var(&target, "target-rate", 0, fmt.Sprintf("input rate in records/s the recommendation is for, in [%g, %g] (0: the offered rate, -rate or the rate the producer sent at)", bench.MinRate, bench.MaxRate))
 	tf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
@@ -83,7 +99,11 @@ and prints the rows finished so far.`)
 	if err := tf.unusedWithout(fs); err != nil {
 		return fail(e, "kafka", err)
 	}
-	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window}
+	var err error
+	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window, Rate: rate, Policy: policy, TargetRate: target}
+	if cfg.Work, err = parseKafkaWork(work); err != nil {
+		return fail(e, "kafka", err)
+	}
 	cluster := "kfake (in-process)"
 	if brokers != "" {
 		cluster = brokers
@@ -91,7 +111,6 @@ and prints the rows finished so far.`)
 	} else if wl.set["topic-prefix"] {
 		return fail(e, "kafka", unused("-topic-prefix", "without -brokers (the in-process cluster names its topics)"))
 	}
-	var err error
 	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, kafka.PartitionerKinds()); err != nil {
 		return fail(e, "kafka", err)
 	}
@@ -133,13 +152,23 @@ and prints the rows finished so far.`)
 		settings = append(settings, [2]string{"source_partitioner", source})
 	}
 	settings = append(settings, [][2]string{{"tuples", fmt.Sprint(len(cfg.Input))},
-		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()}}...)
+		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()},
+		{"rate", fmt.Sprint(rate)}, {"work", work}, {"policy", policy}, {"target_rate", fmt.Sprint(target)}}...)
 	meta := bench.Meta{Command: "kafka", Settings: append(settings, wl.seedSetting(false)...)}
+	if ctx.Err() != nil {
+		meta.Settings = append(meta.Settings, [2]string{"interrupted", "true"})
+	}
 	out := make([]bench.Row, len(rows))
 	for i, r := range rows {
 		out[i] = kafkaRow{Workload: w.Name, ZipfS: w.Exponent(), Keys: w.Keys, Seed: wl.seed, BenchRow: r}
 	}
-	if err := o.write(ctx, e, meta, out, nil); err != nil {
+	write := func(wr io.Writer) error {
+		if err := bench.Write(wr, o.format.value, meta, out); err != nil || o.format.value != "table" {
+			return err
+		}
+		return writeRecommendations(wr, rows)
+	}
+	if err := o.writeWith(e, write, len(out), nil); err != nil {
 		return fail(e, "kafka", err)
 	}
 	if ctx.Err() != nil {
@@ -166,6 +195,11 @@ func (r kafkaRow) Cells() []bench.Cell {
 	if r.Keys != 0 {
 		keys = r.Keys
 	}
+	var topKeyShare any
+	if r.TopKeyShare != nil {
+		topKeyShare = *r.TopKeyShare
+	}
+	noRec := r.Policy == "" // a run over an existing topic recommends nothing
 	return []bench.Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
 		{Name: "semantics", Head: "SEMANTICS", Value: r.Semantics, Key: true},
@@ -201,7 +235,62 @@ func (r kafkaRow) Cells() []bench.Cell {
 		{Name: "duplicates", Head: "DUPS", Value: r.Duplicates, Unit: "duplicates"},
 		{Name: "checked", Head: "CHECKED", Value: r.Checked, NoTable: true},
 		{Name: "exact", Head: "EXACT", Value: r.Exact},
+		{Name: "offered_tps", Head: "OFFERED/s", Value: r.OfferedTPS, Prec: 0, NoTable: true},
+		{Name: "work", Head: "WORK", Value: r.Work, Key: true, NoTable: true},
+		{Name: "send_tps", Head: "SENT/s", Value: orNil(r.SendTPS, r.SendTPS > 0), Prec: 0, Unit: "sent/s", NoTable: true},
+		{Name: "worker_true_tps", Head: "TRUE/s", Value: orNil(r.WorkerTrueTPS, r.WorkerTrueTPS > 0), Prec: 0, Unit: "worker-true/s", NoTable: noRec},
+		{Name: "merge_true_tps", Head: "MERGE TRUE/s", Value: orNil(r.MergeTrueTPS, r.MergeTrueTPS > 0), Prec: 0, Unit: "merge-true/s", NoTable: true},
+		{Name: "top_key_share", Head: "P1", Value: topKeyShare, Prec: 3, Unit: "top-key-share", NoTable: noRec},
+		{Name: "policy", Head: "POLICY", Value: orNil(r.Policy, r.Policy != ""), Key: true, NoTable: true},
+		{Name: "target_tps", Head: "TARGET/s", Value: orNil(r.TargetTPS, r.Policy != ""), Prec: 0, NoTable: true},
+		{Name: "recommended_workers", Head: "REC WORKERS", Value: orNil(r.RecommendedWorkers, r.Policy != ""), NoTable: noRec},
+		{Name: "recommended_merges", Head: "REC MERGES", Value: orNil(r.RecommendedMerges, r.Policy != ""), NoTable: true},
+		{Name: "recommended_partitioner", Head: "REC PARTITIONER", Value: orNil(r.RecommendedPartitioner, r.Policy != ""), NoTable: noRec},
+		{Name: "recommendation_reasons", Head: "REASONS", Value: orNil(strings.Join(r.RecommendationReasons, "; "), r.Policy != ""), NoTable: true},
 	}
+}
+
+// orNil is v, or nil (not applicable) unless ok.
+func orNil(v any, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// parseKafkaWork parses -work: none or model:DURATION. A spin is refused:
+// the workers run in this process, beside the producer, the merge stage
+// and (without -brokers) the brokers, so a spin's cost would depend on
+// what else runs, and no capacity would be known.
+func parseKafkaWork(s string) (time.Duration, error) {
+	switch mode, _, colon := strings.Cut(s, ":"); {
+	case mode == "spin":
+		return 0, fmt.Errorf("%w: -work = %s, want none or model:DURATION (a spin shares the cores with the bench's own clients and brokers; a modelled service time gives each worker a known capacity)", bench.ErrInvalidParameter, s)
+	case s != "none" && (mode != "model" || !colon):
+		return 0, fmt.Errorf("%w: -work = %q, want none or model:DURATION (e.g. model:50us)", bench.ErrInvalidParameter, s)
+	}
+	w, err := bench.ParseWork(s)
+	return w.Cost, err
+}
+
+// writeRecommendations writes, after the table, each row's recommendation
+// and its reasons, as comment lines.
+func writeRecommendations(w io.Writer, rows []kafkabench.BenchRow) error {
+	for _, r := range rows {
+		if r.Policy == "" {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "# %s, %d workers, %s: %s for %.0f records/s recommends workers=%d merges=%d partitioner=%s\n",
+			r.Partitioner, r.Workers, r.Semantics, r.Policy, r.TargetTPS, r.RecommendedWorkers, r.RecommendedMerges, r.RecommendedPartitioner); err != nil {
+			return err
+		}
+		for _, reason := range r.RecommendationReasons {
+			if _, err := fmt.Fprintf(w, "#   %s\n", reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // parseSemantics parses -semantics: a comma list of kafka.Semantics names.
@@ -261,6 +350,11 @@ func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *wo
 	for _, f := range []string{"partitioner", "source-partitioner", "topic-prefix"} {
 		if set[f] {
 			return fail(e, "kafka", unused("-"+f, "with -input-topic (the topic is read as it is)"))
+		}
+	}
+	for _, f := range []string{"rate", "work", "policy", "target-rate"} {
+		if set[f] {
+			return fail(e, "kafka", unused("-"+f, "with -input-topic (a run over an existing topic recommends nothing)"))
 		}
 	}
 	if timeout <= 0 {

@@ -1,10 +1,15 @@
 // Package kafkabench is the logic of `streambench kafka`: a windowed count
 // of a stream through package kafka, once per partitioner and worker count,
-// on an in-process kfake cluster or a real one. It is a package of its own so
-// that users of package kafka do not compile the fake cluster.
+// on an in-process kfake cluster or a real one. Each run also reads the
+// stages' counters before and after the stream and gives what package
+// kafkascale recommends from them; a modelled service time per record
+// (BenchConfig.Work) gives the workers a known capacity. It is a package
+// of its own so that users of package kafka do not compile the fake
+// cluster.
 package kafkabench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -16,11 +21,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/internal/clock"
 	"github.com/skewerhq/skewer/kafka"
+	"github.com/skewerhq/skewer/kafka/kafkascale"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/runtime/autoscale"
 	"github.com/skewerhq/skewer/stream"
 )
+
+// workString is a modelled service time as -work spells it.
+func workString(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return bench.Work{Mode: "model", Cost: d}.String()
+}
 
 // BenchConfig configures RunBench, the logic of `streambench kafka`. Every
 // field is explicit: a zero or empty list is refused, never replaced by a
@@ -59,9 +75,33 @@ type BenchConfig struct {
 	Input []stream.Record
 	// Window is the tumbling window of the count, in event time (> 0).
 	Window time.Duration
+	// Rate is the producer's offered load in records/s, open loop: record
+	// i is due i/Rate after the first, and the producer waits whenever it
+	// is more than rateSlice ahead. 0 sends as fast as the producer can;
+	// else in [bench.MinRate, bench.MaxRate].
+	Rate float64
+	// Work is a modelled service time per record in every worker (a
+	// single-server queue, as runtime.ServiceTime: see serviceModel), so
+	// that a worker's capacity, not the machine's cores, bounds it; 0 is
+	// none, at most bench.MaxModelCost.
+	Work time.Duration
+	// Policy is the runtime/autoscale policy of each row's recommendation
+	// (one of Policies), TargetRate its target input rate in records/s: 0
+	// takes the offered rate (Rate, or the rate the producer sent at when
+	// Rate is 0), else in [bench.MinRate, bench.MaxRate].
+	Policy     string
+	TargetRate float64
 	// ClientOpts are added to every client (TLS, SASL, ...).
 	ClientOpts []kgo.Opt
 }
+
+// Policies are the policies of BenchConfig.Policy: the skew-aware DS2,
+// which may recommend splitting the keys, and plain DS2.
+var Policies = []string{"ds2-skew", "ds2"}
+
+// rateSlice is how far ahead of the schedule the producer may run before
+// it waits.
+const rateSlice = 200 * time.Microsecond
 
 // Bounds of BenchConfig's counts.
 const (
@@ -111,6 +151,34 @@ type BenchRow struct {
 	// Exact reports that every final count equals the exact count (when
 	// Checked: the bench generated the input itself).
 	Exact bool `json:"exact"`
+	// OfferedTPS is BenchConfig.Rate (0: as fast as the producer sends;
+	// RunTopic reads a topic that is already there: 0), Work the workers'
+	// modelled service time ("none", or "model:50us").
+	OfferedTPS float64 `json:"offered_tps"`
+	Work       string  `json:"work"`
+	// SendTPS is the rate the producer sent at: the records over the time
+	// from the first send to the last. Absent for RunTopic, as every field
+	// to the end of this group.
+	SendTPS float64 `json:"send_tps,omitempty"`
+	// WorkerTrueTPS and MergeTrueTPS are the workers' and the merge
+	// stage's true rates over the stream, records per second of useful
+	// time (kafkascale.RatesOf), absent when not measured; TopKeyShare the
+	// workers' hottest-key share (a lower bound, from their sampled
+	// hot-key summaries).
+	WorkerTrueTPS float64  `json:"worker_true_tps,omitempty"`
+	MergeTrueTPS  float64  `json:"merge_true_tps,omitempty"`
+	TopKeyShare   *float64 `json:"top_key_share,omitempty"`
+	// Policy and TargetTPS: what the recommendation is for
+	// (BenchConfig.Policy and TargetRate, or the offered rate); the
+	// recommendation (kafkascale.Recommend, from the rates measured over
+	// the stream): the workers' and the merge stage's group sizes, the
+	// input's partitioner, and the reasons, a line each.
+	Policy                 string   `json:"policy,omitempty"`
+	TargetTPS              float64  `json:"target_tps,omitempty"`
+	RecommendedWorkers     int      `json:"recommended_workers,omitempty"`
+	RecommendedMerges      int      `json:"recommended_merges,omitempty"`
+	RecommendedPartitioner string   `json:"recommended_partitioner,omitempty"`
+	RecommendationReasons  []string `json:"recommendation_reasons,omitempty"`
 	// InputTopic and InputFormat: the existing topic RunTopic read.
 	InputTopic  string `json:"input_topic,omitempty"`
 	InputFormat string `json:"input_format,omitempty"`
@@ -139,6 +207,14 @@ func (c *BenchConfig) validate() error {
 		return invalidParam("-topic-prefix", `""`, "a prefix for the topics created on the brokers")
 	case len(c.Brokers) == 0 && c.TopicPrefix != "":
 		return invalidParam("-topic-prefix", c.TopicPrefix, "none without -brokers (the in-process cluster names its topics)")
+	case !validRate(c.Rate):
+		return invalidParam("-rate", c.Rate, fmt.Sprintf("0 (as fast as the producer sends) or in [%g, %g] records/s", bench.MinRate, bench.MaxRate))
+	case c.Work < 0 || c.Work > bench.MaxModelCost:
+		return invalidParam("-work", "model:"+c.Work.String(), fmt.Sprintf("none or model:DURATION with DURATION in (0, %v]", bench.MaxModelCost))
+	case !slices.Contains(Policies, c.Policy):
+		return invalidParam("-policy", fmt.Sprintf("%q", c.Policy), "one of "+strings.Join(Policies, ", "))
+	case !validRate(c.TargetRate):
+		return invalidParam("-target-rate", c.TargetRate, fmt.Sprintf("0 (the offered rate) or in [%g, %g] records/s", bench.MinRate, bench.MaxRate))
 	}
 	for _, b := range c.Brokers {
 		if b == "" {
@@ -194,6 +270,9 @@ func RunBench(ctx context.Context, cfg BenchConfig, progress func(string)) ([]Be
 	return rows, nil
 }
 
+// validRate reports whether r is 0 or in [bench.MinRate, bench.MaxRate].
+func validRate(r float64) bool { return r == 0 || r >= bench.MinRate && r <= bench.MaxRate }
+
 func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem kafka.Semantics) (BenchRow, error) {
 	win, err := operators.Tumbling(bc.Window)
 	if err != nil {
@@ -242,7 +321,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 	// first rebalances.
 	onAssigned, stable := stableGroup(cfg.Input, workers)
 	cfg.ClientOpts = append(slices.Clip(cfg.ClientOpts), onAssigned)
-	j, err := startCount(ctx, cfg, workers, kafka.Decoder[stream.Record](kafka.RecordCodec{}), nil)
+	j, err := startCount(ctx, cfg, workers, kafka.Decoder[stream.Record](kafka.RecordCodec{}), nil, bc.Work)
 	if err != nil {
 		return BenchRow{}, err
 	}
@@ -253,7 +332,8 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 		_ = stop()
 		return BenchRow{}, fmt.Errorf("kafka: waiting for %d workers to join: %w", workers, ctx.Err())
 	}
-	in := inputOf{cfg: cfg, kind: kind, admin: bc.ClientOpts}
+	before := j.snapshot()
+	in := inputOf{cfg: cfg, kind: kind, admin: bc.ClientOpts, rate: bc.Rate}
 	if repartition {
 		in.kind, in.topic = bc.SourcePartitioner, source
 		in.rp, err = kafka.NewRepartitioner(jctx, kafka.RepartitionConfig{Brokers: cfg.Brokers, ClientOpts: cfg.ClientOpts,
@@ -265,10 +345,15 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 		}
 	}
 	row, err := benchStream(ctx, in, bc.Input)
+	after := j.snapshot()
 	if serr := stop(); err == nil {
 		err = serr
 	}
+	if err == nil {
+		err = recommend(&row, bc, kind, workers, before, after)
+	}
 	row.Partitioner, row.Semantics, row.SourcePartitioner, row.Repartitioned = kind, sem.String(), bc.SourcePartitioner, repartition
+	row.OfferedTPS, row.Work = bc.Rate, workString(bc.Work)
 	row.Workers, row.Partitions, row.PartialsPartitions, row.Window = workers, bc.Partitions, bc.PartialsPartitions, bc.Window.String()
 	st := merge.Stats()
 	row.Partials, row.Duplicates = st.Partials, st.Duplicates
@@ -281,18 +366,61 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 	return row, err
 }
 
+// recommend fills the row's true rates and recommendation from the
+// stages' counters at the start and the end of the stream.
+func recommend(row *BenchRow, bc BenchConfig, kind string, workers int, before, after kafkascale.Snapshot) error {
+	policy, err := autoscale.New(bc.Policy)
+	if err != nil {
+		return err
+	}
+	rates := kafkascale.RatesOf(before, after)
+	row.WorkerTrueTPS, _ = rates[kafkascale.Workers].TrueRate()
+	row.MergeTrueTPS, _ = rates[kafkascale.Merge].TrueRate()
+	share := rates[kafkascale.Workers].TopKeyShare
+	row.TopKeyShare = &share
+	target := bc.TargetRate
+	if target == 0 {
+		target = cmp.Or(bc.Rate, row.SendTPS)
+	}
+	job := kafkascale.Job{Workers: workers, Merges: 1, InputPartitions: bc.Partitions, PartialsPartitions: bc.PartialsPartitions, Partitioner: kind}
+	rec, err := kafkascale.Recommend(policy, job, rates, target)
+	if err != nil {
+		return err
+	}
+	row.Policy, row.TargetTPS = rec.Policy, rec.Target
+	row.RecommendedWorkers, row.RecommendedMerges, row.RecommendedPartitioner = rec.Workers, rec.Merges, rec.Partitioner
+	row.RecommendationReasons = rec.Reasons
+	return nil
+}
+
 // countJob is a running count job: its merge stage and workers.
 type countJob[In any] struct {
 	ctx     context.Context // the job's, ended by stop
 	merge   *kafka.Merge[uint64, uint64]
 	workers []*kafka.Worker[In, uint64, uint64]
-	stop    func() error // ends the job and returns its first error
+	models  []*serviceModel[In] // each worker's modelled service time; nil without one
+	stop    func() error        // ends the job and returns its first error
+}
+
+// snapshot is the job's counters now; a worker's modelled server's idle
+// time (serviceModel.Idle) counts as waiting for input.
+func (j *countJob[In]) snapshot() kafkascale.Snapshot {
+	s := kafkascale.Snapshot{Merges: []kafka.MergeStats{j.merge.Stats()}}
+	for i, w := range j.workers {
+		st := w.Stats()
+		if m := j.models[i]; m != nil {
+			st.WaitInput += m.Idle()
+		}
+		s.Workers = append(s.Workers, st)
+	}
+	return s
 }
 
 // startCount starts a count job over cfg: a merge stage and workers
-// decoding the input with in. Under ExactlyOnce worker i's
+// decoding the input with in, each through a modelled service time of
+// work per record when work > 0. Under ExactlyOnce worker i's
 // TransactionalID is GROUP-wi and the merge stage's GROUP.merge.
-func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In]) (*countJob[In], error) {
+func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In], work time.Duration) (*countJob[In], error) {
 	agg := operators.Count[In]()
 	jctx, cancel := context.WithCancel(ctx)
 	cfg.TransactionalID = cfg.Group
@@ -319,12 +447,19 @@ func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in k
 	for i := range workers {
 		wcfg := cfg
 		wcfg.TransactionalID = fmt.Sprintf("%s-w%d", cfg.Group, i)
-		w, err := kafka.NewWorker(jctx, wcfg, agg, in, kafka.Uint64Codec{}, opts...)
+		dec := in
+		var m *serviceModel[In]
+		if work > 0 {
+			m = newServiceModel(jctx, in, cfg.Input, work)
+			wcfg.ClientOpts = append(slices.Clip(cfg.ClientOpts), kgo.WithHooks(m))
+			dec = m
+		}
+		w, err := kafka.NewWorker(jctx, wcfg, agg, dec, kafka.Uint64Codec{}, opts...)
 		if err != nil {
 			_ = j.stop()
 			return nil, err
 		}
-		j.workers = append(j.workers, w)
+		j.workers, j.models = append(j.workers, w), append(j.models, m)
 		go func() { errs <- w.Run(jctx) }()
 		running++
 	}
@@ -357,6 +492,7 @@ type inputOf struct {
 	topic string // the source topic when rp is set
 	rp    *kafka.Repartitioner
 	admin []kgo.Opt // the user's client options, for metadata clients
+	rate  float64   // the producer's offered load (BenchConfig.Rate)
 }
 
 // benchStream sends the stream, reads the results and measures.
@@ -387,14 +523,28 @@ func benchStream(ctx context.Context, in inputOf, keys []stream.Record) (BenchRo
 	var eof time.Time // when the end of input was sent; read after sendErr
 	go func() {
 		var err error
-		for _, r := range keys {
-			r.Time = time.Now().UnixNano()
+		var timer *time.Timer
+		for i, r := range keys {
+			now := time.Now()
+			if in.rate > 0 {
+				due := start.Add(time.Duration(float64(i) / in.rate * float64(time.Second)))
+				if due.Sub(now) > rateSlice {
+					if err = clock.Until(ctx, due, &timer, nil); err != nil {
+						break
+					}
+					now = time.Now()
+				}
+			}
+			r.Time = now.UnixNano()
 			want[kafka.WindowKey{Key: r.Key, Start: cfg.Windows.LastStart(r.Time)}]++
 			if err = p.SendRecord(ctx, r); err != nil {
 				break
 			}
 		}
 		eof = time.Now()
+		if timer != nil {
+			timer.Stop()
+		}
 		if cerr := p.Close(ctx); err == nil {
 			err = cerr
 		}
@@ -422,6 +572,7 @@ func benchStream(ctx context.Context, in inputOf, keys []stream.Record) (BenchRo
 	}
 	row.ElapsedS = time.Since(start).Seconds()
 	row.ThroughputTPS = float64(len(keys)) / row.ElapsedS
+	row.SendTPS = float64(len(keys)) / eof.Sub(start).Seconds()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, in.admin...)...)
 	if err != nil {
 		return row, fmt.Errorf("%w: client options: %w", kafka.ErrInvalidParameter, err)

@@ -2,6 +2,7 @@ package kafkabench
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
+	"github.com/skewerhq/skewer/bench"
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/kafka"
 	"github.com/skewerhq/skewer/stream"
@@ -40,7 +42,7 @@ func zipfInput(t testing.TB, k uint64, s float64, n int64, seed uint64) []stream
 // config is a BenchConfig for the in-process cluster with every field set.
 func config(input []stream.Record, partitioners ...string) BenchConfig {
 	return BenchConfig{Partitioners: partitioners, Partitions: 12, PartialsPartitions: 4, Workers: []int{3},
-		Semantics: []kafka.Semantics{kafka.AtLeastOnce}, Input: input, Window: 100 * time.Millisecond}
+		Semantics: []kafka.Semantics{kafka.AtLeastOnce}, Input: input, Window: 100 * time.Millisecond, Policy: "ds2-skew"}
 }
 
 func TestRunBench(t *testing.T) {
@@ -132,6 +134,15 @@ func TestBenchConfigErrors(t *testing.T) {
 		{"-window", func(c *BenchConfig) { c.Window = 0 }},
 		{"-topic-prefix", func(c *BenchConfig) { c.TopicPrefix = "x" }},
 		{"-topic-prefix", func(c *BenchConfig) { c.Brokers = []string{"127.0.0.1:1"} }},
+		{"-rate", func(c *BenchConfig) { c.Rate = -1 }},
+		{"-rate", func(c *BenchConfig) { c.Rate = 2 * bench.MaxRate }},
+		{"-rate", func(c *BenchConfig) { c.Rate = math.NaN() }},
+		{"-work", func(c *BenchConfig) { c.Work = -time.Microsecond }},
+		{"-work", func(c *BenchConfig) { c.Work = bench.MaxModelCost + 1 }},
+		{"-policy", func(c *BenchConfig) { c.Policy = "" }},
+		{"-policy", func(c *BenchConfig) { c.Policy = "threshold" }},
+		{"-target-rate", func(c *BenchConfig) { c.TargetRate = -1 }},
+		{"-target-rate", func(c *BenchConfig) { c.TargetRate = math.Inf(1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(input, "hash")

@@ -153,7 +153,7 @@ func RunTopic(ctx context.Context, tc TopicConfig) (BenchRow, error) {
 		return BenchRow{}, err
 	}
 	row := BenchRow{Semantics: kafka.AtLeastOnce.String(), Workers: tc.Workers, PartialsPartitions: tc.PartialsPartitions, Window: tc.Window.String(),
-		InputTopic: tc.InputTopic, InputFormat: tc.Format}
+		InputTopic: tc.InputTopic, InputFormat: tc.Format, Work: workString(0)}
 	brokers := tc.Brokers
 	if tc.OutputTopic == "" {
 		tc.OutputTopic = tc.InputTopic + "-counts"
@@ -321,7 +321,7 @@ func runFormat(ctx context.Context, cfg kafka.Config, tc TopicConfig) (topicResu
 // at its current end offsets, and the results are read back.
 func runJob[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In]) (topicResults, kafka.MergeStats, error) {
 	var res topicResults
-	j, err := startCount(ctx, cfg, workers, in, opts)
+	j, err := startCount(ctx, cfg, workers, in, opts, 0)
 	if err != nil {
 		return res, kafka.MergeStats{}, err
 	}
