@@ -286,10 +286,14 @@ func (d ds2) Decide(ops []Operator, rates map[string]Rates, target float64) (Pla
 			// share that moves between intervals does not flip the edge.
 			split := op.Split
 			switch {
-			case !op.Split && (hot > rate || op.Max > 0 && hotNeed > op.Max):
+			case !op.Split && hot > rate:
 				split = true
 				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key needs %.0f records/s (share %.3f of %.0f) and one instance takes %.0f: split its keys instead of adding instances",
 					op.Name, hot, p1, in, rate))
+			case !op.Split && op.Max > 0 && hotNeed > op.Max:
+				split = true
+				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key's instance takes %.3f of its input and a share of the rest: keeping the keys together takes more than its %d instances at most: split its keys",
+					op.Name, p1, op.Max))
 			case !op.Split && hotNeed > 2*need:
 				split = true
 				plan.Reasons = append(plan.Reasons, fmt.Sprintf("%s: its hottest key's instance takes %.3f of its input and a share of the rest: %d instances to keep the keys together, %d split: split its keys",

@@ -195,6 +195,7 @@ func TestDS2SkewSizesTheHotInstance(t *testing.T) {
 	far, err := NewDS2Skew().Decide(ops, rates(ops, 20_000, 0.39), 110_000)
 	require.NoError(t, err)
 	require.True(t, far.Split["count"], "42.9k of 45.45k on one instance: 27 instances to keep it")
+	require.Contains(t, far.Reasons[len(far.Reasons)-2], "more than its 16 instances at most")
 	require.Equal(t, 3, far.Parallelism["count"])
 	// 0.39·95k = 37k: 7 instances together against 3 split, more than twice.
 	twice, err := NewDS2Skew().Decide(ops, rates(ops, 20_000, 0.39), 95_000)
