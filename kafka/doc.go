@@ -69,7 +69,12 @@
 // output topic, read committed, holds every result once. Results become
 // visible when their transaction commits, after the workers' transaction
 // with their partials did. A transaction whose end fails is aborted and
-// stops the stage.
+// stops the stage. A stage whose replacement started with its
+// TransactionalID while it still runs (a zombie, after a network
+// partition or a long pause) is fenced: the replacement's producer
+// initialisation aborts the zombie's open transaction, the brokers
+// refuse its next transactional produce or end, and its Run returns an
+// error wrapping ErrFenced.
 //
 // Memory: a worker holds, per input partition, the accumulators of its
 // open windows (as operators.KeyedWindows does) and one copy of the key

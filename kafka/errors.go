@@ -21,6 +21,13 @@ var (
 	ErrCorrupt = errors.New("kafka: corrupt record")
 	// ErrVersion reports a record written by a newer, unknown version.
 	ErrVersion = errors.New("kafka: unsupported record version")
+	// ErrFenced reports, under ExactlyOnce, a Worker or Merge whose
+	// transactional producer the brokers refused because a newer stage
+	// with its TransactionalID started (PRODUCER_FENCED from the
+	// transaction coordinator, INVALID_PRODUCER_EPOCH from a partition
+	// leader): the stage is a zombie, its Run returns this error, and it
+	// must not be restarted with that ID while the newer one runs.
+	ErrFenced = errors.New("kafka: fenced by a newer stage with the same transactional ID")
 )
 
 func invalidParam(name string, value any, want string) error {

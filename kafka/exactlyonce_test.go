@@ -27,9 +27,7 @@ import (
 // exact count.
 func TestExactlyOnceChaos(t *testing.T) {
 	got, seen, rounds := runChaos(t, ExactlyOnce)
-	for k, times := range seen {
-		require.Equalf(t, 1, times, "result of key %x window %d read %d times", k.Key, k.Start, times)
-	}
+	requireOnce(t, seen)
 	t.Logf("%d results, each read once; %+v", len(got), rounds)
 }
 
@@ -319,6 +317,15 @@ func readCommitted(t *testing.T, ctx context.Context, cfg Config, parts int) (ma
 	return got, seen
 }
 
+// requireOnce fails the test unless each window's result was read once
+// (seen as readCommitted returns it).
+func requireOnce(t *testing.T, seen map[WindowKey]int) {
+	t.Helper()
+	for k, times := range seen {
+		require.Equalf(t, 1, times, "result of key %x window %d read %d times", k.Key, k.Start, times)
+	}
+}
+
 // TestExactlyOnceMergeCrash crashes a merge stage that produced results
 // but never committed (its commit interval is an hour), then starts
 // another: under ExactlyOnce the crashed stage's transaction is aborted
@@ -374,8 +381,6 @@ func TestExactlyOnceMergeCrash(t *testing.T) {
 	readAll(t, ctx, cfg)
 	j.stop(t)
 	got, seen := readCommitted(t, ctx, cfg, 2)
-	for k, times := range seen {
-		require.Equalf(t, 1, times, "result of key %x window %d read %d times", k.Key, k.Start, times)
-	}
+	requireOnce(t, seen)
 	require.Equal(t, want, got)
 }

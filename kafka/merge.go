@@ -172,7 +172,7 @@ func (m *Merge[Acc, Out]) fail(err error) {
 	if m.killed.Load() {
 		return // the crash's records fail with the closed client
 	}
-	err = fmt.Errorf("kafka: merge: produce to %q: %w", m.cfg.Output, err)
+	err = stageError("merge", m.txn, fmt.Errorf("produce to %q: %w", m.cfg.Output, err))
 	m.failed.CompareAndSwap(nil, &err)
 }
 
@@ -482,7 +482,7 @@ func (m *Merge[Acc, Out]) commitTxnLocked() {
 	case err != nil:
 		m.c.commitErrors.Add(1)
 		if !m.killed.Load() {
-			err = fmt.Errorf("kafka: merge: %w", err)
+			err = stageError("merge", m.txn, err)
 			m.failed.CompareAndSwap(nil, &err)
 		}
 	case !ok:

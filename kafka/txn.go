@@ -2,9 +2,11 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -15,6 +17,7 @@ import (
 // serves the stage's poll loop only.
 type txnStage struct {
 	s     *kgo.GroupTransactSession
+	id    string // the transactional ID
 	topic string // the consumed topic whose offsets commit in the transaction
 	in    bool   // a Begin succeeded that no End has ended
 	// broken is the error of a failed End: the client's transaction
@@ -42,7 +45,18 @@ func newStageClient(ctx context.Context, cfg *Config, id, topic string, opts ...
 		s.Close()
 		return nil, nil, fmt.Errorf("%w: initialise transactional producer %q: %w", ErrUnreachable, id, err)
 	}
-	return s.Client(), &txnStage{s: s, topic: topic}, nil
+	return s.Client(), &txnStage{s: s, id: id, topic: topic}, nil
+}
+
+// stageError names the stage in err, a failure that stops it. Under
+// ExactlyOnce (t not nil) a refused producer epoch means that a newer
+// stage with the same transactional ID initialised its producer, which
+// bumped the epoch: the error then wraps ErrFenced and names the ID.
+func stageError(stage string, t *txnStage, err error) error {
+	if t != nil && (errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)) {
+		return fmt.Errorf("%w: %s (transactional ID %q): %w", ErrFenced, stage, t.id, err)
+	}
+	return fmt.Errorf("kafka: %s: %w", stage, err)
 }
 
 // begin opens a transaction unless one is open; after a failed end it
@@ -66,7 +80,7 @@ func (t *txnStage) begin() error {
 func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func() bool {
 	return func() bool {
 		if err := t.begin(); err != nil {
-			err = fmt.Errorf("kafka: %s: %w", stage, err)
+			err = stageError(stage, t, err)
 			failed.CompareAndSwap(nil, &err)
 			return false
 		}

@@ -257,7 +257,7 @@ func (w *Worker[In, Acc, Out]) fail(err error) {
 	if w.killed.Load() {
 		return
 	}
-	err = fmt.Errorf("kafka: worker: produce to %q: %w", w.cfg.Partials, err)
+	err = stageError("worker", w.txn, fmt.Errorf("produce to %q: %w", w.cfg.Partials, err))
 	w.failed.CompareAndSwap(nil, &err)
 }
 
@@ -662,7 +662,7 @@ func (w *Worker[In, Acc, Out]) commitTxnLocked() {
 	case err != nil:
 		w.c.commitErrors.Add(1)
 		if !w.killed.Load() {
-			err = fmt.Errorf("kafka: worker: %w", err)
+			err = stageError("worker", w.txn, err)
 			w.failed.CompareAndSwap(nil, &err)
 		}
 	case !ok:
