@@ -29,6 +29,28 @@ func mergeablePhase(into, p Phase) error {
 	return nil
 }
 
+// restoreEach decodes each of states, a keyed state of kind in a phase
+// that merges into into, with restore, and hands it to merge.
+func restoreEach[S any](states [][]byte, kind byte, into Phase, restore func(b []byte, p Phase) (S, error), merge func(i int, one S) error) error {
+	for i, b := range states {
+		p, err := statePhase(b, kind)
+		if err != nil {
+			return err
+		}
+		if err := mergeablePhase(into, p); err != nil {
+			return err
+		}
+		one, err := restore(b, p)
+		if err != nil {
+			return err
+		}
+		if err := merge(i, one); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RestoreMerged replaces the state with the union of states, each encoded
 // by AppendState of a KeyedWindows of the same aggregate, windows and
 // allowed lateness, keeping the keys for which keep returns true: what a
@@ -47,22 +69,15 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(ke
 		return err
 	}
 	next := &KeyedWindows[In, Acc, Out]{agg: k.agg, win: k.win, lateness: k.lateness, phase: k.phase, wm: NoWatermark, panes: map[int64]*pane[Acc]{}}
-	for i, b := range states {
-		p, err := statePhase(b, kindWindows)
-		if err != nil {
-			return err
-		}
-		if err := mergeablePhase(k.phase, p); err != nil {
-			return err
-		}
+	restore := func(b []byte, p Phase) (*KeyedWindows[In, Acc, Out], error) {
 		one, err := NewKeyedWindows(k.agg, k.win, 0, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		one.lateness = k.lateness
-		if err := one.RestoreState(b); err != nil {
-			return err
-		}
+		return one, one.RestoreState(b)
+	}
+	err := restoreEach(states, kindWindows, k.phase, restore, func(i int, one *KeyedWindows[In, Acc, Out]) error {
 		if i == 0 || one.wm < next.wm {
 			next.wm = one.wm
 		}
@@ -72,6 +87,10 @@ func (k *KeyedWindows[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(ke
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	k.panes, k.last, k.wm, k.stats = next.panes, nil, next.wm, next.stats
 	return nil
@@ -147,22 +166,15 @@ func (k *KeyedSessions[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(k
 	}
 	win := Windows{gap: k.gap}
 	next := KeyedSessions[In, Acc, Out]{agg: k.agg, gap: k.gap, lateness: k.lateness, phase: k.phase, wm: NoWatermark, free: -1}
-	for i, b := range states {
-		p, err := statePhase(b, kindSessions)
-		if err != nil {
-			return err
-		}
-		if err := mergeablePhase(k.phase, p); err != nil {
-			return err
-		}
+	restore := func(b []byte, p Phase) (*KeyedSessions[In, Acc, Out], error) {
 		one, err := NewKeyedSessions(k.agg, win, 0, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		one.lateness = k.lateness
-		if err := one.RestoreState(b); err != nil {
-			return err
-		}
+		return one, one.RestoreState(b)
+	}
+	err := restoreEach(states, kindSessions, k.phase, restore, func(i int, one *KeyedSessions[In, Acc, Out]) error {
 		if i == 0 || one.wm < next.wm {
 			next.wm = one.wm
 		}
@@ -175,6 +187,10 @@ func (k *KeyedSessions[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(k
 				return fmt.Errorf("%w: key %x in two states", ErrRescale, key)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for i := range next.slab {
 		next.schedule(int32(i), next.due(&next.slab[i]))

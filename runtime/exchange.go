@@ -263,9 +263,16 @@ func (o *outbox[T]) flush(wm int64) {
 // about to be): each gets what it is pending, as a partial batch. A
 // receiver with batches queued is busy and gets nothing: its batch fills.
 func (o *outbox[T]) flushIdle(wm int64) {
+	// A live stage's receivers that own no key group of the table this
+	// sender routes by get no records, and watermarks only at the periodic
+	// flush (FlushInterval), so that they do not wake at every step.
+	var owns []bool
+	if r, ok := o.part.(*liveRouter); ok {
+		owns = r.t.owns
+	}
 	for i, in := range o.e.inboxes {
-		if o.e.live != nil && o.spare(i) {
-			continue // nothing but watermarks: the periodic flush sends them
+		if owns != nil && !owns[i] {
+			continue
 		}
 		if len(in.ch) == 0 && o.pending(i, wm) {
 			o.send(i, wm, false)

@@ -71,15 +71,6 @@ func (t *ownerTable) index() *ownerTable {
 	return t
 }
 
-// spare reports whether receiver i of a sender's outbox owns no key group
-// of the table the sender routes by: it gets no records, and watermarks
-// only at the sender's periodic flush (FlushInterval), not at every step,
-// so that spare workers do not wake for each record their senders take.
-func (o *outbox[T]) spare(i int) bool {
-	r, ok := o.part.(*liveRouter)
-	return ok && !r.t.owns[i]
-}
-
 func (t *ownerTable) route(key uint64) int { return int(t.owner[hashx.Reduce(key, t.m)]) }
 
 // migration is the state of the key groups a worker gave to another.
