@@ -89,9 +89,14 @@ func TestRunKnownAnswers(t *testing.T) {
 		require.InDelta(t, 2, h.Imbalance, 1e-12)
 		require.InDelta(t, 1, h.Replication, 1e-12)
 		require.InDelta(t, 0, s.Imbalance, 1e-12)
-		// 3000 records at 100k/s span 30 ms: 3 or 4 windows, each split
-		// over the 3 workers by shuffle.
-		require.InDelta(t, 3, s.Replication, 1e-12)
+		// 3000 records at 100k/s span 30 ms: 3 or 4 windows, aligned to
+		// the clock, not to the stream's start. Shuffle deals each window's
+		// records round-robin over the 3 workers, so a window of 3 records
+		// or more has 3 partials; only the first and the last window, cut
+		// by the stream's start and end, may hold 1 or 2 records. With 4
+		// windows that leaves at least (3+3+1+1)/4 = 2 partials a result.
+		require.GreaterOrEqual(t, s.Replication, 2.0)
+		require.LessOrEqual(t, s.Replication, 3.0)
 		require.GreaterOrEqual(t, s.LatencyMs.Count, int64(3))
 	})
 	t.Run("window longer than the input", func(t *testing.T) {
