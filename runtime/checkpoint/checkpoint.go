@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,9 +102,11 @@ func IDs(ctx context.Context, s Store) ([]uint64, error) {
 // Latest reads the newest complete checkpoint whose manifest decodes and
 // whose files all have the recorded size and checksum. Checkpoints newer
 // than it that fail are returned in skipped, newest first, with the
-// reason. It returns ErrNoCheckpoint when none verifies, and the Store's
-// error when it cannot list or read (a missing file is a failed
-// verification, not a Store error).
+// reason (each wraps ErrCorrupt). It returns ErrNoCheckpoint when none
+// verifies (wrapping SkippedError of those it skipped, if any), and the
+// Store's error when it cannot list or read: a missing file is a failed
+// verification, any other Store error ends the search, since an older
+// checkpoint is no answer to a store that fails.
 func Latest(ctx context.Context, s Store) (*Checkpoint, []Skipped, error) {
 	ids, err := IDs(ctx, s)
 	if err != nil {
@@ -118,15 +121,69 @@ func Latest(ctx context.Context, s Store) (*Checkpoint, []Skipped, error) {
 		if ctx.Err() != nil {
 			return nil, skipped, ctx.Err()
 		}
+		if !errors.Is(err, ErrCorrupt) {
+			// The store failed: an older checkpoint is no answer to that.
+			return nil, skipped, err
+		}
 		skipped = append(skipped, Skipped{ID: id, Err: err})
+	}
+	if len(skipped) > 0 {
+		return nil, skipped, fmt.Errorf("%w: %w", ErrNoCheckpoint, SkippedError(skipped))
 	}
 	return nil, skipped, ErrNoCheckpoint
 }
 
+// SkippedError is one error naming every checkpoint in skipped and why it
+// failed verification (nil when skipped is empty). It wraps each reason,
+// so errors.Is(err, ErrCorrupt) holds.
+func SkippedError(skipped []Skipped) error {
+	if len(skipped) == 0 {
+		return nil
+	}
+	errs := make([]error, len(skipped))
+	for i, k := range skipped {
+		errs[i] = fmt.Errorf("checkpoint %d: %w", k.ID, k.Err)
+	}
+	return &skippedError{n: len(skipped), errs: errs}
+}
+
+type skippedError struct {
+	n    int
+	errs []error
+}
+
+func (e *skippedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d skipped", e.n)
+	for _, err := range e.errs {
+		b.WriteString("; ")
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e *skippedError) Unwrap() []error { return e.errs }
+
+// getFile reads name of a checkpoint: a missing blob is a failed
+// verification (ErrCorrupt), any other failure the Store's error.
+func getFile(ctx context.Context, s Store, name, what string) ([]byte, error) {
+	b, err := s.Get(ctx, name)
+	switch {
+	case err == nil:
+		return b, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+	}
+	return nil, err
+}
+
 // Read reads checkpoint id and verifies its manifest and files; a failed
-// verification wraps ErrCorrupt.
+// verification (a damaged or missing manifest or file) wraps ErrCorrupt,
+// any other Store error is returned as it is.
 func Read(ctx context.Context, s Store, id uint64) (*Checkpoint, error) {
-	mb, err := s.Get(ctx, Prefix(id)+manifestName)
+	mb, err := getFile(ctx, s, Prefix(id)+manifestName, "manifest")
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +196,9 @@ func Read(ctx context.Context, s Store, id uint64) (*Checkpoint, error) {
 	}
 	c.files = make(map[string][]byte, len(c.Files))
 	for _, f := range c.Files {
-		b, err := s.Get(ctx, Prefix(id)+f.Name)
+		b, err := getFile(ctx, s, Prefix(id)+f.Name, "file "+f.Name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("%w: file %s: %w", ErrCorrupt, f.Name, err)
+			return nil, err
 		}
 		if int64(len(b)) != f.Size || Checksum(b) != f.CRC {
 			return nil, fmt.Errorf("%w: file %s: %d bytes, checksum %08x, want %d bytes, %08x", ErrCorrupt, f.Name, len(b), Checksum(b), f.Size, f.CRC)

@@ -87,9 +87,106 @@ func TestLatestSkipsDamaged(t *testing.T) {
 		d := newDir(t)
 		save(t, d, 1)
 		flip(t, filepath.Join(d.Root(), Prefix(1)+"a"), 1)
+		save(t, d, 2)
+		require.NoError(t, os.Remove(filepath.Join(d.Root(), Prefix(2)+"b")))
 		_, skipped, err := Latest(context.Background(), d)
 		require.ErrorIs(t, err, ErrNoCheckpoint)
-		require.Len(t, skipped, 1)
+		require.ErrorIs(t, err, ErrCorrupt, "the error carries the reasons")
+		require.ErrorContains(t, err, "2 skipped; checkpoint 2: ")
+		require.ErrorContains(t, err, "; checkpoint 1: ")
+		require.Len(t, skipped, 2)
+	})
+}
+
+// failingGets is a Store whose Get of the names in fail returns err.
+type failingGets struct {
+	Store
+	fail map[string]bool
+	err  error
+}
+
+func (f failingGets) Get(ctx context.Context, name string) ([]byte, error) {
+	if f.fail[name] {
+		return nil, f.err
+	}
+	return f.Store.Get(ctx, name)
+}
+
+// TestLatestStoreError: a Store that fails to read (not a missing or
+// damaged file) ends the search with its error; Latest never falls back
+// to an older checkpoint because the store failed.
+func TestLatestStoreError(t *testing.T) {
+	io := fmt.Errorf("checkpoint: %w", os.ErrDeadlineExceeded)
+	for _, name := range []string{Prefix(2) + manifestName, Prefix(2) + "a"} {
+		t.Run(name, func(t *testing.T) {
+			d := newDir(t)
+			save(t, d, 1)
+			save(t, d, 2)
+			s := failingGets{Store: d, fail: map[string]bool{name: true}, err: io}
+			c, skipped, err := Latest(context.Background(), s)
+			require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			require.NotErrorIs(t, err, ErrCorrupt)
+			require.Nil(t, c)
+			require.Empty(t, skipped)
+			_, err = Read(context.Background(), s, 2)
+			require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			require.NotErrorIs(t, err, ErrCorrupt)
+		})
+	}
+}
+
+// TestDirSymlinks: a symbolic link below a Dir's root is never followed:
+// Put, Get and Delete through it and List over it fail with ErrSymlink,
+// and nothing is written outside the root; a root that is a link works.
+func TestDirSymlinks(t *testing.T) {
+	ctx := context.Background()
+	t.Run("checkpoint folder", func(t *testing.T) {
+		d := newDir(t)
+		save(t, d, 1)
+		outside := t.TempDir()
+		require.NoError(t, os.Symlink(outside, filepath.Join(d.Root(), Prefix(2)[:16])))
+		_, err := WriteFile(ctx, d, 2, "a", []byte("x"))
+		require.ErrorIs(t, err, ErrSymlink)
+		ents, err := os.ReadDir(outside)
+		require.NoError(t, err)
+		require.Empty(t, ents, "nothing written through the link")
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "a"), []byte("y"), 0o644))
+		_, err = d.Get(ctx, Prefix(2)+"a")
+		require.ErrorIs(t, err, ErrSymlink)
+		require.ErrorIs(t, d.Delete(ctx, Prefix(2)+"a"), ErrSymlink)
+		require.FileExists(t, filepath.Join(outside, "a"))
+		_, err = IDs(ctx, d)
+		require.ErrorIs(t, err, ErrSymlink)
+		_, _, err = Latest(ctx, d)
+		require.ErrorIs(t, err, ErrSymlink)
+		require.ErrorIs(t, Retain(ctx, d, 1), ErrSymlink)
+	})
+	t.Run("file", func(t *testing.T) {
+		d := newDir(t)
+		save(t, d, 1)
+		target := filepath.Join(t.TempDir(), "target")
+		require.NoError(t, os.WriteFile(target, []byte("z"), 0o644))
+		p := filepath.Join(d.Root(), Prefix(1)+"a")
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, os.Symlink(target, p))
+		_, err := Read(ctx, d, 1)
+		require.ErrorIs(t, err, ErrSymlink)
+		require.ErrorIs(t, d.Put(ctx, Prefix(1)+"a", []byte("w")), ErrSymlink)
+		b, err := os.ReadFile(target)
+		require.NoError(t, err)
+		require.Equal(t, "z", string(b))
+	})
+	t.Run("root", func(t *testing.T) {
+		real := t.TempDir()
+		link := filepath.Join(t.TempDir(), "link")
+		require.NoError(t, os.Symlink(real, link))
+		d, err := NewDir(link)
+		require.NoError(t, err)
+		save(t, d, 1)
+		c, _, err := Latest(ctx, d)
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), c.ID)
+		require.FileExists(t, filepath.Join(real, Prefix(1)+manifestName))
 	})
 }
 

@@ -31,13 +31,22 @@ type Store interface {
 	Delete(ctx context.Context, name string) error
 }
 
+// ErrSymlink reports a symbolic link below a Dir's root: a Dir holds only
+// directories and regular files, so that what it writes, lists and
+// deletes stays below its root.
+var ErrSymlink = errors.New("checkpoint: symbolic link in the store")
+
 // Dir is a Store in a local directory: each name is a file below it.
 // Put writes a temporary file in the name's directory, fsyncs it, renames
-// it over the name and fsyncs the directory. Safe for concurrent use
-// (distinct names; concurrent Puts of one name leave one of them).
+// it over the name and fsyncs the directory. A symbolic link below the
+// root (to a checkpoint's folder, say) is refused by every method with an
+// error wrapping ErrSymlink, never followed; the root itself may be one.
+// Safe for concurrent use (distinct names; concurrent Puts of one name
+// leave one of them).
 type Dir struct{ root string }
 
-// NewDir returns a Store in directory root, creating it if needed.
+// NewDir returns a Store in directory root, creating it if needed. A root
+// that is a symbolic link is resolved once, here.
 func NewDir(root string) (*Dir, error) {
 	if root == "" {
 		return nil, fmt.Errorf("%w: dir = %q, want a directory", ErrInvalidParameter, root)
@@ -45,7 +54,29 @@ func NewDir(root string) (*Dir, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	return &Dir{root: root}, nil
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return &Dir{root: resolved}, nil
+}
+
+// noLinks returns an error wrapping ErrSymlink when an element of name's
+// path below the root, its last included, is a symbolic link. Missing
+// elements are not an error (the caller meets them).
+func (d *Dir) noLinks(name string) error {
+	p := d.root
+	for _, el := range strings.Split(name, "/") {
+		p = filepath.Join(p, el)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s", ErrSymlink, p)
+		}
+	}
+	return nil
 }
 
 // Root is the directory.
@@ -78,6 +109,9 @@ func (d *Dir) Put(ctx context.Context, name string, data []byte) (err error) {
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := d.noLinks(name); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(dir, tmpPrefix+"*")
 	if err != nil {
@@ -127,6 +161,9 @@ func (d *Dir) Get(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.noLinks(name); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -143,6 +180,9 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s", ErrSymlink, p)
 		}
 		if e.IsDir() || strings.HasPrefix(e.Name(), tmpPrefix) {
 			return nil
@@ -171,6 +211,9 @@ func (d *Dir) Delete(ctx context.Context, name string) error {
 	}
 	p, err := d.path(name)
 	if err != nil {
+		return err
+	}
+	if err := d.noLinks(name); err != nil {
 		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
