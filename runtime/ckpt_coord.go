@@ -288,6 +288,10 @@ type CheckpointStats struct {
 	// the checkpoint (each worker then decodes its own state as it
 	// starts).
 	RestoreTime time.Duration
+	// Skipped lists the checkpoints the last restore passed over, newest
+	// first, each with the reason it failed verification: newer than the
+	// one restored, or every one when none verified.
+	Skipped []checkpoint.Skipped
 }
 
 // ckptStats is CheckpointStats behind a lock.
@@ -326,5 +330,6 @@ func (j *Job) CheckpointStats() CheckpointStats {
 	s := j.ckptStats.s
 	s.Alignment = slices.Clone(s.Alignment)
 	s.Duration = slices.Clone(s.Duration)
+	s.Skipped = slices.Clone(s.Skipped)
 	return s
 }

@@ -21,7 +21,8 @@ import (
 // (its handle is seq); Commit renames the pending files up to seq to
 // "w<worker>-<seq>.part" and fsyncs the directory. Readers see only the
 // .part files (Files), each an append of encoded records. An empty
-// transaction leaves no file. Safe for concurrent use as TxnSink
+// transaction leaves no file. Recover refuses (ErrSinkAhead) a handle
+// older than a committed file of the worker. Safe for concurrent use as TxnSink
 // requires.
 type FileSink[T any] struct {
 	dir string
@@ -194,6 +195,13 @@ func (s *FileSink[T]) Recover(worker int, txn []byte) error {
 	if has {
 		if last, err = decodeSeq(txn); err != nil {
 			return err
+		}
+		parts, err := s.files(worker, "part")
+		if err != nil {
+			return err
+		}
+		if n := len(parts); n > 0 && parts[n-1] > last {
+			return fmt.Errorf("%w: FileSink %s worker %d committed transaction %d, the checkpoint holds %d", ErrSinkAhead, s.dir, worker, parts[n-1], last)
 		}
 		if err := s.commit(worker, last); err != nil {
 			return err

@@ -25,8 +25,8 @@ func readAll(t *testing.T, s *FileSink[string]) string {
 // TestFileSinkTransactions pins the two-phase commit of FileSink: nothing
 // is visible before Commit, Commit covers earlier transactions and is
 // idempotent, Recover commits its transaction and aborts the later ones
-// and the open one, and a new sink in the same directory continues after
-// the committed files.
+// and the open one, refuses a transaction older than a committed one, and
+// a new sink in the same directory continues after the committed files.
 func TestFileSinkTransactions(t *testing.T) {
 	dir := t.TempDir()
 	s, err := NewFileSink(dir, 1, appendLine)
@@ -56,6 +56,8 @@ func TestFileSinkTransactions(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Commit(0, t5))
 	require.Equal(t, "a\nb\nc\nf\n", readAll(t, s))
+	require.ErrorIs(t, s.Recover(0, t3), ErrSinkAhead, "t5 is committed: recovering t3 would repeat it")
+	require.Equal(t, "a\nb\nc\nf\n", readAll(t, s), "a refused Recover changes nothing")
 
 	s2, err := NewFileSink(dir, 1, appendLine)
 	require.NoError(t, err)

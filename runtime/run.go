@@ -19,10 +19,14 @@ import (
 // return: cancellation is seen between batches and in blocked sends. A job
 // runs once.
 //
-// With Restore, Run starts from the newest complete checkpoint; with
-// Restart, a failed attempt is followed by another from the last
+// With Restore, Run starts from the newest complete checkpoint that
+// verifies (CheckpointStats.Skipped lists the newer ones it passed over);
+// with Restart, a failed attempt is followed by another from the last
 // checkpoint this Run completed (else from where it started), and Run
-// returns the last attempt's error once they are spent.
+// returns the last attempt's error once they are spent. A restore that
+// would commit a two-phase-commit sink's output twice (the sink committed
+// a newer checkpoint's output, and that checkpoint no longer verifies) is
+// refused with ErrSinkAhead and not retried.
 func (j *Job) Run(ctx context.Context) (err error) {
 	if j.err != nil {
 		return j.err
@@ -35,13 +39,15 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	}
 	ck := &j.cfg.ckpt
 	var from *checkpoint.Checkpoint
+	var skipped []checkpoint.Skipped // newer checkpoints than from that failed verification
 	if ck.restore != nil {
 		t0 := time.Now()
-		c, _, err := checkpoint.Latest(ctx, ck.restore)
+		c, sk, err := checkpoint.Latest(ctx, ck.restore)
+		j.ckptStats.update(func(s *CheckpointStats) { s.Skipped = sk })
 		if err != nil {
 			return fmt.Errorf("runtime: Restore: %w", err)
 		}
-		from = c
+		from, skipped = c, sk
 		j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
 	}
 	next := uint64(1)
@@ -69,6 +75,13 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		if errors.Is(err, ErrSinkAhead) {
+			// The same checkpoint would meet the same output again.
+			if from != nil && len(skipped) > 0 {
+				err = fmt.Errorf("%w (checkpoint %d restored after newer ones failed verification: %w)", err, from.ID, checkpoint.SkippedError(skipped))
+			}
+			return err
+		}
 		if attempt >= ck.attempts {
 			return err
 		}
@@ -83,12 +96,18 @@ func (j *Job) Run(ctx context.Context) (err error) {
 			backoff = min(2*backoff, time.Minute)
 		}
 		t0 := time.Now()
-		c, err2 := latestSince(ctx, ck.store, first)
+		c, sk, err2 := latestSince(ctx, ck.store, first)
+		j.ckptStats.update(func(s *CheckpointStats) { s.Skipped = sk })
 		if err2 != nil {
 			return errors.Join(err, err2)
 		}
+		if len(sk) > 0 && j.txnSinks {
+			// This Run completed the checkpoints skipped, and committed
+			// their output: an older starting point would repeat it.
+			return errors.Join(err, fmt.Errorf("runtime: Restart: %w: %w", ErrSinkAhead, checkpoint.SkippedError(sk)))
+		}
 		if c != nil {
-			from = c
+			from, skipped = c, sk
 			j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
 		}
 		j.ckptStats.update(func(s *CheckpointStats) { s.Restarts++ })
@@ -96,26 +115,33 @@ func (j *Job) Run(ctx context.Context) (err error) {
 }
 
 // latestSince is the newest complete checkpoint of store with an id of at
-// least first that verifies, or nil.
-func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*checkpoint.Checkpoint, error) {
+// least first that verifies, or nil, and the newer ones of those ids that
+// failed verification, newest first. A Store error ends the search.
+func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*checkpoint.Checkpoint, []checkpoint.Skipped, error) {
 	if store == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ids, err := checkpoint.IDs(ctx, store)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: Restart: %w", err)
+		return nil, nil, fmt.Errorf("runtime: Restart: %w", err)
 	}
+	var skipped []checkpoint.Skipped
 	for _, id := range ids {
 		if id < first {
 			break
 		}
-		if c, err := checkpoint.Read(ctx, store, id); err == nil {
-			return c, nil
-		} else if ctx.Err() != nil {
-			return nil, ctx.Err()
+		c, err := checkpoint.Read(ctx, store, id)
+		switch {
+		case err == nil:
+			return c, skipped, nil
+		case ctx.Err() != nil:
+			return nil, skipped, ctx.Err()
+		case !errors.Is(err, checkpoint.ErrCorrupt):
+			return nil, skipped, fmt.Errorf("runtime: Restart: %w", err)
 		}
+		skipped = append(skipped, checkpoint.Skipped{ID: id, Err: err})
 	}
-	return nil, nil
+	return nil, skipped, nil
 }
 
 // ErrIncompatibleCheckpoint reports a checkpoint written by a job of other

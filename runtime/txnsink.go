@@ -2,10 +2,18 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/skewerhq/skewer/operators"
 )
+
+// ErrSinkAhead reports a two-phase-commit sink whose committed output goes
+// beyond the checkpoint a job restores from: a transaction committed after
+// the one the checkpoint holds (the newer checkpoint that committed it
+// failed verification, or is of another run). Restoring would commit that
+// output twice, so the restore is refused; Restart does not retry it.
+var ErrSinkAhead = errors.New("runtime: sink committed output after the checkpoint restored")
 
 // TxnSink is a sink that writes in transactions with a two-phase commit,
 // so that a checkpointed job's output is exactly once: every record
@@ -36,7 +44,10 @@ type TxnSink[T any] interface {
 	Commit(worker int, txn []byte) error
 	// Recover commits txn as Commit does (nil: none) and aborts every
 	// other transaction of the worker that is not committed: those
-	// pre-committed after txn, and any open one.
+	// pre-committed after txn, and any open one. When the worker has
+	// committed a transaction pre-committed after txn, Recover changes
+	// nothing and returns an error wrapping ErrSinkAhead: the output of
+	// the checkpoint restored is not the output committed.
 	Recover(worker int, txn []byte) error
 }
 
