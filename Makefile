@@ -7,7 +7,7 @@ FUZZTIME    ?= 10s
 COUNT       ?= 10
 BENCH       ?= .
 
-.PHONY: test tools vet lint unit allocs benchonce peers bench fuzz accuracy run
+.PHONY: test tools vet lint unit allocs benchonce peers bench fuzz accuracy chaos run
 
 ## test: vet, staticcheck, race-enabled shuffled unit tests (-short), the allocation
 ## tests without the race detector, every benchmark once.
@@ -58,6 +58,11 @@ fuzz:
 ## accuracy: the long statistical sweeps that -short skips.
 accuracy:
 	$(GO) test -timeout 90m ./...
+
+## chaos: the runtime's chaos test at length (make test runs a few plans of it).
+CHAOS_TRIALS ?= 200
+chaos:
+	$(GO) test -race -run '^TestChaos$$' -count=1 -timeout 60m ./runtime/ -args -chaos.trials=$(CHAOS_TRIALS)
 
 ## run: the project's main job on its embedded default.
 run:
