@@ -19,9 +19,14 @@
 // runtime checkpoints the worker) flushes the memtable and makes a Pebble
 // checkpoint: a directory of hard links to the database's immutable
 // sstables plus a copy of its small manifest, so it costs the data written
-// since the last one, not the state. The runtime's checkpoint holds only
-// the snapshot's name; runtime.Restore reopens the database from it (hard
-// links again). Snapshots live under dir, beside the databases, so a job
+// since the last one, not the state. The runtime's checkpoint holds the
+// snapshot's reference: its number and every file of it with its size and
+// CRC-32C (an sstable's checksum is computed once, when it first appears
+// in a snapshot). runtime.Restore verifies every file against the
+// reference, reading the whole snapshot once, and reopens the database
+// from it (hard links again); a snapshot that does not match its
+// reference (a file cut, changed or gone) is refused, ErrCorruptSnapshot,
+// the database left as it was. Snapshots live under dir, beside the databases, so a job
 // restores on the machine (or volume) that holds dir; the last Keep of each
 // worker are kept (set Keep at least to the runtime checkpoint store's
 // retention).

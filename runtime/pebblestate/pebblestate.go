@@ -154,7 +154,12 @@ type Store struct {
 	db    *pebble.DB
 	batch *pebble.Batch
 	merge atomic.Pointer[operators.MergeFunc]
-	snaps []uint64 // kept snapshots, oldest first
+	snaps []uint64   // kept snapshots, oldest first
+	from  []snapFile // the verified files of the snapshot Restore opens
+	// sums caches the sizes and checksums of the lineage's sstables, by
+	// name: a database reopened from a snapshot may reuse a number with
+	// other content, so Restore clears it.
+	sums map[string]snapFile
 }
 
 func (s *Store) dbDir() string   { return filepath.Join(s.dir, "db-"+strconv.Itoa(s.gen)) }
@@ -184,7 +189,7 @@ func (s *Store) reopen(from []byte) error {
 		return err
 	}
 	if from != nil {
-		if err := linkTree(string(from), s.dbDir()); err != nil {
+		if err := linkTree(string(from), s.dbDir(), s.from); err != nil {
 			return err
 		}
 	}
@@ -340,6 +345,13 @@ func (s *Store) Snapshot() ([]byte, error) {
 	if err := s.db.Checkpoint(s.snapPath(n)); err != nil {
 		return nil, err
 	}
+	if s.sums == nil {
+		s.sums = make(map[string]snapFile)
+	}
+	files, err := describe(s.snapPath(n), s.sums)
+	if err != nil {
+		return nil, err
+	}
 	s.snaps = append(s.snaps, n)
 	for len(s.snaps) > s.cfg.keep {
 		if err := os.RemoveAll(s.snapPath(s.snaps[0])); err != nil {
@@ -347,7 +359,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 		}
 		s.snaps = s.snaps[1:]
 	}
-	return strconv.AppendUint(nil, n, 10), nil
+	return appendRef(nil, snapRef{n: n, files: files}), nil
 }
 
 func (s *Store) snapPath(n uint64) string {
@@ -355,37 +367,41 @@ func (s *Store) snapPath(n uint64) string {
 }
 
 // Restore implements operators.KVStore: it replaces the database with the
-// snapshot ref names (hard links again), or empties it when ref is nil. A
-// ref that names no kept snapshot is an error wrapping ErrNoSnapshot, and
-// leaves the database as it was.
+// snapshot ref names (hard links again), or empties it when ref is nil.
+// Every file the reference lists is verified first (present, its size and
+// CRC-32C): a reference that does not decode, or a snapshot that does
+// not match it, is an error wrapping ErrCorruptSnapshot, and a ref that
+// names no kept snapshot one wrapping ErrNoSnapshot; both leave the
+// database as it was.
 func (s *Store) Restore(ref []byte) error {
+	s.sums = nil
 	if ref == nil {
 		return s.reopen(nil)
 	}
-	n, err := strconv.ParseUint(string(ref), 10, 64)
-	if err != nil || !slices.Contains(s.snaps, n) {
-		return fmt.Errorf("%w: %q under %s", ErrNoSnapshot, ref, s.snapDir())
-	}
-	return s.reopen([]byte(s.snapPath(n)))
-}
-
-// linkTree makes dst a copy of the Pebble directory src: sstables (never
-// modified once written) are hard-linked, the other files (manifest,
-// options, which Pebble appends to) copied.
-func linkTree(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	ents, err := os.ReadDir(src)
+	r, err := decodeRef(ref)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		if strings.HasSuffix(e.Name(), ".sst") {
+	if !slices.Contains(s.snaps, r.n) {
+		return fmt.Errorf("%w: %d under %s", ErrNoSnapshot, r.n, s.snapDir())
+	}
+	if err := verify(s.snapPath(r.n), r); err != nil {
+		return err
+	}
+	s.from = r.files
+	return s.reopen([]byte(s.snapPath(r.n)))
+}
+
+// linkTree makes dst a copy of files of the Pebble directory src:
+// sstables (never modified once written) are hard-linked, the other files
+// (manifest, options, which Pebble appends to) copied.
+func linkTree(src, dst string, files []snapFile) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		from, to := filepath.Join(src, f.name), filepath.Join(dst, f.name)
+		if strings.HasSuffix(f.name, ".sst") {
 			if err := os.Link(from, to); err == nil {
 				continue
 			}
