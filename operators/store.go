@@ -48,6 +48,15 @@ type KVStore interface {
 	Restore(ref []byte) error
 }
 
+// SnapshotCompleter is a KVStore that keeps its snapshots until it is told
+// which ones are in complete checkpoints: Completed(ref) says that the
+// checkpoint holding the snapshot ref is complete (its manifest stored),
+// so older snapshots may go. It is called from another goroutine than the
+// store's, possibly while the store takes its next snapshot.
+type SnapshotCompleter interface {
+	Completed(ref []byte) error
+}
+
 // MergeFunc appends to dst the value that stands for the operands older
 // and newer of one key, older first. It must be associative, must not keep
 // its arguments, and must be safe for concurrent use (a store may call it
@@ -95,6 +104,7 @@ type StoreWindows[In, Acc, Out any] struct {
 	phase    Phase
 	wm       int64
 	kv       KVStore
+	lastRef  []byte // the reference of the last AppendState's snapshot
 	panes    map[int64]*storePane[Acc]
 	last     *storePane[Acc]
 	fire     []*storePane[Acc]

@@ -48,7 +48,21 @@ func (k *StoreWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 	}
 	dst, mark := wire.BeginPrefixed(dst)
 	dst = append(dst, ref...)
+	k.lastRef = ref
 	return wire.EndPrefixed(dst, mark), nil
+}
+
+// SnapshotDone returns a function that tells the store that the snapshot
+// of the last AppendState is in a complete checkpoint
+// (SnapshotCompleter.Completed), or nil when the store does not need to
+// know or no snapshot was taken.
+func (k *StoreWindows[In, Acc, Out]) SnapshotDone() func() error {
+	c, ok := k.kv.(SnapshotCompleter)
+	if !ok || k.lastRef == nil {
+		return nil
+	}
+	ref := k.lastRef
+	return func() error { return c.Completed(ref) }
 }
 
 // RestoreState replaces the state with one AppendState encoded, restoring

@@ -85,6 +85,8 @@ func (h *windowHandler[In, Acc, Out]) appendState(dst []byte) ([]byte, error) {
 	return h.kw.AppendState(dst)
 }
 
+func (h *windowHandler[In, Acc, Out]) snapshotDone() func() error { return snapshotDoneOf(h.kw) }
+
 func (h *windowHandler[In, Acc, Out]) restoreState(b []byte) error {
 	if b == nil {
 		return nil
@@ -192,6 +194,26 @@ func (h *mergeHandler[Acc, Out]) idle() {}
 
 func (h *mergeHandler[Acc, Out]) appendState(dst []byte) ([]byte, error) {
 	return h.kw.AppendState(dst)
+}
+
+func (h *mergeHandler[Acc, Out]) snapshotDone() func() error { return snapshotDoneOf(h.kw) }
+
+// snapshotDoneOf is the completion callback of keyed state kept in a
+// store that wants to know (operators.StoreWindows.SnapshotDone), or nil.
+func snapshotDoneOf(kw any) func() error {
+	if d, ok := kw.(interface{ SnapshotDone() func() error }); ok {
+		return d.SnapshotDone()
+	}
+	return nil
+}
+
+// snapshotDone is the completion callback of handler h's last snapshot,
+// or nil.
+func snapshotDone(h any) func() error {
+	if d, ok := h.(interface{ snapshotDone() func() error }); ok {
+		return d.snapshotDone()
+	}
+	return nil
 }
 
 // restoreRescaled takes the final stage's keys of the old whole states,

@@ -65,11 +65,13 @@ func (p chaosPlan) String() string {
 }
 
 // chaosBackends are the state backends TestChaos runs over.
-var chaosBackends = []string{"heap"}
+var chaosBackends = []string{"heap", "pebble"}
 
 // chaosDamages are the ways TestChaos damages a crashed job's newest
 // checkpoint.
-var chaosDamages = []string{"", "flipped byte", "manifest deleted", "empty manifest"}
+// "pebble manifest cut" cuts a byte off the Pebble manifest of the newest
+// snapshot of the count stage's worker 0 (the heap backend has none).
+var chaosDamages = []string{"", "flipped byte", "manifest deleted", "empty manifest", "pebble manifest cut"}
 
 func drawChaosPlan(rnd *rand.Rand, backend string, ec edgeCase) chaosPlan {
 	p := chaosPlan{backend: backend, edge: ec}
@@ -113,7 +115,7 @@ func (s *streakStore) Put(ctx context.Context, name string, data []byte) error {
 // failed, and none comes with wrong or repeated output.
 // A snapshot that retention deleted (pebblestate.ErrNoSnapshot) is not
 // one: nothing in a trial deletes state a checkpoint needs.
-var clearErrors = []error{errInjected, ErrSinkAhead, checkpoint.ErrNoCheckpoint, checkpoint.ErrCorrupt}
+var clearErrors = []error{errInjected, ErrSinkAhead, checkpoint.ErrNoCheckpoint, checkpoint.ErrCorrupt, pebblestate.ErrCorruptSnapshot}
 
 func isClear(err error) bool {
 	return !errors.Is(err, pebblestate.ErrNoSnapshot) &&
@@ -129,7 +131,7 @@ func isClear(err error) bool {
 func TestChaos(t *testing.T) {
 	trials := *chaosTrials
 	if trials == 0 {
-		trials = 8
+		trials = 5
 		if !testing.Short() {
 			trials = 30
 		}
@@ -186,7 +188,13 @@ func runChaos(t *testing.T, p chaosPlan, recs []stream.Record, want map[winKey]u
 	require.NoError(t, err)
 	var opts []JobOpt
 	if len(ids) > 0 {
-		if p.damage != "" {
+		switch p.damage {
+		case "":
+		case "pebble manifest cut":
+			if p.backend == "pebble" {
+				cutPebbleManifest(t, stateDir)
+			}
+		default:
 			_, err := damageNewest(d, p.damage)
 			require.NoError(t, err)
 		}
@@ -261,16 +269,9 @@ func chaosFaults(j *Job, p chaosPlan, crash context.CancelFunc) {
 	fired := make([]bool, len(p.kills))
 	var crashed atomic.Bool
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		if stage == "src" {
-			if records%checkpointEvery < uint64(j.cfg.batchSize) {
-				select {
-				case ticks <- time.Time{}:
-				case <-j.co.done:
-				}
-			}
-			if p.crashAt > 0 && records >= p.crashAt && crashed.CompareAndSwap(false, true) {
-				crash()
-			}
+		tickAt(j, ticks, stage, records)
+		if stage == "src" && p.crashAt > 0 && records >= p.crashAt && crashed.CompareAndSwap(false, true) {
+			crash()
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -285,5 +286,67 @@ func chaosFaults(j *Job, p chaosPlan, crash context.CancelFunc) {
 			return fmt.Errorf("worker stopped: %w", errInjected)
 		}
 		return nil
+	}
+}
+
+// cutPebbleManifest cuts the last byte off the MANIFEST of the newest
+// snapshot of worker 0 of the count stage (or its partial stage) under
+// stateDir.
+func cutPebbleManifest(t *testing.T, stateDir string) {
+	t.Helper()
+	for _, stage := range []string{"count.0", "count%2Fpartial.0"} {
+		snaps, _ := filepath.Glob(filepath.Join(stateDir, stage, "snap", "*", "MANIFEST-*"))
+		if len(snaps) == 0 {
+			continue
+		}
+		slices.SortFunc(snaps, func(a, b string) int {
+			return cmpSnap(filepath.Base(filepath.Dir(a)), filepath.Base(filepath.Dir(b)))
+		})
+		p := snaps[len(snaps)-1]
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		require.NoError(t, os.Truncate(p, fi.Size()-1))
+		return
+	}
+}
+
+// cmpSnap orders snapshot directory names by number.
+func cmpSnap(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// TestPebbleRetentionFollowsCompletedCheckpoints: under Restart, more
+// failed checkpoint manifests in a row than the Pebble backend keeps
+// snapshots (Keep, 3) never delete the snapshot the newest complete
+// checkpoint needs: the job recovers with the exact results, in the same
+// process and in a new one restored from what it left.
+func TestPebbleRetentionFollowsCompletedCheckpoints(t *testing.T) {
+	recs := testkit.ZipfRecords(9, 4000, 1.3, 400, 10*time.Microsecond, 2*time.Millisecond)
+	want := testkit.ExactCounts[winKey](recs, recoveryWindows(t)["tumbling"])
+	for _, ec := range []edgeCase{{"hash", Hash()}, {"dchoices", kindEdge("dchoices")}} {
+		t.Run(ec.name, func(t *testing.T) {
+			p := chaosPlan{backend: "pebble", edge: ec, failFrom: 2, failStreak: 5, manifests: true}
+			dir := t.TempDir()
+			d, err := checkpoint.NewDir(filepath.Join(dir, "ckpt"))
+			require.NoError(t, err)
+			stateDir := filepath.Join(dir, "state")
+			require.NoError(t, os.MkdirAll(stateDir, 0o755))
+			store := &streakStore{Store: d, from: p.failFrom, streak: p.failStreak, manifests: true}
+			j, sink, closeState := chaosJob(t, p, recs, dir, stateDir, Checkpoint(time.Hour, store), Restart(8, 0))
+			chaosFaults(j, chaosPlan{}, nil)
+			require.NoError(t, waitRun(t, runAsync(context.Background(), j)))
+			require.NoError(t, closeState())
+			require.GreaterOrEqual(t, j.CheckpointStats().Restarts, 5)
+			require.Equal(t, "exact", check(t, sink, want, nil))
+
+			// A new process restores the last checkpoint from the same
+			// state directory.
+			j2, _, closeState2 := chaosJob(t, p, recs, t.TempDir(), stateDir, Restore(d))
+			require.NoError(t, waitRun(t, runAsync(context.Background(), j2)))
+			require.NoError(t, closeState2())
+		})
 	}
 }

@@ -22,6 +22,9 @@ type ack struct {
 	data          []byte // the encoded snapshot (see workerSnapshot)
 	txn           []byte // a two-phase-commit sink's pre-committed transaction
 	align         time.Duration
+	// done, when set, tells the worker's state store that the snapshot
+	// in data is in a complete checkpoint (operators.SnapshotCompleter).
+	done func() error
 }
 
 // coordinator runs one attempt's checkpoints: it asks the sources for
@@ -230,9 +233,31 @@ func (c *coordinator) complete(ctx context.Context) error {
 		if err := checkpoint.Retain(ctx, c.store, c.j.cfg.ckpt.retain); err != nil {
 			return fmt.Errorf("runtime: checkpoint %d: %w", id, err)
 		}
+		if err := c.snapshotsDone(id); err != nil {
+			return err
+		}
 	}
 	c.cur = 0
 	return c.commit(ctx, txns)
+}
+
+// snapshotsDone tells the state stores of the snapshots in completed
+// checkpoint id that it is complete.
+func (c *coordinator) snapshotsDone(id uint64) error {
+	for s, g := range c.got {
+		for w, a := range g {
+			if a == nil {
+				a = c.final[s][w]
+			}
+			if a.done == nil {
+				continue
+			}
+			if err := a.done(); err != nil {
+				return &WorkerError{Stage: c.stages[s].Name, Worker: w, Err: fmt.Errorf("checkpoint %d: state store: %w", id, err)}
+			}
+		}
+	}
+	return nil
 }
 
 // commit commits every two-phase-commit sink's transactions of a

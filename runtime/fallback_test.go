@@ -150,15 +150,23 @@ func tickAndFail(j *Job, fail func() bool) {
 	j.cfg.ckpt.ticks = ticks
 	var fired atomic.Bool
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		if stage == "src" && records%checkpointEvery < uint64(j.cfg.batchSize) {
-			select {
-			case ticks <- time.Time{}:
-			case <-j.co.done:
-			}
-		}
+		tickAt(j, ticks, stage, records)
 		if stage == "count" && worker == 0 && !fired.Load() && fail() && fired.CompareAndSwap(false, true) {
 			return errInjected
 		}
 		return nil
+	}
+}
+
+// tickAt hands the coordinator a tick each time a source of j has read
+// another checkpointEvery records, and waits until it takes it: the
+// coordinator begins a checkpoint then unless one is in flight, so
+// checkpoints come at known points of the input.
+func tickAt(j *Job, ticks chan<- time.Time, stage string, records uint64) {
+	if stage == "src" && records%checkpointEvery < uint64(j.cfg.batchSize) {
+		select {
+		case ticks <- time.Time{}:
+		case <-j.co.done:
+		}
 	}
 }

@@ -481,7 +481,7 @@ func consume[In any](ctx context.Context, b *stageBase, w int, e *edge[In], h ha
 	}
 	submit := func(id uint64, s *workerSnapshot, align time.Duration) {
 		m.inflight.Add(uint64(len(s.inflight)))
-		co.submit(ack{id: id, stage: b.index, worker: w, final: s.ended, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align})
+		co.submit(ack{id: id, stage: b.index, worker: w, final: s.ended, data: s.appendBinary(nil), txn: txnOf(b, s.hand), align: align, done: snapshotDone(h)})
 	}
 	// snapshot takes the state for checkpoint id and passes the barrier on
 	// (the stop checkpoint's when stop is set).

@@ -233,12 +233,7 @@ func runWithKill(t *testing.T, rc recoveryCase, recs []stream.Record, kp killPoi
 	j.cfg.ckpt.ticks = ticks
 	var fired atomic.Bool
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		if stage == "src" && records%checkpointEvery < uint64(j.cfg.batchSize) {
-			select {
-			case ticks <- time.Time{}:
-			case <-j.co.done:
-			}
-		}
+		tickAt(j, ticks, stage, records)
 		// A kill waits for a completed checkpoint, so that the restart
 		// restores one (a failed store write may come first).
 		if kp.how == "store" || stage != kp.stage || worker != kp.worker || records < kp.at ||

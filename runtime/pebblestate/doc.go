@@ -26,10 +26,16 @@
 // reference, reading the whole snapshot once, and reopens the database
 // from it (hard links again); a snapshot that does not match its
 // reference (a file cut, changed or gone) is refused, ErrCorruptSnapshot,
-// the database left as it was. Snapshots live under dir, beside the databases, so a job
-// restores on the machine (or volume) that holds dir; the last Keep of each
-// worker are kept (set Keep at least to the runtime checkpoint store's
-// retention).
+// the database left as it was. Snapshots live under dir, beside the
+// databases, so a job restores on the machine (or volume) that holds dir.
+//
+// Retention follows completed checkpoints: when a checkpoint's manifest is
+// stored, the runtime tells each worker's store (Store.Completed, the
+// operators.SnapshotCompleter interface), which marks the snapshot durably
+// ("<n>.done" beside it) and deletes all but the newest Keep completed
+// snapshots, keeping any newer one a checkpoint in flight may hold; a
+// checkpoint that failed leaves a snapshot that never counts. Set Keep at
+// least to the runtime checkpoint store's retention.
 //
 // The package is outside the runtime's core: a job that does not import it
 // does not compile Pebble.

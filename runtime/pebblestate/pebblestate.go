@@ -27,7 +27,8 @@ var ErrInvalidParameter = errors.New("pebblestate: invalid parameter")
 // directory's).
 var ErrNoSnapshot = errors.New("pebblestate: no such snapshot")
 
-// DefaultKeep is how many snapshots of each worker a Backend keeps.
+// DefaultKeep is how many snapshots in complete checkpoints a Backend
+// keeps of each worker.
 const DefaultKeep = 3
 
 // Option configures a Backend.
@@ -39,8 +40,10 @@ type config struct {
 	cache    int64
 }
 
-// Keep sets how many snapshots of each worker are kept (default
-// DefaultKeep; at least 1).
+// Keep sets how many snapshots of each worker that are in complete
+// checkpoints are kept, besides any newer one a checkpoint in flight may
+// hold (default DefaultKeep; at least 1). Snapshots of checkpoints that
+// never completed do not count.
 func Keep(n int) Option { return func(c *config) { c.keep = n } }
 
 // MemTableSize sets each database's memtable size in bytes (default 64
@@ -154,8 +157,12 @@ type Store struct {
 	db    *pebble.DB
 	batch *pebble.Batch
 	merge atomic.Pointer[operators.MergeFunc]
-	snaps []uint64   // kept snapshots, oldest first
-	from  []snapFile // the verified files of the snapshot Restore opens
+	// mu guards snaps and done: Completed runs on the checkpoint
+	// coordinator's goroutine.
+	mu    sync.Mutex
+	snaps []uint64        // kept snapshots, oldest first
+	done  map[uint64]bool // snapshots in complete checkpoints (marker files)
+	from  []snapFile      // the verified files of the snapshot Restore opens
 	// sums caches the sizes and checksums of the lineage's sstables, by
 	// name: a database reopened from a snapshot may reuse a number with
 	// other content, so Restore clears it.
@@ -165,18 +172,92 @@ type Store struct {
 func (s *Store) dbDir() string   { return filepath.Join(s.dir, "db-"+strconv.Itoa(s.gen)) }
 func (s *Store) snapDir() string { return filepath.Join(s.dir, "snap") }
 
+// doneSuffix names a snapshot's completion marker, "<n>.done" beside the
+// snapshot's directory "<n>".
+const doneSuffix = ".done"
+
 func (s *Store) scanSnapshots() error {
 	ents, err := os.ReadDir(s.snapDir())
 	if err != nil {
 		return err
 	}
+	s.done = make(map[uint64]bool)
 	for _, e := range ents {
 		if n, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() {
 			s.snaps = append(s.snaps, n)
 		}
+		if num, ok := strings.CutSuffix(e.Name(), doneSuffix); ok {
+			if n, err := strconv.ParseUint(num, 10, 64); err == nil {
+				s.done[n] = true
+			}
+		}
 	}
 	slices.Sort(s.snaps)
 	return nil
+}
+
+// Completed implements operators.SnapshotCompleter: the snapshot ref is in
+// a complete checkpoint. It records that durably (a marker file beside the
+// snapshot) and deletes the snapshots no complete checkpoint can need: all
+// but the newest Keep completed ones, except those newer than ref (which
+// a checkpoint in flight may hold).
+func (s *Store) Completed(ref []byte) error {
+	r, err := decodeRef(ref)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.markDone(r.n)
+}
+
+// markDone marks snapshot n completed and prunes; s.mu is held.
+func (s *Store) markDone(n uint64) error {
+	if !s.done[n] {
+		f, err := os.Create(s.snapPath(n) + doneSuffix)
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			return err
+		}
+		if err := syncDir(s.snapDir()); err != nil {
+			return err
+		}
+		s.done[n] = true
+	}
+	kept := 0
+	var keep []uint64
+	for i := len(s.snaps) - 1; i >= 0; i-- {
+		m := s.snaps[i]
+		switch {
+		case m > n:
+		case s.done[m] && kept < s.cfg.keep:
+			kept++
+		default:
+			if err := os.RemoveAll(s.snapPath(m)); err != nil {
+				return err
+			}
+			if err := os.Remove(s.snapPath(m) + doneSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			delete(s.done, m)
+			continue
+		}
+		keep = append(keep, m)
+	}
+	slices.Reverse(keep)
+	s.snaps = keep
+	return nil
+}
+
+// syncDir makes the entries made in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // reopen closes the database, replaces its directory with the snapshot
@@ -338,10 +419,12 @@ func (s *Store) Snapshot() ([]byte, error) {
 	if err := s.db.Flush(); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
 	n := uint64(1)
 	if len(s.snaps) > 0 {
 		n = s.snaps[len(s.snaps)-1] + 1
 	}
+	s.mu.Unlock()
 	if err := s.db.Checkpoint(s.snapPath(n)); err != nil {
 		return nil, err
 	}
@@ -352,13 +435,9 @@ func (s *Store) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
 	s.snaps = append(s.snaps, n)
-	for len(s.snaps) > s.cfg.keep {
-		if err := os.RemoveAll(s.snapPath(s.snaps[0])); err != nil {
-			return nil, err
-		}
-		s.snaps = s.snaps[1:]
-	}
+	s.mu.Unlock()
 	return appendRef(nil, snapRef{n: n, files: files}), nil
 }
 
@@ -382,10 +461,21 @@ func (s *Store) Restore(ref []byte) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(s.snaps, r.n) {
+	s.mu.Lock()
+	kept := slices.Contains(s.snaps, r.n)
+	s.mu.Unlock()
+	if !kept {
 		return fmt.Errorf("%w: %d under %s", ErrNoSnapshot, r.n, s.snapDir())
 	}
 	if err := verify(s.snapPath(r.n), r); err != nil {
+		return err
+	}
+	// A checkpoint restored is complete, marked or not (the process may
+	// have stopped between its manifest and the marker).
+	s.mu.Lock()
+	err = s.markDone(r.n)
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	s.from = r.files
