@@ -226,9 +226,6 @@ func check(t *testing.T, sink *FileSink[operators.Result[uint64]], want map[winK
 	}
 	for _, e := range clearErrors {
 		if errors.Is(err, e) {
-			if os.Getenv("CHAOSDEBUG") != "" {
-				t.Logf("clear error: %v", err)
-			}
 			return e.Error()
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/checkpoint"
 )
 
 // ErrInvalidParameter reports an argument outside its domain; the message
@@ -123,7 +124,7 @@ func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
 	if err := s.scanSnapshots(); err != nil {
 		return nil, err
 	}
-	if err := s.reopen(nil); err != nil {
+	if err := s.reopen("", nil); err != nil {
 		return nil, err
 	}
 	b.stores[name] = append(b.stores[name], s)
@@ -162,7 +163,6 @@ type Store struct {
 	mu    sync.Mutex
 	snaps []uint64        // kept snapshots, oldest first
 	done  map[uint64]bool // snapshots in complete checkpoints (marker files)
-	from  []snapFile      // the verified files of the snapshot Restore opens
 	// sums caches the sizes and checksums of the lineage's sstables, by
 	// name: a database reopened from a snapshot may reuse a number with
 	// other content, so Restore clears it.
@@ -221,7 +221,7 @@ func (s *Store) markDone(n uint64) error {
 		if err := errors.Join(f.Sync(), f.Close()); err != nil {
 			return err
 		}
-		if err := syncDir(s.snapDir()); err != nil {
+		if err := checkpoint.SyncDir(s.snapDir()); err != nil {
 			return err
 		}
 		s.done[n] = true
@@ -251,26 +251,17 @@ func (s *Store) markDone(n uint64) error {
 	return nil
 }
 
-// syncDir makes the entries made in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
-}
-
-// reopen closes the database, replaces its directory with the snapshot
-// directory from (empty when from is ""), and opens it.
-func (s *Store) reopen(from []byte) error {
+// reopen closes the database, replaces its directory with the files of
+// the snapshot directory from (empty when from is ""), and opens it.
+func (s *Store) reopen(from string, files []snapFile) error {
 	if err := s.close(); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(s.dbDir()); err != nil {
 		return err
 	}
-	if from != nil {
-		if err := linkTree(string(from), s.dbDir(), s.from); err != nil {
+	if from != "" {
+		if err := linkTree(from, s.dbDir(), files); err != nil {
 			return err
 		}
 	}
@@ -455,7 +446,7 @@ func (s *Store) snapPath(n uint64) string {
 func (s *Store) Restore(ref []byte) error {
 	s.sums = nil
 	if ref == nil {
-		return s.reopen(nil)
+		return s.reopen("", nil)
 	}
 	r, err := decodeRef(ref)
 	if err != nil {
@@ -478,8 +469,7 @@ func (s *Store) Restore(ref []byte) error {
 	if err != nil {
 		return err
 	}
-	s.from = r.files
-	return s.reopen([]byte(s.snapPath(r.n)))
+	return s.reopen(s.snapPath(r.n), r.files)
 }
 
 // linkTree makes dst a copy of files of the Pebble directory src:
