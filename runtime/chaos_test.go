@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/skewerhq/skewer/internal/faultfs"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
@@ -47,6 +50,11 @@ type chaosPlan struct {
 	crashAt uint64
 	// damage done after a crash to the newest checkpoint ("" none).
 	damage string
+	// diskRoom: the Pebble state directory is a disk with this many bytes
+	// of room (0: unlimited), shared by both runs: it fills as the job
+	// runs.
+	diskRoom int64
+	disk     *faultfs.Quota
 }
 
 func (p chaosPlan) String() string {
@@ -60,6 +68,9 @@ func (p chaosPlan) String() string {
 	}
 	if p.crashAt > 0 {
 		fmt.Fprintf(&b, ",crash@%d,damage=%q", p.crashAt, p.damage)
+	}
+	if p.diskRoom > 0 {
+		fmt.Fprintf(&b, ",disk=%d", p.diskRoom)
 	}
 	return b.String()
 }
@@ -90,6 +101,9 @@ func drawChaosPlan(rnd *rand.Rand, backend string, ec edgeCase) chaosPlan {
 		p.crashAt = uint64(300 + rnd.IntN(1500))
 		p.damage = chaosDamages[rnd.IntN(len(chaosDamages))]
 	}
+	if backend == "pebble" && rnd.IntN(3) == 0 {
+		p.diskRoom = int64(8<<10 + rnd.IntN(256<<10))
+	}
 	return p
 }
 
@@ -115,7 +129,7 @@ func (s *streakStore) Put(ctx context.Context, name string, data []byte) error {
 // failed, and none comes with wrong or repeated output.
 // A snapshot that retention deleted (pebblestate.ErrNoSnapshot) is not
 // one: nothing in a trial deletes state a checkpoint needs.
-var clearErrors = []error{errInjected, ErrSinkAhead, checkpoint.ErrNoCheckpoint, checkpoint.ErrCorrupt, pebblestate.ErrCorruptSnapshot}
+var clearErrors = []error{errInjected, ErrSinkAhead, checkpoint.ErrNoCheckpoint, checkpoint.ErrCorrupt, pebblestate.ErrCorruptSnapshot, pebblestate.ErrDiskFull}
 
 func isClear(err error) bool {
 	return !errors.Is(err, pebblestate.ErrNoSnapshot) &&
@@ -124,7 +138,8 @@ func isClear(err error) bool {
 
 // TestChaos combines the faults the runtime must survive (workers killed
 // at random points, checkpoint-store writes failing in streaks, a process
-// that dies and leaves a damaged newest checkpoint) over heap and Pebble
+// that dies and leaves a damaged newest checkpoint, a Pebble state disk
+// that fills) over heap and Pebble
 // state, hash and D-Choices edges, and asserts the only outcomes: the
 // exact results, each (key, window) committed once, or a clear error with
 // committed output that is still exact and never repeated.
@@ -166,6 +181,9 @@ func runChaos(t *testing.T, p chaosPlan, recs []stream.Record, want map[winKey]u
 	}
 	stateDir := filepath.Join(dir, "state")
 	require.NoError(t, os.MkdirAll(stateDir, 0o755))
+	if p.diskRoom > 0 {
+		p.disk = faultfs.NewQuota(vfs.Default, p.diskRoom+chaosStores(p)*chaosBallast)
+	}
 
 	// The first run, with its kills, failing Puts and crash.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,6 +192,10 @@ func runChaos(t *testing.T, p chaosPlan, recs []stream.Record, want map[winKey]u
 	chaosFaults(j, p, cancel)
 	err = waitRun(t, runAsync(ctx, j))
 	require.NoError(t, closeState())
+	if p.disk != nil {
+		stores, _ := filepath.Glob(filepath.Join(stateDir, "*.*"))
+		require.LessOrEqualf(t, int64(len(stores)), chaosStores(p), "stores %v: the disk's limit counts %d ballasts", stores, chaosStores(p))
+	}
 	crashed := p.crashAt > 0 && errors.Is(err, context.Canceled)
 	if err != nil && !crashed {
 		require.Truef(t, isClear(err), "not a clear error: %v", err)
@@ -243,7 +265,11 @@ func chaosJob(t *testing.T, p chaosPlan, recs []stream.Record, dir, stateDir str
 	aopts := []AggOpt{Window(recoveryWindows(t)["tumbling"]), Via(p.edge.edge), Parallelism(2)}
 	closeState := func() error { return nil }
 	if p.backend == "pebble" {
-		b, err := pebblestate.Open(stateDir, pebblestate.MemTableSize(1<<20), pebblestate.CacheSize(0))
+		popts := []pebblestate.Option{pebblestate.MemTableSize(1 << 20), pebblestate.CacheSize(0)}
+		if p.disk != nil {
+			popts = append(popts, pebblestate.FS(p.disk), pebblestate.Ballast(chaosBallast))
+		}
+		b, err := pebblestate.Open(stateDir, popts...)
 		require.NoError(t, err)
 		aopts = append(aopts, KeyedStateBackend(b))
 		closeState = b.Close
@@ -284,6 +310,19 @@ func chaosFaults(j *Job, p chaosPlan, crash context.CancelFunc) {
 		}
 		return nil
 	}
+}
+
+// chaosBallast is each Pebble store's ballast on a chaos trial's full
+// disk: more than a flush of its records writes.
+const chaosBallast = 64 << 10
+
+// chaosStores is how many workers' Pebble stores the chaos job opens: the
+// count's 2, or its partial and final stages' 2 each under a split edge.
+func chaosStores(p chaosPlan) int64 {
+	if p.edge.name == "hash" {
+		return 2
+	}
+	return 4
 }
 
 // cutPebbleManifest cuts the last byte off the MANIFEST of the newest

@@ -22,7 +22,7 @@ var core = []string{"internal/hashx", "internal/u64map", "internal/wire", "inter
 var coreModules = []string{"github.com/cespare/xxhash/v2"}
 
 // testOnly lists the packages that only tests may import.
-var testOnly = []string{"internal/testkit"}
+var testOnly = []string{"internal/testkit", "internal/faultfs"}
 
 // row is one package's line of docs/architecture.md's table.
 type row struct {

@@ -37,6 +37,15 @@
 // checkpoint that failed leaves a snapshot that never counts. Set Keep at
 // least to the runtime checkpoint store's retention.
 //
+// A full disk fails a store rather than hanging it. Each worker's
+// directory reserves a ballast file (Ballast, default twice MemTableSize);
+// the first write that finds the disk full deletes it, so that the flush
+// Pebble has begun can finish on the room it leaves, and the store fails
+// at its next Commit or Snapshot with ErrDiskFull. A flush or compaction
+// that fails otherwise (ErrStoreFailed) and a file that fails its
+// checksums as the job reads it (ErrCorruptData) fail the store the same
+// way; a failed store closes its database and stays failed.
+//
 // The package is outside the runtime's core: a job that does not import it
 // does not compile Pebble.
 package pebblestate

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
@@ -39,7 +41,16 @@ type config struct {
 	keep     int
 	memtable uint64
 	cache    int64
+	ballast  int64
+	fs       vfs.FS
+	// ballastSet: the Ballast option was given (else stopWrites
+	// memtables).
+	ballastSet bool
 }
+
+// stopWrites is the number of memtables a database holds before writes
+// wait for a flush (Pebble's MemTableStopWritesThreshold).
+const stopWrites = 2
 
 // Keep sets how many snapshots of each worker that are in complete
 // checkpoints are kept, besides any newer one a checkpoint in flight may
@@ -55,6 +66,23 @@ func MemTableSize(n uint64) Option { return func(c *config) { c.memtable = n } }
 // least 0).
 func CacheSize(n int64) Option { return func(c *config) { c.cache = n } }
 
+// Ballast sets the bytes each worker's directory reserves for a full disk
+// (default: twice MemTableSize, what the memtables a write can wait on
+// flush to; 0 reserves nothing). When a write of the worker's database
+// finds the disk full, the ballast is deleted so that the flushes Pebble
+// has begun can finish, and the store fails at its next Commit or
+// Snapshot with ErrDiskFull instead of waiting for room forever. Open
+// fails with ErrDiskFull up front when the directory cannot hold it.
+// Without a ballast a full disk still fails the store, but a write
+// already waiting on a flush that cannot finish waits for room.
+func Ballast(n int64) Option { return func(c *config) { c.ballast, c.ballastSet = n, true } }
+
+// FS sets the filesystem Pebble reads and writes its databases through
+// (default vfs.Default): a wrapper of the OS's filesystem at the same
+// paths, such as one that injects faults or limits space. Snapshot
+// references, markers and links are made with the os package.
+func FS(fs vfs.FS) Option { return func(c *config) { c.fs = fs } }
+
 // Backend is an operators.StateBackend whose stores are Pebble databases
 // under one directory. It is safe for concurrent use; Close it when the
 // jobs that use it have ended.
@@ -69,9 +97,12 @@ type Backend struct {
 // Open returns a Backend keeping its databases and snapshots under dir,
 // which must be an existing, writable directory.
 func Open(dir string, opts ...Option) (*Backend, error) {
-	cfg := config{keep: DefaultKeep, memtable: 64 << 20, cache: 8 << 20}
+	cfg := config{keep: DefaultKeep, memtable: 64 << 20, cache: 8 << 20, fs: vfs.Default}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if !cfg.ballastSet {
+		cfg.ballast = stopWrites * int64(min(cfg.memtable, 1<<40))
 	}
 	switch {
 	case cfg.keep < 1:
@@ -80,6 +111,10 @@ func Open(dir string, opts ...Option) (*Backend, error) {
 		return nil, fmt.Errorf("%w: MemTableSize = %d, want >= 1 MiB", ErrInvalidParameter, cfg.memtable)
 	case cfg.cache < 0:
 		return nil, fmt.Errorf("%w: CacheSize = %d, want >= 0", ErrInvalidParameter, cfg.cache)
+	case cfg.ballast < 0:
+		return nil, fmt.Errorf("%w: Ballast = %d, want >= 0", ErrInvalidParameter, cfg.ballast)
+	case cfg.fs == nil:
+		return nil, fmt.Errorf("%w: FS is nil, want a filesystem", ErrInvalidParameter)
 	case dir == "":
 		return nil, fmt.Errorf("%w: dir is empty, want a directory", ErrInvalidParameter)
 	}
@@ -117,8 +152,11 @@ func (b *Backend) Open(stage string, worker int) (operators.KVStore, error) {
 	if b.closed {
 		return nil, fmt.Errorf("%w: backend is closed", ErrInvalidParameter)
 	}
-	s := &Store{dir: filepath.Join(b.dir, name), gen: len(b.stores[name]), cfg: b.cfg}
+	s := &Store{dir: filepath.Join(b.dir, name), gen: len(b.stores[name]), cfg: b.cfg, fault: newFault()}
 	if err := os.MkdirAll(s.snapDir(), 0o755); err != nil {
+		return nil, err
+	}
+	if err := reserveBallast(b.cfg.fs, s.dir, b.cfg.ballast); err != nil {
 		return nil, err
 	}
 	if err := s.scanSnapshots(); err != nil {
@@ -158,6 +196,9 @@ type Store struct {
 	db    *pebble.DB
 	batch *pebble.Batch
 	merge atomic.Pointer[operators.MergeFunc]
+	// fault is the first error that failed the store (a full disk, a
+	// background write); once the worker sees it, db is closed and nil.
+	fault *fault
 	// mu guards snaps and done: Completed runs on the checkpoint
 	// coordinator's goroutine.
 	mu    sync.Mutex
@@ -266,11 +307,14 @@ func (s *Store) reopen(from string, files []snapFile) error {
 		}
 	}
 	opts := &pebble.Options{
-		DisableWAL:   true,
-		MemTableSize: s.cfg.memtable,
-		CacheSize:    s.cfg.cache,
-		Logger:       quiet{},
-		Merger:       &pebble.Merger{Name: "skewer.accumulator", Merge: s.newValueMerger},
+		DisableWAL:                  true,
+		MemTableSize:                s.cfg.memtable,
+		CacheSize:                   s.cfg.cache,
+		Logger:                      logger{s},
+		FS:                          s.fs(),
+		EventListener:               s.listener(),
+		MemTableStopWritesThreshold: stopWrites,
+		Merger:                      &pebble.Merger{Name: "skewer.accumulator", Merge: s.newValueMerger},
 	}
 	db, err := pebble.Open(s.dbDir(), opts)
 	if err != nil {
@@ -343,20 +387,27 @@ func (m *valueMerger) Close() error {
 // Get implements operators.KVStore: a point read, the key's operands
 // merged.
 func (s *Store) Get(dst, key []byte) ([]byte, bool, error) {
+	if s.db == nil {
+		return dst, false, s.unusable()
+	}
 	v, c, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dst, false, nil
 	}
 	if err != nil {
-		return dst, false, err
+		return dst, false, s.readErr(err)
 	}
 	dst = append(dst, v...)
 	return dst, true, c.Close()
 }
 
 // Commit implements operators.KVStore; the write is not synced (durability
-// comes from snapshots).
+// comes from snapshots). A store whose disk filled, or whose background
+// writes failed, refuses it (ErrDiskFull, ErrStoreFailed).
 func (s *Store) Commit() error {
+	if err := s.failed(); err != nil {
+		return err
+	}
 	if s.batch.Empty() {
 		return nil
 	}
@@ -369,11 +420,14 @@ func (s *Store) Commit() error {
 // returns (a panic in f included: a worker that fails mid-firing must not
 // keep the database from closing).
 func (s *Store) Scan(prefix []byte, f func(key, val []byte) error) (err error) {
+	if s.db == nil {
+		return s.unusable()
+	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, it.Close()) }()
+	defer func() { err = s.readErr(errors.Join(err, it.Close())) }()
 	for it.First(); it.Valid(); it.Next() {
 		if err := f(it.Key(), it.Value()); err != nil {
 			return err
@@ -384,6 +438,9 @@ func (s *Store) Scan(prefix []byte, f func(key, val []byte) error) (err error) {
 
 // DeletePrefix implements operators.KVStore.
 func (s *Store) DeletePrefix(prefix []byte) error {
+	if s.db == nil {
+		return s.unusable()
+	}
 	return s.db.DeleteRange(prefix, prefixEnd(prefix), pebble.NoSync)
 }
 
@@ -401,13 +458,22 @@ func prefixEnd(prefix []byte) []byte {
 
 // Snapshot implements operators.KVStore: it flushes the memtable and makes
 // a Pebble checkpoint (hard links to the sstables) named by the next
-// number, and deletes the oldest beyond Keep. The reference is the
-// snapshot's number.
+// number. The reference is the snapshot's number and its files. The
+// flush ends when Pebble's does or when the store fails (ErrDiskFull,
+// ErrStoreFailed), whichever comes first.
 func (s *Store) Snapshot() ([]byte, error) {
 	if err := s.Commit(); err != nil {
 		return nil, err
 	}
-	if err := s.db.Flush(); err != nil {
+	flushed, err := s.db.AsyncFlush()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-flushed:
+	case <-s.fault.ch:
+	}
+	if err := s.failed(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -424,6 +490,11 @@ func (s *Store) Snapshot() ([]byte, error) {
 	}
 	files, err := describe(s.snapPath(n), s.sums)
 	if err != nil {
+		return nil, err
+	}
+	// A fault during the checkpoint may have cut a file short before the
+	// retry on the ballast's room: such a snapshot is not handed out.
+	if err := s.failed(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -444,6 +515,10 @@ func (s *Store) snapPath(n uint64) string {
 // names no kept snapshot one wrapping ErrNoSnapshot; both leave the
 // database as it was.
 func (s *Store) Restore(ref []byte) error {
+	if err := s.fault.get(); err != nil {
+		s.failed()
+		return err
+	}
 	s.sums = nil
 	if ref == nil {
 		return s.reopen("", nil)
@@ -510,11 +585,29 @@ func copyFile(from, to string) error {
 	return w.Close()
 }
 
-// quiet is Pebble's logger: informational messages are dropped (errors
-// reach the caller through return values); a fatal one panics, as Pebble
+// logger is a store's Pebble logger: informational and error messages
+// are dropped (errors reach the caller through return values, background
+// ones through the store's fault). A fatal one fails the store: one whose
+// cause is a full disk (a manifest write Pebble then abandons, returning
+// its error) returns; any other panics with a one-line message, as Pebble
 // requires Fatalf not to return.
-type quiet struct{}
+type logger struct{ s *Store }
 
-func (quiet) Infof(string, ...any)           {}
-func (quiet) Errorf(string, ...any)          {}
-func (quiet) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+func (logger) Infof(string, ...any)  {}
+func (logger) Errorf(string, ...any) {}
+
+func (l logger) Fatalf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	for _, v := range a {
+		if err, ok := v.(error); ok && errors.Is(err, syscall.ENOSPC) {
+			l.s.fault.set(fmt.Errorf("%w: %s: %s", ErrDiskFull, l.s.dir, msg))
+			return
+		}
+	}
+	err := fmt.Errorf("%w: %s: %s", ErrStoreFailed, l.s.dir, msg)
+	l.s.fault.set(err)
+	panic(err)
+}

@@ -115,3 +115,41 @@ func scanAll(t *testing.T, kv operators.KVStore) map[string]uint64 {
 	}))
 	return m
 }
+
+// TestCorruptAtRunTime pins that a database file damaged while the job
+// runs (an sstable changed under the store) fails the read that finds it
+// with ErrCorruptData and a one-line message, not a panic, and fails the
+// store from then on.
+func TestCorruptAtRunTime(t *testing.T) {
+	dir := t.TempDir()
+	b, err := pebblestate.Open(dir, pebblestate.CacheSize(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	kv, err := b.Open("s", 0)
+	require.NoError(t, err)
+	kv.SetMerge(sumUvarints)
+	one := binary.AppendUvarint(nil, 1)
+	for k := range 3000 {
+		require.NoError(t, kv.Merge(binary.BigEndian.AppendUint32(nil, uint32(k)), one))
+	}
+	_, err = kv.Snapshot()
+	require.NoError(t, err)
+	ssts, err := filepath.Glob(filepath.Join(dir, "s.0", "db-0", "*.sst"))
+	require.NoError(t, err)
+	require.Len(t, ssts, 1)
+	// A new file at the table's name (the snapshot keeps the old one).
+	data, err := os.ReadFile(ssts[0])
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(ssts[0]))
+	for i := 100; i < 400; i++ {
+		data[i] ^= 0xff
+	}
+	require.NoError(t, os.WriteFile(ssts[0], data, 0o644))
+
+	_, _, err = kv.Get(nil, binary.BigEndian.AppendUint32(nil, 5))
+	require.ErrorIs(t, err, pebblestate.ErrCorruptData)
+	require.NotContains(t, err.Error(), "\n")
+	err = kv.Scan(nil, func(_, _ []byte) error { return nil })
+	require.ErrorIs(t, err, pebblestate.ErrCorruptData)
+	require.ErrorIs(t, kv.Commit(), pebblestate.ErrCorruptData)
+}
