@@ -54,7 +54,7 @@ func (c *DetectorConfig) validate() error {
 			return invalidChoice("-detector", d, WindowedDetectors())
 		}
 	}
-	return nil
+	return checkMemory(c.Tuples*8, fmt.Sprintf("the stream's %d keys are held", c.Tuples), "-tuples")
 }
 
 // DetectorRow is one detector over one stream at one threshold: the JSON

@@ -72,6 +72,9 @@ func (c *PartitionConfig) validate() error {
 	case c.Seeds < 0 || c.Seeds > MaxSeeds:
 		return invalidParam("-seeds", c.Seeds, fmt.Sprintf("in [1, %d]", MaxSeeds))
 	}
+	if err := checkMemory(c.Tuples*recordBytes, fmt.Sprintf("the simulator holds its %d records", c.Tuples), "-tuples"); err != nil {
+		return err
+	}
 	return checkSweep(c.Workers, c.Sources, c.Partitioners)
 }
 

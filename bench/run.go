@@ -83,7 +83,14 @@ func (w Workload) Read(ctx context.Context, n int64) ([]stream.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]stream.Record, 0, min(n, 1<<24))
+	// A synthetic stream of n records (at most MaxHeldTuples: the callers
+	// bound n) is read into exactly its size, with no growth copies; a
+	// file's or a Whole stream's length is not known before its end.
+	size := min(n, 1<<24)
+	if w.File == "" && !w.Whole && n <= MaxHeldTuples {
+		size = n
+	}
+	recs := make([]stream.Record, 0, size)
 	buf := make([]stream.Record, 4096)
 	limit := n
 	if w.Whole {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
@@ -56,13 +57,18 @@ func (c *RunConfig) validateReplayable() error {
 		return invalidParam("-duration", c.Duration, "0 with -checkpoint-interval, -checkpoint-dir or -fail-after (a replayable run reads -tuples records)")
 	case c.Tuples == 0:
 		return invalidParam("-tuples", 0, "> 0 with -checkpoint-interval, -checkpoint-dir or -fail-after")
+	case c.Tuples > MaxHeldTuples:
+		return invalidParam("-tuples", c.Tuples, fmt.Sprintf("at most %d with -checkpoint-interval, -checkpoint-dir or -fail-after (the replayable run holds the stream)", MaxHeldTuples))
 	case c.FindSustainable:
 		return invalidParam("-find-sustainable", true, "false with -checkpoint-interval, -checkpoint-dir or -fail-after")
 	case c.FailAfter > c.Tuples:
 		return invalidParam("-fail-after", c.FailAfter, fmt.Sprintf("at most -tuples = %d", c.Tuples))
 	}
-	return nil
+	return checkMemory(c.Tuples*recordBytes, fmt.Sprintf("the replayable run holds its %d records", c.Tuples), "-tuples")
 }
+
+// recordBytes is the memory a held stream.Record takes.
+const recordBytes = int64(unsafe.Sizeof(stream.Record{}))
 
 // failOnce is a replayable stream that panics once, in the Fill that
 // takes the records of every such stream sharing `given` past `after`.

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"math"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -62,6 +64,7 @@ func TestRunReplayableErrors(t *testing.T) {
 		{func(c *RunConfig) { c.CheckpointDir, c.FindSustainable = "d", true }, "-find-sustainable"},
 		{func(c *RunConfig) { c.CheckpointDir, c.CheckpointMode = "d", "eventual" }, `-checkpoint-mode = "eventual", want one of aligned, unaligned`},
 		{func(c *RunConfig) { c.CheckpointDir, c.CheckpointMode = "d", "unaligned" }, "-checkpoint-mode = unaligned, want aligned without -checkpoint-interval"},
+		{func(c *RunConfig) { c.CheckpointDir, c.Tuples = "d", math.MaxInt64 }, "-tuples = 9223372036854775807, want at most 268435456"},
 	} {
 		cfg := base
 		tc.set(&cfg)
@@ -69,4 +72,21 @@ func TestRunReplayableErrors(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidParameter)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// TestRunReplayableMemoryBound pins that a replayable run holding more
+// records than the memory limit (here GOMEMLIMIT) is refused before it
+// reads them, with ErrMemoryBound naming the bound and -tuples.
+func TestRunReplayableMemoryBound(t *testing.T) {
+	old := debug.SetMemoryLimit(32 << 20)
+	defer debug.SetMemoryLimit(old)
+	cfg := runConfig(keyList("k", constantKeys(100)), []string{"hash"}, 2, 4_000_000)
+	cfg.CheckpointDir = t.TempDir()
+	_, err := RunAll(context.Background(), cfg)
+	require.ErrorIs(t, err, ErrMemoryBound)
+	require.ErrorContains(t, err, "61.0 MiB, more than GOMEMLIMIT allows (32.0 MiB); lower -tuples")
+	cfg.Tuples = 1_000_000 // 15.3 MiB
+	limit, _ := MemoryLimit()
+	require.EqualValues(t, 32<<20, limit)
+	require.NoError(t, checkMemory(cfg.Tuples*recordBytes, "", ""))
 }

@@ -33,6 +33,9 @@ const (
 	exitOK    = 0
 	exitError = 1 // the run failed (an unreadable file, a runtime error)
 	exitUsage = 2 // a bad flag or value
+	// exitMemory: the run would hold more memory than the process may
+	// use (bench.ErrMemoryBound), refused before it starts.
+	exitMemory = 3
 	// An interrupted run exits with 128 + the signal's number, as a shell
 	// reports a process the signal ended: 130 after SIGINT, 143 after
 	// SIGTERM.
@@ -153,8 +156,10 @@ subcommands:
 	fmt.Fprint(w, `
 Run 'streambench SUBCOMMAND -h' for its flags. Results go to stdout; errors
 and the progress line to stderr. Exit status: 0 done, 1 the run failed, 2 a
-bad flag or value, 130 interrupted (SIGINT; 143 after SIGTERM) after
-printing the rows measured so far.
+bad flag or value, 3 the run would hold more memory than the process may
+use (GOMEMLIMIT, ulimit -v, the cgroup's limit or the machine's memory;
+refused before it starts), 130 interrupted (SIGINT; 143 after SIGTERM)
+after printing the rows measured so far.
 `)
 }
 
@@ -198,6 +203,9 @@ func fail(e *env, cmd string, err error) int {
 	fmt.Fprintf(e.stderr, "streambench %s: %v\n", cmd, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 	if errors.Is(err, bench.ErrInvalidParameter) || errors.Is(err, kafka.ErrInvalidParameter) || errors.Is(err, errUsage) {
 		return exitUsage
+	}
+	if errors.Is(err, bench.ErrMemoryBound) {
+		return exitMemory
 	}
 	return exitError
 }
