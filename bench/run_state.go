@@ -38,7 +38,8 @@ func (c *RunConfig) validateState() error {
 // openState returns the aggregation option of one run's state backend
 // (none for the heap) and the function that releases it: for pebble, a
 // pebblestate.Backend in a new folder of StateDir, which release closes
-// and deletes.
+// and deletes. The folder is locked while the run lives; a folder a
+// killed run left (its lock free) is deleted first.
 func (c *RunConfig) openState(kind string, sources, workers int) (opts []runtime.AggOpt, release func() error, err error) {
 	if c.StateBackend != "pebble" {
 		return nil, func() error { return nil }, nil
@@ -46,13 +47,20 @@ func (c *RunConfig) openState(kind string, sources, workers int) (opts []runtime
 	if err := os.MkdirAll(c.StateDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("bench: -state-dir: %w", err)
 	}
+	if err := sweepStale(c.StateDir); err != nil {
+		return nil, nil, fmt.Errorf("bench: -state-dir: a killed run's folder: %w", err)
+	}
 	dir, err := os.MkdirTemp(c.StateDir, fmt.Sprintf("state-%s-s%d-w%d-", kind, sources, workers))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: -state-dir: %w", err)
 	}
+	unlock, err := lockState(dir)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("bench: -state-dir: %w", err), os.RemoveAll(dir))
+	}
 	b, err := pebblestate.Open(dir)
 	if err != nil {
-		return nil, nil, errors.Join(err, os.RemoveAll(dir))
+		return nil, nil, errors.Join(err, os.RemoveAll(dir), unlock())
 	}
-	return []runtime.AggOpt{runtime.KeyedStateBackend(b)}, func() error { return errors.Join(b.Close(), os.RemoveAll(dir)) }, nil
+	return []runtime.AggOpt{runtime.KeyedStateBackend(b)}, func() error { return errors.Join(b.Close(), os.RemoveAll(dir), unlock()) }, nil
 }

@@ -79,7 +79,7 @@ the last checkpoint; every result is checked against an exact count
 	fs.StringVar(&ckDir, "checkpoint-dir", "", "the `DIR` that holds each configuration's checkpoints, in a new folder; alone, the replayable run without checkpoints (a paired baseline)")
 	fs.Int64Var(&failAt, "fail-after", 0, "fail the job once after `N` records and restart it from its last checkpoint (0: no failure); JSON recovered, exact")
 	fs.StringVar(&state, "state-backend", "heap", "`KIND` of keyed state the windowed count keeps: heap, or pebble (on disk under -state-dir: state larger than memory; needs -window or the replayable run)")
-	fs.StringVar(&stDir, "state-dir", "", "the `DIR` that holds each configuration's Pebble databases with -state-backend pebble, in a new folder deleted after it")
+	fs.StringVar(&stDir, "state-dir", "", "the `DIR` that holds each configuration's Pebble databases with -state-backend pebble, in a new folder deleted after it (one a killed run left is deleted by the next run in DIR)")
 	fs.BoolVar(&sustain, "find-sustainable", false, "also search each configuration's sustainable throughput: the highest offered rate whose latency does not rise steadily")
 	if st, stop := parse(fs, args); stop {
 		return st
