@@ -90,7 +90,7 @@ type sparseList struct {
 	lw  int   // words of the list
 	n   int   // entries in the list
 	k   int   // pending tokens
-	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
+	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p) beside a list (at least 4 in the first phase)
 	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 	// last is the register (index >> (fp-p)) of the list's last entry, 0
 	// while the list is empty: where tokens start to lengthen the list at
