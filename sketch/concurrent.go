@@ -343,12 +343,12 @@ func (c *ConcurrentDDSketch) Quantiles(qs ...float64) ([]float64, error) {
 	return c.Snapshot().Quantiles(qs...)
 }
 
-// N returns the number of values added.
+// N returns the number of values added, saturating at 2^64−1.
 func (c *ConcurrentDDSketch) N() uint64 {
 	var n uint64
 	c.sh.read(func(shards []shard[*DDSketch]) {
 		for i := range shards {
-			n += shards[i].s.N()
+			n = cmSatAdd(n, shards[i].s.N())
 		}
 	})
 	return n

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -39,6 +40,13 @@ const (
 // result is exactly the sketch of the concatenated streams, collapses
 // included. Quantile is O(maxBins).
 //
+// Counts saturate at 2^64−1 instead of wrapping, as Count-Min's do: N,
+// the zero count and each bucket's count, in Add, AddN, Merge and
+// UnmarshalBinary alike. N is then 2^64−1, while quantile ranks refer to
+// the sum of the bucket counts (summed in 128 bits), so Quantile keeps its
+// guarantee for a stream longer than 2^64−1 as long as no single bucket
+// (or the zero count) has saturated.
+//
 // The zero DDSketch is ready to use, as NewDDSketch(DDDefaultAlpha,
 // DDDefaultMaxBins). A DDSketch is not safe for concurrent use; its read
 // methods do not modify it.
@@ -47,6 +55,9 @@ type DDSketch struct {
 	maxBins  int
 	pos, neg ddStore
 	zero     uint64 // values with |x| < m.minValue
+	// n is min(2^64−1, zero + the bucket counts). Every count is at most
+	// n, so while n < 2^64−1 no increment of one can overflow: that is
+	// Add's one saturation check.
 	n        uint64
 	min, max float64
 }
@@ -93,6 +104,9 @@ func (s *DDSketch) params() (ddMap, int) {
 // exceeds MaxValue ([ErrInvalidParameter] names x). It does not allocate
 // while x's bucket lies in the current window.
 func (s *DDSketch) Add(x float64) error {
+	if s.n == math.MaxUint64 { // saturated: counts may be too
+		return s.addSlow(x, 1)
+	}
 	a := math.Abs(x)
 	if a > s.m.minValue && a <= s.m.maxValue {
 		st := &s.pos
@@ -135,7 +149,8 @@ func (s *DDSketch) Add(x float64) error {
 	return nil
 }
 
-// AddN adds count copies of x, as count calls of Add would.
+// AddN adds count copies of x, as count calls of Add would (saturating).
+// It does not allocate while x's bucket lies in the current window.
 func (s *DDSketch) AddN(x float64, count uint64) error {
 	if count == 0 {
 		return nil
@@ -154,7 +169,7 @@ func (s *DDSketch) addSlow(x float64, count uint64) error {
 	case a > s.m.maxValue:
 		return invalidParam("x", x, fmt.Sprintf("a value of magnitude at most %g (MaxValue)", s.m.maxValue))
 	case a <= s.m.minValue:
-		s.zero += count
+		s.zero = cmSatAdd(s.zero, count)
 	case x > 0:
 		s.pos.add(s.m.index(x), count, s.maxBins)
 	default:
@@ -165,14 +180,14 @@ func (s *DDSketch) addSlow(x float64, count uint64) error {
 	} else {
 		s.min, s.max = min(s.min, x), max(s.max, x)
 	}
-	s.n += count
+	s.n = cmSatAdd(s.n, count)
 	return nil
 }
 
 // Merge adds the values summarised by o to s, leaving o unchanged; s may be
 // o. Both must have the same relative accuracy, mapping and bucket limit
 // ([ErrIncompatible] otherwise); the result is exactly the sketch of the
-// concatenated streams.
+// concatenated streams, but that counts saturate at 2^64−1 (see DDSketch).
 func (s *DDSketch) Merge(o *DDSketch) error {
 	if o == nil {
 		return invalidParam("o", "nil", "a *DDSketch")
@@ -196,13 +211,13 @@ func (s *DDSketch) Merge(o *DDSketch) error {
 	s.ensure()
 	s.pos.merge(&o.pos, s.maxBins)
 	s.neg.merge(&o.neg, s.maxBins)
-	s.zero += o.zero
+	s.zero = cmSatAdd(s.zero, o.zero)
 	if s.n == 0 {
 		s.min, s.max = o.min, o.max
 	} else {
 		s.min, s.max = min(s.min, o.min), max(s.max, o.max)
 	}
-	s.n += o.n
+	s.n = cmSatAdd(s.n, o.n)
 	return nil
 }
 
@@ -255,12 +270,26 @@ func (s *DDSketch) quantiles(out, qs []float64, order []int) error {
 		}
 		return order[j]
 	}
-	var seen uint64 // values in the buckets walked so far
+	// The rank of q is ⌊q·(total-1)⌋, total being n or, once n has
+	// saturated, the sum of the counts (2^21+1 of them at most) in 128 bits,
+	// with ranks compared in float64: off by a relative 2^-52 at most.
+	sat := s.n == math.MaxUint64
+	var total float64
+	if sat {
+		total = s.countSum()
+	}
+	var seen, seenHi uint64 // values in the buckets walked so far, 128 bits
 	emit := func(count uint64, v float64) {
-		seen += count
+		var c uint64
+		seen, c = bits.Add64(seen, count, 0)
+		seenHi += c
 		for ; j < len(qs); j++ {
 			i := at(j)
-			if uint64(qs[i]*float64(s.n-1)) >= seen {
+			if sat {
+				if math.Floor(qs[i]*(total-1)) >= float64(seenHi)*0x1p64+float64(seen) {
+					return
+				}
+			} else if uint64(qs[i]*float64(s.n-1)) >= seen {
 				return
 			}
 			out[i] = min(s.max, max(s.min, v))
@@ -290,7 +319,26 @@ func (s *DDSketch) quantiles(out, qs []float64, order []int) error {
 	return nil
 }
 
-// N returns the number of values added.
+// countSum returns the sum of the zero and bucket counts, exactly as long
+// as it has fewer than 53 significant bits and to a relative 2^-53 beyond.
+func (s *DDSketch) countSum() float64 {
+	var lo, hi uint64
+	add := func(c uint64) {
+		var carry uint64
+		lo, carry = bits.Add64(lo, c, 0)
+		hi += carry
+	}
+	add(s.zero)
+	for _, c := range s.pos.bins {
+		add(c)
+	}
+	for _, c := range s.neg.bins {
+		add(c)
+	}
+	return float64(hi)*0x1p64 + float64(lo)
+}
+
+// N returns the number of values added, saturating at 2^64−1.
 func (s *DDSketch) N() uint64 { return s.n }
 
 // Min returns the smallest value added, exactly (NaN if none).

@@ -21,7 +21,9 @@ import (
 //
 // The encoding is canonical: it holds the non-empty span, not the window
 // around it, so a sketch and the merge of its parts encode alike. n is the
-// sum of the counts. A collapsed store spans exactly maxBins buckets.
+// sum of the counts, saturated at 2^64−1 (a sketch whose counts sum past
+// it, as Merge makes, encodes and decodes like any other). A collapsed
+// store spans exactly maxBins buckets.
 const ddVersion = 1
 
 // AppendBinary appends the binary encoding of s to dst (encoding.BinaryAppender).
@@ -67,7 +69,8 @@ func (s *DDSketch) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s by the sketch encoded in b, checking every
 // field (mapping, α, maxBins, that each store's span fits maxBins and its
 // indexes the mapping's range, that a collapsed store spans maxBins, that
-// min and max agree with the signs present, that counts do not overflow);
+// min and max agree with the signs present); counts that sum past 2^64−1
+// are accepted and saturate N, as Merge does (see DDSketch);
 // it fails with an error wrapping ErrCorrupt or ErrVersion and leaves s
 // unchanged if b is not a valid encoding. A zero DDSketch may be the
 // receiver.
@@ -116,10 +119,7 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 		st.bins, st.off = make([]uint64, nb), int(lo)
 		for i := range st.bins {
 			c := d.uvarint("count")
-			if next.n+c < next.n {
-				return corrupt("counts overflow")
-			}
-			next.n += c
+			next.n = cmSatAdd(next.n, c)
 			st.bins[i] = c
 		}
 		if d.err == nil && (st.bins[0] == 0 || st.bins[nb-1] == 0) {

@@ -11,7 +11,8 @@ import "slices"
 // of indexes added: the buckets above F = hi-maxBins+1 (hi the highest
 // index seen) count their own index, bucket F counts every index <= F. So
 // stores merge exactly, and a collapsed store spans exactly maxBins buckets
-// from its lowest non-empty one to its highest.
+// from its lowest non-empty one to its highest. Counts saturate at 2^64−1
+// instead of wrapping.
 type ddStore struct {
 	bins      []uint64
 	off       int
@@ -24,11 +25,11 @@ type ddStore struct {
 // allocator's size class, and later growth uses that spare capacity first.
 const ddGrowSlack = 32
 
-// add counts c values of bucket idx. It does not allocate while idx is
-// inside the window.
+// add counts c values of bucket idx, saturating. It does not allocate
+// while idx is inside the window.
 func (st *ddStore) add(idx int, c uint64, maxBins int) {
 	if i := uint(idx - st.off); i < uint(len(st.bins)) {
-		st.bins[i] += c
+		st.bins[i] = cmSatAdd(st.bins[i], c)
 	} else {
 		st.addOutside(idx, c, maxBins)
 	}
@@ -39,7 +40,7 @@ func (st *ddStore) add(idx int, c uint64, maxBins int) {
 // would pass maxBins.
 func (st *ddStore) addOutside(idx int, c uint64, maxBins int) {
 	if st.collapsed && idx < st.off {
-		st.bins[0] += c
+		st.bins[0] = cmSatAdd(st.bins[0], c)
 		return
 	}
 	lo, hi, ok := st.span()
@@ -47,7 +48,8 @@ func (st *ddStore) addOutside(idx int, c uint64, maxBins int) {
 		lo, hi = idx, idx
 	}
 	st.cover(min(lo, idx), max(hi, idx), maxBins)
-	st.bins[max(0, idx-st.off)] += c
+	i := max(0, idx-st.off)
+	st.bins[i] = cmSatAdd(st.bins[i], c)
 }
 
 // span returns the lowest and highest non-empty buckets.
@@ -84,7 +86,7 @@ func (st *ddStore) cover(lo, hi, maxBins int) {
 func (st *ddStore) rewindow(off, n int) {
 	var folded uint64
 	for i := st.off; i < off && i-st.off < len(st.bins); i++ {
-		folded += st.bins[i-st.off]
+		folded = cmSatAdd(folded, st.bins[i-st.off])
 	}
 	// The old counts that stay: indexes in both windows.
 	var keep []uint64
@@ -103,11 +105,12 @@ func (st *ddStore) rewindow(off, n int) {
 		bins = slices.Grow([]uint64(nil), n)[:n]
 		copy(bins[dst:], keep)
 	}
-	bins[0] += folded
+	bins[0] = cmSatAdd(bins[0], folded)
 	st.bins, st.off = bins, off
 }
 
-// merge adds the counts of o, exactly (maxBins equal on both sides).
+// merge adds the counts of o, exactly (maxBins equal on both sides) but
+// for saturation.
 func (st *ddStore) merge(o *ddStore, maxBins int) {
 	olo, ohi, ok := o.span()
 	if !ok {
@@ -122,7 +125,8 @@ func (st *ddStore) merge(o *ddStore, maxBins int) {
 	}
 	for i := olo; i <= ohi; i++ {
 		if c := o.bins[i-o.off]; c != 0 {
-			st.bins[max(0, i-st.off)] += c
+			j := max(0, i-st.off)
+			st.bins[j] = cmSatAdd(st.bins[j], c)
 		}
 	}
 	st.collapsed = st.collapsed || o.collapsed

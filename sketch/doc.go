@@ -114,7 +114,10 @@
 // bytes, at most maxBins per sign: past that the lowest buckets collapse
 // and quantiles in them lose the bound (Collapsed reports it). Merge of
 // equal α, mapping and maxBins adds bucket counts: exactly the sketch of
-// the concatenated streams.
+// the concatenated streams. Its counts (N, the zero count, each bucket)
+// saturate at 2^64−1 instead of wrapping, as Count-Min's counters do, in
+// Add, Merge and decoding alike; quantile ranks then refer to the sum of
+// the bucket counts, so the bound holds until one bucket saturates.
 //
 // Both Add without allocating once their buffers have grown (KLL: to its
 // capacity, O(log n) allocations in a stream's life; DDSketch: to the

@@ -223,8 +223,22 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 	if size%8 != 0 && list[len(list)-1]>>(size%8) != 0 {
 		return corrupt("sparse list padding is not zero")
 	}
+	if fp == sparseHi && s.sparse.firstPhase(n, s.p) {
+		// Few entries: they become the first phase's tokens, which take
+		// memory in proportion to them, where the in-memory list's gaps
+		// could take 2^p bits for one entry. An entry the list keeps no
+		// rank for gets rank 1, as mergeSparse gives it: the rank of an
+		// index with a one bit in its low d bits is never read.
+		it := newSparseIterK(words, n, k, dd, nil)
+		for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
+			s.sparse.addPending(idx<<tokenRankBits | uint32(max(rank, 1)))
+		}
+		return nil
+	}
 	if n > 0 {
-		// Rewrite the entries with k = d, the in-memory layout.
+		// Rewrite the entries with k = d, the in-memory layout. There are
+		// more than the first phase holds (3m/16), so the list's m bytes
+		// at most are a small multiple of the input's n(1+d) bits.
 		it := newSparseIterK(words, n, k, dd, nil)
 		e := entryWriter{w: bitWriter{w: make([]uint32, 0, (z.bits(dd)+31)/32)}, k: dd, d: dd}
 		for idx, rank, ok := it.next(); ok; idx, rank, ok = it.next() {
@@ -240,8 +254,8 @@ func (s *HyperLogLog) decodeSparse(d *decoder) error {
 
 // decodeSparseV1 reads a version 1 sparse body (tokens at precision 26) into
 // the empty sparse sketch s: the tokens are at precision 26, sparseHi, and
-// are written as a version 2 list (folded to sparseLo, or dense, if they do
-// not fit).
+// become the pending set of the first phase, as the same hashes added to a
+// new sketch would (or, for the most v1 allows, a version 2 list).
 func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 	const v1MaxRank = 39
 	n := d.count(uint64(3<<s.p>>4), 1, "sparse tokens")
@@ -270,6 +284,15 @@ func (s *HyperLogLog) decodeSparseV1(d *decoder) error {
 	}
 	if err := d.finish(); err != nil {
 		return err
+	}
+	// The tokens become the first phase's pending set, sized to them; v1
+	// allows at most 3m/16, which only the largest set cannot hold below
+	// its load limit: rebuild writes those as a list (or dense).
+	if s.sparse.firstPhase(len(toks), s.p) {
+		for _, t := range toks {
+			s.sparse.addPending(t)
+		}
+		return nil
 	}
 	s.sparse.fp = sparseHi
 	s.rebuild(s.p, toks, false)

@@ -34,8 +34,9 @@ import (
 // 1/sqrt(2^24) = 2.4e-4, thirty times below the dense sketch's.
 //
 // The sparse state has two physical phases. In the first there is no list:
-// the pending set is the whole state, doubling (from sparseTmpCap words) up
-// to the m/4 words of the sketch's memory, so a sketch that sees at most
+// the pending set is the whole state, doubling (from sparseTmpCap words, or
+// from the fewest that hold a decoded sketch's entries: firstPhase) up to
+// the m/4 words of the sketch's memory, so a sketch that sees at most
 // about 3m/16 distinct tokens (3072 at p = 14) never writes a list and a
 // repeated hash costs one probe of the set. Past that room the tokens are
 // merged into the list and the set becomes the list's pending buffer.
@@ -90,7 +91,7 @@ type sparseList struct {
 	lw  int   // words of the list
 	n   int   // entries in the list
 	k   int   // pending tokens
-	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p)
+	pc  int   // words of the pending set: a power of two, at least sparseTmpCap(p) beside a list (at least 4 in the first phase)
 	fp  uint8 // fine precision of the list: sparseHi, or sparseLo once it outgrew it
 	// last is the register (index >> (fp-p)) of the list's last entry, 0
 	// while the list is empty: where tokens start to lengthen the list at

@@ -103,6 +103,30 @@ func (sl *sparseList) takePending() []uint32 {
 	return toks
 }
 
+// firstPhase makes the empty sparse state sl the first phase (no list)
+// with room for n tokens: the smallest pending set, of at least 4 words,
+// that holds them below its load limit; none if n is 0, as after
+// NewHyperLogLog. It reports whether a set of at most m/4 words (the first
+// phase's largest) does, and changes nothing if not. The caller adds the
+// tokens with addPending. So a decoder allocates for the entries its input
+// holds, not for the precision it declares; the set doubles later as any
+// first-phase set does (flush).
+func (sl *sparseList) firstPhase(n int, p uint8) bool {
+	pc := 4
+	for n >= pc/4*3 {
+		pc *= 2
+	}
+	if pc > 1<<p/4 {
+		return false
+	}
+	if n > 0 {
+		sl.mem = make([]uint32, pc)
+		sl.lw, sl.n, sl.k, sl.pc = 0, 0, 0, pc
+	}
+	sl.fp = sparseHi
+	return true
+}
+
 // grow doubles the pending set of a sparse state without a list, which
 // takes the whole of mem, and inserts its tokens again.
 func (sl *sparseList) grow() {

@@ -148,8 +148,15 @@ func wordsFile(t *testing.T) string {
 }
 
 func TestBadInput(t *testing.T) {
+	runBadInputs(t, badInputs)
+}
+
+// runBadInputs runs each refused command line and checks its exit status
+// and message.
+func runBadInputs(t *testing.T, cases []badInput) {
+	t.Helper()
 	file := wordsFile(t)
-	for _, tc := range badInputs {
+	for _, tc := range cases {
 		t.Run(tc.args, func(t *testing.T) {
 			args := strings.Fields(strings.ReplaceAll(tc.args, "FILE", file))
 			code, out, errs := cli(t, args...)

@@ -79,6 +79,9 @@ offers until -duration, held in memory.`)
 	if wl.set["tuples"] {
 		return fail(e, "scale", unused("-tuples", "(the schedule and -duration set the records)"))
 	}
+	if err := checkCosts(mapCost, cntCost, sinkCost); err != nil {
+		return fail(e, "scale", err)
+	}
 	cfg := bench.ScaleConfig{Duration: dur, Sources: sources, MapCost: mapCost, CountCost: cntCost, SinkCost: sinkCost,
 		Window: window, Interval: interval, Warmup: warmup, MaxWorkers: maxW, Batch: batch, Drain: drain, CatchUp: catchUp, Dir: dir, Seed: wl.seed}
 	var err error
@@ -119,4 +122,18 @@ offers until -duration, held in memory.`)
 		return interrupted(ctx, e, "scale", len(results))
 	}
 	return 0
+}
+
+// checkCosts refuses a modelled service time outside [0, MaxModelCost] as
+// a usage error naming its own flag (bench names the three together).
+func checkCosts(mapCost, cntCost, sinkCost time.Duration) error {
+	for _, c := range []struct {
+		flag string
+		v    time.Duration
+	}{{"-map-cost", mapCost}, {"-count-cost", cntCost}, {"-sink-cost", sinkCost}} {
+		if c.v < 0 || c.v > bench.MaxModelCost {
+			return fmt.Errorf("%w: %s = %v, want in [0, %v]", errUsage, c.flag, c.v, bench.MaxModelCost)
+		}
+	}
+	return nil
 }

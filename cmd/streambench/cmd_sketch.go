@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -92,6 +94,11 @@ updates and prints the sketches judged so far.`)
 			return fail(e, "sketch", unused("-"+f, "by -sketches "+sketches+" (only by "+strings.Join(sketchFlags[f], ", ")+")"))
 		}
 	}
+	if slices.ContainsFunc(cfg.Sketches, func(k string) bool { return slices.Contains(sketchFlags["delta"], k) }) {
+		if err := checkCountMin(epsilon, delta); err != nil {
+			return fail(e, "sketch", err)
+		}
+	}
 	if cfg.Workload, err = wl.build(); err != nil {
 		return fail(e, "sketch", err)
 	}
@@ -120,4 +127,48 @@ updates and prints the sketches judged so far.`)
 		return interrupted(ctx, e, "sketch", len(rows))
 	}
 	return exitOK
+}
+
+// Count-Min's shape limits (sketch.NewCountMinSize): at most 64 rows and
+// 2^27 counters.
+const (
+	cmMaxDepth = 64
+	cmMaxCells = 1 << 27
+)
+
+// checkCountMin refuses, as usage errors naming the flag and its range,
+// the -epsilon and -delta in (0, 1) that sketch.NewCountMin would refuse
+// once the run had begun: a depth ⌈ln 1/δ⌉ above 64 rows, or a width (e/ε
+// rounded up to a power of two) whose product with the depth exceeds 2^27
+// counters. The least value it states is the least accepted, exactly.
+// Values outside (0, 1) are left to bench, which names them.
+func checkCountMin(epsilon, delta float64) error {
+	if !(delta > 0 && delta < 1) || !(epsilon > 0 && epsilon < 1) {
+		return nil
+	}
+	depth := func(d float64) float64 { return math.Ceil(math.Log(1 / d)) }
+	if depth(delta) > cmMaxDepth {
+		least := math.Exp(-cmMaxDepth)
+		for depth(least) > cmMaxDepth {
+			least = math.Nextafter(least, 1)
+		}
+		for depth(math.Nextafter(least, 0)) <= cmMaxDepth {
+			least = math.Nextafter(least, 0)
+		}
+		return fmt.Errorf("%w: -delta = %v, want in [%v, 1) (Count-Min's depth ⌈ln 1/δ⌉ is at most %d rows)", errUsage, delta, least, cmMaxDepth)
+	}
+	d := max(int(depth(delta)), 1)
+	maxWidth := 1 << (bits.Len(uint(cmMaxCells/d)) - 1)
+	if math.Ceil(math.E/epsilon) > float64(maxWidth) {
+		least := math.E / float64(maxWidth)
+		for math.Ceil(math.E/least) > float64(maxWidth) {
+			least = math.Nextafter(least, 1)
+		}
+		for math.Ceil(math.E/math.Nextafter(least, 0)) <= float64(maxWidth) {
+			least = math.Nextafter(least, 0)
+		}
+		return fmt.Errorf("%w: -epsilon = %v, want at least %v with -delta = %v (Count-Min's width e/ε, rounded up to a power of two, times its depth ⌈ln 1/δ⌉ = %d must fit in 2^27 counters)",
+			errUsage, epsilon, least, delta, d)
+	}
+	return nil
 }
