@@ -248,202 +248,295 @@ func (s *sourceStage[T]) prepareOutputs(ctx context.Context) error {
 }
 
 func (s *sourceStage[T]) work(ctx context.Context, w int) error {
-	j := s.job
-	m := &s.metrics[w]
-	out := s.colls[w]
 	in := s.inputs[w]()
 	defer in.stop()
-	gen, err := operators.NewBoundedOutOfOrderness(s.cfg.disorder)
-	if err != nil {
+	k, done, err := newSourceWorker(ctx, s, w, in)
+	if err != nil || done {
 		return err
 	}
-	co := j.co
-	var pos stream.Positioner
-	if s.positioners != nil {
-		pos = s.positioners[w]
+	defer k.stopTimer()
+	return k.run()
+}
+
+// sourceWorker is one worker of a source stage: its loop injects the
+// checkpoint barriers the coordinator asks for, paces an open-loop source
+// (Rate, RateSchedule), reads a batch, charges its cost, emits it with
+// its event times and the watermark, and flushes on the flush interval.
+// At the end of its input it closes its output and hands its final state
+// to the coordinator. It is used by its goroutine alone.
+type sourceWorker[T any] struct {
+	ctx context.Context
+	s   *sourceStage[T]
+	j   *Job
+	w   int
+	m   *workerMetrics
+	out *collector[T]
+	in  reader[T]
+	// held is out.flushHeld, the read's callback before it waits (a
+	// method value made once: making it per read allocates).
+	held func()
+	gen *operators.BoundedOutOfOrderness
+	pos stream.Positioner
+	co  *coordinator
+	srv server
+
+	buf       []T
+	recs      []stream.Record // buf, when T is stream.Record
+	isRecords bool
+	times     []int64 // scratch for emitBatch (typed sources)
+
+	// sched paces an open-loop source; offset is the job's start after
+	// the schedule's epoch, emitted the records emitted so far.
+	sched     *rateSchedule
+	offset    time.Duration
+	emitted   int
+	timer     *time.Timer
+	lastFlush int64
+
+	injected uint64 // the newest barrier injected
+	fault    func(stage string, worker int, records uint64) error
+	taken    uint64
+}
+
+// newSourceWorker sets worker w up, restored from its snapshot (done when
+// it had ended before the checkpoint), or at its input's first position
+// where a restart replays it.
+func newSourceWorker[T any](ctx context.Context, s *sourceStage[T], w int, in reader[T]) (k *sourceWorker[T], done bool, err error) {
+	j := s.job
+	k = &sourceWorker[T]{ctx: ctx, s: s, j: j, w: w, m: &s.metrics[w], out: s.colls[w], in: in, co: j.co, fault: j.cfg.ckpt.fault}
+	if k.gen, err = operators.NewBoundedOutOfOrderness(s.cfg.disorder); err != nil {
+		return nil, false, err
 	}
+	if s.positioners != nil {
+		k.pos = s.positioners[w]
+	}
+	if done, err := k.restore(); err != nil || done {
+		return nil, done, err
+	}
+	k.buf = make([]T, j.cfg.batchSize)
+	k.recs, k.isRecords = any(k.buf).([]stream.Record)
+	if !k.isRecords && !s.cfg.procTime {
+		k.times = make([]int64, len(k.buf))
+	}
+	k.srv = server{cost: s.cfg.cost, sleep: j.cfg.sleep}
+	k.sched = s.cfg.schedule
+	if k.sched != nil && k.sched.fromEpoch {
+		k.offset = j.start.Sub(k.sched.epoch)
+		k.emitted = int(k.m.in.Load()) // the restored position
+	}
+	k.lastFlush = j.now()
+	k.held = k.out.flushHeld
+	return k, false, nil
+}
+
+// restore takes the worker's snapshot back (done when it had ended), or
+// records (first start) or seeks back to (a restart without a checkpoint)
+// its input's first position.
+func (k *sourceWorker[T]) restore() (done bool, err error) {
+	s, w, pos := k.s, k.w, k.pos
 	if snap := s.restoredSnapshot(w); snap != nil {
 		sn, err := decodeSnapshot(snap, true, 0, 1)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if err := restoreSource(sn, pos, gen, out, m); err != nil {
-			return fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
+		if err := restoreSource(sn, pos, k.gen, k.out, k.m); err != nil {
+			return false, fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
 		}
 		if sn.ended {
-			if co != nil {
-				co.submit(ack{stage: s.index, worker: w, final: true, data: snap})
+			if k.co != nil {
+				k.co.submit(ack{stage: s.index, worker: w, final: true, data: snap})
 			}
-			return nil
+			return true, nil
 		}
-	} else if pos != nil && j.cfg.ckpt.replays() {
-		if s.initPos[w] == nil {
-			if s.initPos[w], err = pos.AppendPosition(nil); err != nil {
-				return err
-			}
-		} else if err := pos.Seek(s.initPos[w]); err != nil {
-			return err
-		}
+		return false, nil
 	}
-	snapshot := func(id uint64, final, stop bool) error {
-		out.publish()
-		sn := workerSnapshot{source: true, ended: final, in: m.in.Load(), out: m.out.Load(), gen: gen.AppendState(nil)}
-		if pos != nil {
-			var err error
-			if sn.pos, err = pos.AppendPosition(nil); err != nil {
-				return err
-			}
-		}
-		st, err := out.appendState(nil)
-		if err != nil {
-			return err
-		}
-		sn.outs = [][]byte{st}
-		if !final {
-			out.barrier(id, stop)
-		}
-		co.submit(ack{id: id, stage: s.index, worker: w, final: final, data: sn.appendBinary(nil)})
-		return nil
+	if pos == nil || !k.j.cfg.ckpt.replays() {
+		return false, nil
 	}
-	var injected, taken uint64
-	fault := j.cfg.ckpt.fault
-	buf := make([]T, j.cfg.batchSize)
-	recs, isRecords := any(buf).([]stream.Record)
-	var times []int64 // scratch for emitBatch (typed sources)
-	if !isRecords && !s.cfg.procTime {
-		times = make([]int64, len(buf))
+	if s.initPos[w] == nil {
+		s.initPos[w], err = pos.AppendPosition(nil)
+		return false, err
 	}
-	srv := server{cost: s.cfg.cost, sleep: j.cfg.sleep}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	// sched paces an open-loop source (Rate, RateSchedule); offset is the
-	// job's start after the schedule's epoch.
-	sched := s.cfg.schedule
-	var offset time.Duration
-	emitted := 0
-	if sched != nil && sched.fromEpoch {
-		offset = j.start.Sub(sched.epoch)
-		emitted = int(m.in.Load()) // the restored position
+	return false, pos.Seek(s.initPos[w])
+}
+
+func (k *sourceWorker[T]) stopTimer() {
+	if k.timer != nil {
+		k.timer.Stop()
 	}
-	lastFlush := j.now()
-	held := out.flushHeld
+}
+
+// run is the worker's loop: until its input ends, the stop checkpoint's
+// barrier is injected, the context ends or something fails.
+func (k *sourceWorker[T]) run() error {
 	for {
-		if ctx.Err() != nil {
+		if k.ctx.Err() != nil {
 			return nil
 		}
-		out.step()
-		if co != nil {
-			if id := co.trigger.Load(); id > injected {
-				injected = id
-				stop := co.stopID.Load() == id
-				if err := snapshot(id, false, stop); err != nil {
-					return err
-				}
-				if stop { // Job.Stop: read nothing more, send nothing more
-					return nil
-				}
-			}
+		k.out.step()
+		if stop, err := k.inject(); err != nil || stop {
+			return err
 		}
-		want := len(buf)
-		now := j.now()
-		if sched != nil {
-			t := time.Duration(now) + offset
-			if next := sched.due(int64(emitted)); next > t {
-				// Record `emitted` is not due yet: wait for it (due
-				// rounds up, so the wait ends once it is).
-				wait := min(next-t, j.cfg.flush)
-				if timer == nil {
-					timer = time.NewTimer(wait)
-				} else {
-					timer.Reset(wait)
-				}
-				w0 := time.Now()
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
+		want := len(k.buf)
+		now := k.j.now()
+		if k.sched != nil {
+			t := time.Duration(now) + k.offset
+			if next := k.sched.due(int64(k.emitted)); next > t {
+				if !k.wait(next - t) {
 					return nil
-				}
-				m.waitedIn(w0)
-				if s.cfg.procTime {
-					gen.Observe(time.Now().UnixNano())
-					out.setWatermark(gen.Watermark())
-				}
-				if j.now()-lastFlush >= int64(j.cfg.flush) {
-					out.flush()
-					lastFlush = j.now()
 				}
 				continue
 			}
-			want = min(max(int(sched.offered(t))+1-emitted, 1), want)
+			want = min(max(int(k.sched.offered(t))+1-k.emitted, 1), want)
 		}
 		t0 := time.Now()
-		n, end := in.read(ctx, buf[:want], held)
-		if fault != nil && n > 0 {
-			taken += uint64(n)
-			if err := fault(s.name, w, taken); err != nil {
+		n, end := k.in.read(k.ctx, k.buf[:want], k.held)
+		if n > 0 {
+			if ok, err := k.emit(n, now); err != nil || !ok {
 				return err
 			}
 		}
-		if n > 0 {
-			if ok, _ := srv.charge(ctx, n, time.Now(), time.Duration(m.waitOut.Load())); !ok {
-				return nil
-			}
-			out.setIngest(now)
-			switch {
-			case sched != nil || s.cfg.procTime:
-				var wall int64
-				if s.cfg.procTime {
-					wall = time.Now().UnixNano()
-				}
-				for i := range buf[:n] {
-					if sched != nil {
-						out.setIngest(int64(sched.due(int64(emitted+i)) - offset))
-					}
-					t := wall
-					if !s.cfg.procTime {
-						t = s.timeOf(buf[i])
-					}
-					gen.Observe(t)
-					out.emit(operators.Event[T]{Time: t, Value: buf[i]})
-				}
-			case isRecords: // the common case, kept tight
-				rs := recs[:n]
-				maxT := rs[0].Time
-				for i := range rs {
-					maxT = max(maxT, rs[i].Time)
-				}
-				emitRecords(any(out).(*collector[stream.Record]), rs)
-				gen.Observe(maxT)
-			default:
-				gen.Observe(emitBatch(out, buf[:n], s.timeOf, times))
-			}
-			emitted += n
-			out.setWatermark(gen.Watermark())
-			m.in.Add(uint64(n))
-			m.batches.Add(1)
-		}
 		if end {
-			out.close() // the records go with the end of input
-			m.busy.Add(uint64(time.Since(t0)))
-			if co != nil {
-				return snapshot(0, true, false)
+			k.out.close() // the records go with the end of input
+			k.m.busy.Add(uint64(time.Since(t0)))
+			if k.co != nil {
+				return k.snapshot(0, true, false)
 			}
 			return nil
 		}
 		// Before the next read, which may block: receivers with an empty
 		// queue get what this buffer left them.
-		out.flushIdle()
-		now = j.now()
-		if now-lastFlush >= int64(j.cfg.flush) {
-			out.flush()
-			lastFlush = now
-		}
-		m.busy.Add(uint64(time.Since(t0)))
+		k.out.flushIdle()
+		k.flushDue()
+		k.m.busy.Add(uint64(time.Since(t0)))
 	}
+}
+
+// inject sends the barrier of a checkpoint the coordinator asks for;
+// stop reports the stop checkpoint's (Job.Stop: the worker reads nothing
+// more, sends nothing more).
+func (k *sourceWorker[T]) inject() (stop bool, err error) {
+	if k.co == nil {
+		return false, nil
+	}
+	id := k.co.trigger.Load()
+	if id <= k.injected {
+		return false, nil
+	}
+	k.injected = id
+	stop = k.co.stopID.Load() == id
+	return stop, k.snapshot(id, false, stop)
+}
+
+// wait waits up to d, at most a flush interval, for the schedule's next
+// record to be due (due rounds up, so the wait ends once it is), then
+// advances a processing-time watermark and flushes when the interval has
+// passed; false when the context ended.
+func (k *sourceWorker[T]) wait(d time.Duration) bool {
+	d = min(d, k.j.cfg.flush)
+	if k.timer == nil {
+		k.timer = time.NewTimer(d)
+	} else {
+		k.timer.Reset(d)
+	}
+	w0 := time.Now()
+	select {
+	case <-k.timer.C:
+	case <-k.ctx.Done():
+		return false
+	}
+	k.m.waitedIn(w0)
+	if k.s.cfg.procTime {
+		k.gen.Observe(time.Now().UnixNano())
+		k.out.setWatermark(k.gen.Watermark())
+	}
+	k.flushDue()
+	return true
+}
+
+// flushDue flushes the output once a flush interval has passed since the
+// last flush.
+func (k *sourceWorker[T]) flushDue() {
+	if now := k.j.now(); now-k.lastFlush >= int64(k.j.cfg.flush) {
+		k.out.flush()
+		k.lastFlush = now
+	}
+}
+
+// emit charges and emits the n records read into buf at now, with their
+// event times (or ingest times) and the watermark; ok is false when the
+// context ended while the cost was charged.
+func (k *sourceWorker[T]) emit(n int, now int64) (ok bool, err error) {
+	s, out, gen := k.s, k.out, k.gen
+	if k.fault != nil {
+		k.taken += uint64(n)
+		if err := k.fault(s.name, k.w, k.taken); err != nil {
+			return false, err
+		}
+	}
+	if ok, _ := k.srv.charge(k.ctx, n, time.Now(), time.Duration(k.m.waitOut.Load())); !ok {
+		return false, nil
+	}
+	out.setIngest(now)
+	buf := k.buf[:n]
+	switch {
+	case k.sched != nil || s.cfg.procTime:
+		var wall int64
+		if s.cfg.procTime {
+			wall = time.Now().UnixNano()
+		}
+		for i := range buf {
+			if k.sched != nil {
+				out.setIngest(int64(k.sched.due(int64(k.emitted+i)) - k.offset))
+			}
+			t := wall
+			if !s.cfg.procTime {
+				t = s.timeOf(buf[i])
+			}
+			gen.Observe(t)
+			out.emit(operators.Event[T]{Time: t, Value: buf[i]})
+		}
+	case k.isRecords: // the common case, kept tight
+		rs := k.recs[:n]
+		maxT := rs[0].Time
+		for i := range rs {
+			maxT = max(maxT, rs[i].Time)
+		}
+		emitRecords(any(out).(*collector[stream.Record]), rs)
+		gen.Observe(maxT)
+	default:
+		gen.Observe(emitBatch(out, buf, s.timeOf, k.times))
+	}
+	k.emitted += n
+	out.setWatermark(gen.Watermark())
+	k.m.in.Add(uint64(n))
+	k.m.batches.Add(1)
+	return true, nil
+}
+
+// snapshot hands the worker's state to the coordinator: for checkpoint
+// id, after which its barrier goes out (the stop checkpoint's when stop
+// is set), or (final) when the worker ends.
+func (k *sourceWorker[T]) snapshot(id uint64, final, stop bool) error {
+	out, m := k.out, k.m
+	out.publish()
+	sn := workerSnapshot{source: true, ended: final, in: m.in.Load(), out: m.out.Load(), gen: k.gen.AppendState(nil)}
+	if k.pos != nil {
+		var err error
+		if sn.pos, err = k.pos.AppendPosition(nil); err != nil {
+			return err
+		}
+	}
+	st, err := out.appendState(nil)
+	if err != nil {
+		return err
+	}
+	sn.outs = [][]byte{st}
+	if !final {
+		out.barrier(id, stop)
+	}
+	k.co.submit(ack{id: id, stage: k.s.index, worker: k.w, final: final, data: sn.appendBinary(nil)})
+	return nil
 }
 
 // restoreSource restores a source worker's state from its snapshot.
