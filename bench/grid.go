@@ -20,7 +20,7 @@ func cellOf(r PartitionRow) gridCell {
 	return gridCell{workload: r.Workload, s: opt0(r.ZipfS), synth: r.ZipfS != nil, n: r.Workers, src: r.Sources}
 }
 
-// WriteGrid writes a sweep as the markdown grids of docs/results.md: one
+// WriteGrid writes a sweep as the markdown grids of docs/results/partitioning.md: one
 // line per stream, workers and sources, in the order the rows first reach
 // it, with each partitioner's imbalance λ (two significant digits) and
 // replication (three decimals) as "λ / rep", partitioners in the order

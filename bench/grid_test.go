@@ -82,7 +82,7 @@ func TestGridMisses(t *testing.T) {
 }
 
 // TestRealStreamsTokenise pins what the real-stream grids of
-// docs/results.md route: -file pg135 (words) and retail.dat (items) give
+// docs/results/partitioning.md route: -file pg135 (words) and retail.dat (items) give
 // the records, distinct keys and top share the grids were measured on.
 func TestRealStreamsTokenise(t *testing.T) {
 	for _, tc := range []struct {

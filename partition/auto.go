@@ -63,7 +63,7 @@ const (
 	modeW    = "wchoices"
 	// pkgMargin scales PKG's theoretical limit p1 <= 2/n: PKG is already
 	// unbalanced below 2/n on the exact-frequency Zipf grid
-	// (docs/results.md, "Zipf grid, one million tuples"). With the ±10%
+	// (docs/results/partitioning.md, "Zipf grid, one million tuples"). With the ±10%
 	// hysteresis Auto enters PKG below 0.63·2/n and leaves it above
 	// 0.77·2/n, below every unbalanced point of that grid.
 	pkgMargin = 0.7

@@ -37,7 +37,7 @@
 //
 // New and NewFactory build any kind by name (Kinds): the registry for
 // command lines and configuration files. It also has the two kinds that
-// docs/results.md compares against: "dchoices-paper" (the paper's
+// docs/results/partitioning.md compares against: "dchoices-paper" (the paper's
 // D-Choices, d candidates from d hashes, which collide) and "rr-head" (head
 // keys round-robin over all workers). Every constructor validates every
 // Option in one place; errors wrap ErrInvalidParameter and name the option

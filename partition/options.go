@@ -77,7 +77,7 @@ func WithAutoWindow(tuples, sample int) Option {
 // and Auto's sample of 4096 keys alone bounds its prediction from below by
 // n/4096, so with the default Auto picks PKG where there is no hot key;
 // WithAutoHashLimit trades a bounded imbalance for replication 1
-// (docs/results.md, "Auto on the Zipf grid").
+// (docs/results/partitioning.md, "Auto on the Zipf grid").
 const DefaultAutoHashLimit = 1e-3
 
 // WithAutoHashLimit sets the predicted key-grouping imbalance up to which
@@ -98,7 +98,7 @@ func WithAutoHashLimit(lambda float64) Option {
 // hot. With S > 1 the default detector's window W = max(2^14, 64/θ)
 // becomes max(1024, W/S) source tuples and Auto's decision window
 // max(sample, window/S): the same stretch of the stream as for one source.
-// Its effect on real streams: docs/results.md, "Several sources with
+// Its effect on real streams: docs/results/partitioning.md, "Several sources with
 // WithSources". The price is noisier
 // per-window counts (a key at theta is counted 64/S times per window on
 // average); the default detector decides head membership over about seven
@@ -206,7 +206,7 @@ var kinds = map[string]func(n int, c *config) (Partitioner, error){
 // auto, dchoices, hash, pkg, shuffle and wchoices (each with its typed
 // constructor), and dchoices-paper (the paper's D-Choices: candidates from
 // independent hashes, which collide) and rr-head (head keys round-robin
-// over all workers), kept for the comparisons of docs/results.md.
+// over all workers), kept for the comparisons of docs/results/partitioning.md.
 func Kinds() []string {
 	ks := make([]string, 0, len(kinds))
 	for k := range kinds {

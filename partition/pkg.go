@@ -30,7 +30,7 @@ func secondHash(key uint64) uint64 { return hashx.Mix64(key^0x5bd1e9955bd1e995) 
 //
 // Placement version 2; version 1 reduced key + Mix64(key ^ c) instead,
 // which alone cost as much as hash partitioning's whole Route
-// (docs/results.md, "Routing cost").
+// (docs/results/partitioning.md, "Routing cost").
 func pkgPair(key uint64, n int) (int, int) {
 	hi, lo := bits.Mul64(key, uint64(n))
 	a := int(hi)
@@ -86,7 +86,7 @@ func pkgChoose(a, b int, la, lb, tieBits uint64) (int, uint64) {
 // for the one before it (its store, or a correction of the loads it read
 // with the previous choice): a chain
 // through every tuple that kept consecutive tuples from overlapping
-// (docs/results.md, "Routing cost", has PKG's cost with the lag). The lag is one
+// (docs/results/partitioning.md, "Routing cost", has PKG's cost with the lag). The lag is one
 // tuple: a choice may miss one increment, so a comparison is off by at
 // most one tuple, far below the imbalance a source's blindness to the
 // other sources' loads already allows. Counts stay exact: loads adds the

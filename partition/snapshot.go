@@ -22,7 +22,7 @@ var ErrCorrupt = errors.New("partition: corrupt state")
 // implements it; the head-aware kinds save their detector with them (see
 // Detector, "Checkpoints"). AppendState allocates nothing but what dst
 // needs to grow, so it can run at every checkpoint; the encodings are
-// versioned, and docs/results.md ("Partitioner state in a checkpoint")
+// versioned, and docs/results/partitioning.md ("Partitioner state in a checkpoint")
 // gives their sizes. Like Route, neither is safe for concurrent use.
 type Snapshotter interface {
 	AppendState(dst []byte) ([]byte, error)

@@ -229,7 +229,7 @@ func (c *CountMin) AddHash(h, n uint64) {
 // all four before touching any counter, so the four (possibly cache-missing)
 // increments are issued together; in one loop per row each increment
 // would wait behind the previous row's finaliser, which dominates once the
-// sketch outgrows the cache (docs/results.md, "Count-Min speed").
+// sketch outgrows the cache (docs/results/sketches.md, "Count-Min speed").
 func cmColumns4(h, step uint64, shift uint8) (c0, c1, c2, c3 int) {
 	return cmRowIndex(h, shift), cmRowIndex(h+step, shift), cmRowIndex(h+2*step, shift), cmRowIndex(h+3*step, shift)
 }

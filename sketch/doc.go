@@ -31,7 +31,7 @@
 // HyperLogLog (Flajolet et al., 2007) estimates the number of distinct keys
 // with m = 2^p one-byte registers, p in 4..18, at a relative standard error
 // of about 1.04/√m at every cardinality (tested from 1 to 10^8; figures in
-// docs/results.md, "HyperLogLog accuracy"). While few
+// docs/results/sketches.md, "HyperLogLog accuracy"). While few
 // distinct keys have been seen it keeps sparse (index, rank) entries: up to
 // 3m/16 of them in a plain hash set (a repeated key costs one probe), then
 // in a compressed sorted list at precision 26, folded exactly to 23 when it

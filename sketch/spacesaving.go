@@ -29,7 +29,7 @@ import (
 // Memory: per counter sizeof(K)+24 bytes, a 24-byte bucket for each
 // distinct count, and an index from key to counter (for uint64 keys an
 // open-addressing table of 2 to 4 16-byte slots per counter, else a Go
-// map); docs/results.md, "Space-Saving", has the heap at capacity 1000.
+// map); docs/results/sketches.md, "Space-Saving", has the heap at capacity 1000.
 // The zero value is not usable: create a SpaceSaving with NewSpaceSaving
 // or UnmarshalBinary. On a zero SpaceSaving, N, Len and Capacity report 0,
 // Merge, AppendBinary and MarshalBinary return an error wrapping

@@ -33,7 +33,7 @@ import (
 // that change it. The full sweep (`make accuracy`) runs p = 8 and 10 with
 // T = 12,000 and p = 12 with T = 3,000 (the slack above is then 0.06 and
 // 0.12 of σ², so RMSE ≤ 1.059σ and 1.084σ are what a trial set can prove
-// at that failure rate; docs/results.md records the measured ratios);
+// at that failure rate; docs/results/sketches.md records the measured ratios);
 // -short runs p = 8 and 10 to 10^6 with T = 150.
 
 // ullCheckpoints returns 1, 3, 10, 30, ... up to maxN.

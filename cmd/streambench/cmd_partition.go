@@ -22,8 +22,8 @@ replication, cardinality imbalance and aggregation cost (partials per
 period). No runtime, no timing: the figures are exact for the stream.
 -detector picks the hot-key detector of D-Choices, W-Choices and Auto:
 their default, the stream's true probabilities (oracle, as the papers'
-simulations), or one of the detectors docs/results.md compares. -output
-grid writes the markdown grids of docs/results.md (λ / replication per
+simulations), or one of the detectors docs/results/partitioning.md compares. -output
+grid writes the markdown grids of docs/results/partitioning.md (λ / replication per
 partitioner, one line per stream, workers and sources) and lists on
 stderr the cells that miss a balance or replication target. An interrupt
 (SIGINT, SIGTERM) stops within a batch of records and prints the rows

@@ -1,7 +1,7 @@
 package hotkey
 
 // Decay is the forgetting strategy the two alternating summaries of
-// Windowed are compared with (docs/results.md, "Forgetting: two windows
+// Windowed are compared with (docs/results/partitioning.md, "Forgetting: two windows
 // against decay"): exact counts, all halved every W tuples (counts below
 // one half dropped), a key head when its count reaches theta times the
 // decayed total. It has no bound on how long a cooled key stays head. Its

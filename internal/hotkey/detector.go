@@ -1,7 +1,7 @@
 // Package hotkey holds the hot-key detectors of package partition: the
 // default one (NewStable: head membership smoothed across the windows of
 // two Space-Saving summaries behind a row of bucket counters, NewFiltered)
-// and the research ones that docs/results.md
+// and the research ones that docs/results/partitioning.md
 // compares it with (windowed Space-Saving, Lossy Counting, Count-Min and
 // exact counts, whole-stream exact counts, the oracle that knows the true
 // probabilities, and decayed counts). Every windowed detector shares one

@@ -43,7 +43,7 @@ import (
 // <= 1/theta head keys (at most 1/(theta*w) <= 1/64 of them), of keys near
 // the threshold, and buckets that other keys fill that far, which by
 // Markov's inequality happens to a tail key's bucket with probability at
-// most 8/(theta*w) <= 1/8 (far less in practice: docs/results.md, "Hot-key
+// most 8/(theta*w) <= 1/8 (far less in practice: docs/results/partitioning.md, "Hot-key
 // detectors"; TestFilteredDetectorWithholdsLightKeys asserts < 1/4).
 type filteredSummary struct {
 	ss     *sketch.SpaceSaving[uint64]

@@ -24,7 +24,7 @@ type frequencySummary interface {
 // summary reset after t has then seen W tuples of it), and a key that cools
 // below theta at t is released by t + 2W. Two summaries rather than decayed
 // counts keep every estimate a plain count of a known interval, so the
-// summary's error bound applies unchanged; docs/results.md, "Forgetting:
+// summary's error bound applies unchanged; docs/results/partitioning.md, "Forgetting:
 // two windows against decay", compares both.
 type Windowed struct {
 	theta  float64

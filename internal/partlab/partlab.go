@@ -1,5 +1,5 @@
 // Package partlab builds the synthetic key streams of skewer's partitioning
-// experiments (docs/results.md): the exact-frequency Zipf stream of the
+// experiments (docs/results/partitioning.md): the exact-frequency Zipf stream of the
 // partitioning grids and the hot-key switch of the forgetting comparison.
 // The tests of partition and internal/hotkey and streambench's grid and
 // detector commands must route the very same keys, so the streams are
@@ -117,7 +117,7 @@ const (
 )
 
 // ForgettingKeys is the stream of the forgetting comparison
-// (docs/results.md, "Forgetting: two windows against decay"): DriftKeys
+// (docs/results/partitioning.md, "Forgetting: two windows against decay"): DriftKeys
 // with hot rate p, HotA cooling to theta/10 at m/2 as HotB turns hot,
 // and every floor(1/(1.5 theta))-th key, from the first, replaced by Steady, a key at
 // rate 1.5 theta that should stay head throughout.

@@ -2,8 +2,7 @@ package pebblestate_test
 
 import (
 	"context"
-	"os"
-	"strconv"
+	"flag"
 	"testing"
 
 	"github.com/skewerhq/skewer/operators"
@@ -56,21 +55,25 @@ func keyedCount(b *testing.B, n uint64, dir string) {
 	}
 }
 
+// pebbleKeys is BenchmarkBackend's key count when set (-pebble.keys=N),
+// for the larger-than-memory run under GOMEMLIMIT.
+var pebbleKeys = flag.Uint64("pebble.keys", 0, "BenchmarkBackend's distinct `keys` (0: 10^6, or 2·10^4 under -short); not for -short")
+
 // BenchmarkBackend compares the heap and Pebble backends on a keyed count
-// whose state fits both (10^6 keys; the key count is SKEWER_PEBBLE_KEYS
-// when set, for the larger-than-memory run under GOMEMLIMIT, which
-// -short skips).
+// whose state fits both (10^6 keys; the key count is -pebble.keys when
+// set, for the larger-than-memory run under GOMEMLIMIT, which -short
+// skips).
 func BenchmarkBackend(b *testing.B) {
 	n := uint64(1_000_000)
 	if testing.Short() {
 		n = 20_000
 	}
-	big, _ := strconv.ParseUint(os.Getenv("SKEWER_PEBBLE_KEYS"), 10, 64)
+	big := *pebbleKeys
 	for _, backend := range []string{"heap", "pebble"} {
 		b.Run(backend, func(b *testing.B) {
 			if big > 0 {
 				if testing.Short() {
-					b.Skip("SKEWER_PEBBLE_KEYS is not for -short")
+					b.Skip("-pebble.keys is not for -short")
 				}
 				n = big
 			}
