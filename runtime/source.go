@@ -275,10 +275,10 @@ type sourceWorker[T any] struct {
 	// held is out.flushHeld, the read's callback before it waits (a
 	// method value made once: making it per read allocates).
 	held func()
-	gen *operators.BoundedOutOfOrderness
-	pos stream.Positioner
-	co  *coordinator
-	srv server
+	gen  *operators.BoundedOutOfOrderness
+	pos  stream.Positioner
+	co   *coordinator
+	srv  server
 
 	buf       []T
 	recs      []stream.Record // buf, when T is stream.Record
