@@ -77,6 +77,28 @@ type pane[Acc any] struct {
 	_     [64]byte
 }
 
+func (p *pane[Acc]) window() (start, end int64) { return p.start, p.end }
+
+// windowPane is a window's pane of KeyedWindows or StoreWindows.
+type windowPane interface{ window() (start, end int64) }
+
+// closedPanes refills fire with the panes of panes whose window wm has
+// closed (end-1 <= wm), in window order: the panes Advance fires.
+func closedPanes[P windowPane](fire []P, panes map[int64]P, wm int64) []P {
+	fire = fire[:0]
+	for _, p := range panes {
+		if _, end := p.window(); end-1 <= wm {
+			fire = append(fire, p)
+		}
+	}
+	slices.SortFunc(fire, func(a, b P) int {
+		sa, _ := a.window()
+		sb, _ := b.window()
+		return cmp.Compare(sa, sb)
+	})
+	return fire
+}
+
 // KeyedWindows is the state machine of a keyed window aggregation on one
 // worker: window assignment, per-key accumulators, firing on the watermark,
 // allowed lateness and late-input accounting. It knows nothing of
@@ -348,21 +370,7 @@ func (k *KeyedWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 		return
 	}
 	k.wm = wm
-	k.fire = k.fire[:0]
-	for _, p := range k.panes {
-		if p.end-1 <= wm {
-			k.fire = append(k.fire, p)
-		}
-	}
-	slices.SortFunc(k.fire, func(a, b *pane[Acc]) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	k.fire = closedPanes(k.fire, k.panes, wm)
 	for _, p := range k.fire {
 		if p.dirty {
 			k.emit(p, result, partial)

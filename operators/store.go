@@ -128,6 +128,8 @@ type storePane[Acc any] struct {
 	touched    []uint64         // after the first firing: the keys changed since, in order of change
 }
 
+func (p *storePane[Acc]) window() (start, end int64) { return p.start, p.end }
+
 // NewStoreWindows returns an empty aggregation over kv, which must be empty
 // (as StateBackend.Open returns it); it sets kv's MergeFunc. agg needs a
 // Codec.
@@ -349,13 +351,7 @@ func (k *StoreWindows[In, Acc, Out]) Advance(wm int64, result func(Result[Out]),
 		return
 	}
 	k.wm = wm
-	k.fire = k.fire[:0]
-	for _, p := range k.panes {
-		if p.end-1 <= wm {
-			k.fire = append(k.fire, p)
-		}
-	}
-	slices.SortFunc(k.fire, func(a, b *storePane[Acc]) int { return cmp.Compare(a.start, b.start) })
+	k.fire = closedPanes(k.fire, k.panes, wm)
 	for _, p := range k.fire {
 		if p.dirty {
 			k.emit(p, result, partial)
