@@ -556,21 +556,79 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	src := runtime.Source(job, "source", streams)
 	edge := runtime.Partitioned(kind, factory)
 	cost := makeCost(cfg.Work)
+	states, err := newWorkerStates(workers, cfg.LatencyDDSketch)
+	if err != nil {
+		return row, err
+	}
+	workStage, partials, results, err := addRunStages(src, cfg, edge, cost, states, workers, stateOpts, clock, epoch, gen)
+	if err != nil {
+		return row, err
+	}
+	if err := job.Err(); err != nil {
+		return row, err
+	}
+	stopProgress := runProgress(cfg.Progress, job, workStage, kind, workers, clock)
+	mem := StartMemSampler(50 * time.Millisecond)
+	genErr := make(chan error, 1)
+	gctx, cancelGen := context.WithCancel(ctx)
+	go func() { genErr <- gen.Run(gctx) }()
+	t0 := clock.Now()
+	runErr := job.Run(ctx)
+	elapsed := clock.Now() - t0
+	cancelGen()
+	// The job has ended: drain what the generator still queues so it can stop.
+	for b := gen.Next(); b != nil; b = gen.Next() {
+		gen.Release(b)
+	}
+	gerr := <-genErr
+	row.Memory = mem.Stop()
+	stopProgress()
+	if err := ctx.Err(); err != nil {
+		// Interrupted: what the work stage took is what was measured.
+		row = measure(row, job.Metrics(), states, workStage, partials, results, -1, elapsed)
+		row.Interrupted = true
+		return row, err
+	}
+	if runErr != nil {
+		return row, fmt.Errorf("bench: %s with %d workers: %w", kind, workers, runErr)
+	}
+	if gerr != nil && !errors.Is(gerr, context.Canceled) {
+		return row, gerr
+	}
+	if err := stream.Err(input); err != nil {
+		return row, err
+	}
+	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil
+}
+
+// newWorkerStates returns each sink worker's latency recorder and
+// counts (with a DDSketch of the latencies beside the histogram when
+// ddAlpha > 0).
+func newWorkerStates(workers int, ddAlpha float64) ([]workerState, error) {
 	states := make([]workerState, workers)
-	slot := 100 * time.Millisecond
 	for i := range states {
-		if states[i].lat, err = NewLatencyRecorder(slot); err != nil {
-			return row, err
+		var err error
+		if states[i].lat, err = NewLatencyRecorder(100 * time.Millisecond); err != nil {
+			return nil, err
 		}
-		if cfg.LatencyDDSketch > 0 {
-			if err := states[i].lat.KeepDDSketch(cfg.LatencyDDSketch); err != nil {
-				return row, err
+		if ddAlpha > 0 {
+			if err := states[i].lat.KeepDDSketch(ddAlpha); err != nil {
+				return nil, err
 			}
 		}
 		states[i].counts = make(map[uint64]uint64)
 	}
-	workStage := "work"
-	var results, partials string
+	return states, nil
+}
+
+// addRunStages adds the open-loop run's stages behind src: a per-record
+// map and sink, or (with -window) the keyed tumbling-window count and its
+// sink; each sink records latency and counts into states. It returns the
+// stage whose intake is the run's, and the partial and final stages of a
+// two-phase count.
+func addRunStages(src *runtime.Stream[stream.Record], cfg RunConfig, edge runtime.Edge, cost runtime.Cost, states []workerState, workers int,
+	stateOpts []runtime.AggOpt, clock *WallClock, epoch int64, gen *Generator) (workStage, partials, results string, err error) {
+	workStage = "work"
 	if cfg.Window <= 0 {
 		out := runtime.Map(src, "work", func(r stream.Record) stream.Record { return r },
 			runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost))
@@ -585,7 +643,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	} else {
 		win, err := operators.Tumbling(cfg.Window)
 		if err != nil {
-			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
+			return "", "", "", invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
 		agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
 			append(stateOpts, runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(cost), runtime.Window(win))...)
@@ -606,54 +664,24 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 			return nil
 		}, runtime.Parallelism(workers))
 	}
-	if err := job.Err(); err != nil {
-		return row, err
+	return workStage, partials, results, nil
+}
+
+// runProgress reports the work stage's intake on report (nil: no
+// progress); the returned function stops it.
+func runProgress(report func(string), job *runtime.Job, workStage, kind string, workers int, clock *WallClock) func() {
+	if report == nil {
+		return func() {}
 	}
-	var stopProgress func()
-	if cfg.Progress != nil {
-		stopProgress = progressLoop(cfg.Progress, func() string {
-			var in uint64
-			for _, m := range job.Metrics() {
-				if m.Stage == workStage {
-					in += m.In
-				}
+	return progressLoop(report, func() string {
+		var in uint64
+		for _, m := range job.Metrics() {
+			if m.Stage == workStage {
+				in += m.In
 			}
-			return fmt.Sprintf("%s, %d workers: %d tuples in %.1fs", kind, workers, in, clock.Now().Seconds())
-		})
-	}
-	mem := StartMemSampler(50 * time.Millisecond)
-	genErr := make(chan error, 1)
-	gctx, cancelGen := context.WithCancel(ctx)
-	go func() { genErr <- gen.Run(gctx) }()
-	t0 := clock.Now()
-	runErr := job.Run(ctx)
-	elapsed := clock.Now() - t0
-	cancelGen()
-	// The job has ended: drain what the generator still queues so it can stop.
-	for b := gen.Next(); b != nil; b = gen.Next() {
-		gen.Release(b)
-	}
-	gerr := <-genErr
-	row.Memory = mem.Stop()
-	if stopProgress != nil {
-		stopProgress()
-	}
-	if err := ctx.Err(); err != nil {
-		// Interrupted: what the work stage took is what was measured.
-		row = measure(row, job.Metrics(), states, workStage, partials, results, -1, elapsed)
-		row.Interrupted = true
-		return row, err
-	}
-	if runErr != nil {
-		return row, fmt.Errorf("bench: %s with %d workers: %w", kind, workers, runErr)
-	}
-	if gerr != nil && !errors.Is(gerr, context.Canceled) {
-		return row, gerr
-	}
-	if err := stream.Err(input); err != nil {
-		return row, err
-	}
-	return measure(row, job.Metrics(), states, workStage, partials, results, gen.Sent(), elapsed), nil
+		}
+		return fmt.Sprintf("%s, %d workers: %d tuples in %.1fs", kind, workers, in, clock.Now().Seconds())
+	})
 }
 
 // measure computes a row's figures from the runtime's per-worker counters

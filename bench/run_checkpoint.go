@@ -129,26 +129,9 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	if err != nil {
 		return row, invalidChoice("partitioner", kind, partition.Kinds())
 	}
-	opts := []runtime.JobOpt{runtime.BatchSize(cfg.Batch)}
-	if cfg.CheckpointInterval > 0 {
-		if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
-			return row, fmt.Errorf("bench: -checkpoint-dir: %w", err)
-		}
-		dir, err := os.MkdirTemp(cfg.CheckpointDir, fmt.Sprintf("run-%s-s%d-w%d-", kind, sources, workers))
-		if err != nil {
-			return row, fmt.Errorf("bench: -checkpoint-dir: %w", err)
-		}
-		store, err := checkpoint.NewDir(dir)
-		if err != nil {
-			return row, err
-		}
-		opts = append(opts, runtime.Checkpoint(cfg.CheckpointInterval, store))
-		if cfg.CheckpointMode == "unaligned" {
-			opts = append(opts, runtime.UnalignedCheckpoints())
-		}
-	}
-	if cfg.FailAfter > 0 {
-		opts = append(opts, runtime.Restart(1, 0))
+	opts, err := cfg.replayableOpts(kind, sources, workers)
+	if err != nil {
+		return row, err
 	}
 	job, err := runtime.NewJob(opts...)
 	if err != nil {
@@ -200,14 +183,57 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	if runErr != nil {
 		return row, fmt.Errorf("bench: %s with %d workers: %w", kind, workers, runErr)
 	}
+	row = replayableFigures(row, job, cfg, len(recs), elapsed, workers, workStage, partials, results)
+	st := job.CheckpointStats()
+	exact := exactResults(got, differ, want)
+	row.Exact = &exact
+	if cfg.FailAfter > 0 {
+		recovered := st.Restarts == 1 && fired.Load()
+		row.Recovered = &recovered
+	}
+	return row, nil
+}
+
+// replayableOpts are the replayable run's job options: checkpoints into
+// a new folder of -checkpoint-dir (unaligned with -checkpoint-mode), and
+// a restart for -fail-after.
+func (cfg *RunConfig) replayableOpts(kind string, sources, workers int) ([]runtime.JobOpt, error) {
+	opts := []runtime.JobOpt{runtime.BatchSize(cfg.Batch)}
+	if cfg.CheckpointInterval > 0 {
+		if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+		}
+		dir, err := os.MkdirTemp(cfg.CheckpointDir, fmt.Sprintf("run-%s-s%d-w%d-", kind, sources, workers))
+		if err != nil {
+			return nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+		}
+		store, err := checkpoint.NewDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, runtime.Checkpoint(cfg.CheckpointInterval, store))
+		if cfg.CheckpointMode == "unaligned" {
+			opts = append(opts, runtime.UnalignedCheckpoints())
+		}
+	}
+	if cfg.FailAfter > 0 {
+		opts = append(opts, runtime.Restart(1, 0))
+	}
+	return opts, nil
+}
+
+// replayableFigures fills a replayable run's row from the job's counters
+// and checkpoint statistics: load, replication, throughput of the n
+// records in elapsed, checkpoints.
+func replayableFigures(row RunRow, job *runtime.Job, cfg RunConfig, n int, elapsed time.Duration, workers int, workStage, partials, results string) RunRow {
 	var nPartials, nResults uint64
 	metrics := job.Metrics()
 	row.WorkerLoad, nPartials, nResults = stageCounts(metrics, workers, workStage, partials, results)
 	for _, m := range metrics {
 		row.InFlightBytes += m.InFlight
 	}
-	row.Tuples, row.ElapsedS = int64(len(recs)), elapsed.Seconds()
-	row.ThroughputTPS = float64(len(recs)) / elapsed.Seconds()
+	row.Tuples, row.ElapsedS = int64(n), elapsed.Seconds()
+	row.ThroughputTPS = float64(n) / elapsed.Seconds()
 	row.ThroughputPerCoreTPS = row.ThroughputTPS / float64(goruntime.GOMAXPROCS(0))
 	s := partition.LoadStats(row.WorkerLoad)
 	row.Imbalance, row.MaxOverAvg, row.Replication = s.Imbalance, s.MaxOverAvg, 1
@@ -219,6 +245,13 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	if cfg.CheckpointInterval > 0 {
 		row.AlignmentMs, row.CheckpointMs = durationSummary(st.Alignment), durationSummary(st.Duration)
 	}
+	return row
+}
+
+// exactResults reports whether the sinks' results (got, per worker, with
+// differ counting a result seen again with another value) are want's, each
+// (key, window) from one worker only.
+func exactResults(got []map[resultKey]uint64, differ []int, want map[resultKey]uint64) bool {
 	all := make(map[resultKey]uint64, len(want))
 	exact := true
 	for w := range got {
@@ -230,13 +263,7 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 			all[k] = v
 		}
 	}
-	exact = exact && maps.Equal(all, want)
-	row.Exact = &exact
-	if cfg.FailAfter > 0 {
-		recovered := st.Restarts == 1 && fired.Load()
-		row.Recovered = &recovered
-	}
-	return row, nil
+	return exact && maps.Equal(all, want)
 }
 
 // durationSummary is the p50, p99 and maximum of ds in milliseconds
