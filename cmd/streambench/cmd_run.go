@@ -118,23 +118,7 @@ the last checkpoint; every result is checked against an exact count
 	if err != nil && ctx.Err() == nil {
 		return fail(e, "run", err)
 	}
-	settings := append(wl.settings(), [][2]string{
-		{"sources", intList(cfg.Sources)}, {"work", cfg.Work.String()},
-		{"rate", fmt.Sprint(rate)}, {"batch", fmt.Sprint(batch)}, {"window", window.String()},
-	}...)
-	if dur > 0 {
-		settings = append(settings, [2]string{"duration", dur.String()})
-	}
-	if ddAlpha > 0 {
-		settings = append(settings, [2]string{"latency_ddsketch", fmt.Sprint(ddAlpha)})
-	}
-	if ckEvery > 0 || ckDir != "" || failAt > 0 {
-		settings = append(settings, [2]string{"checkpoint_interval", ckEvery.String()}, [2]string{"checkpoint_mode", ckMode}, [2]string{"fail_after", fmt.Sprint(failAt)})
-	}
-	if state != "heap" {
-		settings = append(settings, [2]string{"state_backend", state})
-	}
-	meta := bench.Meta{Command: "run", Settings: append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})}
+	meta := bench.Meta{Command: "run", Settings: runSettings(&wl, cfg, dur)}
 	if err := o.write(ctx, e, meta, bench.RunRows(rows), func() []bench.Panel { return bench.RunPanels(rows) }); err != nil {
 		return fail(e, "run", err)
 	}
@@ -142,4 +126,28 @@ the last checkpoint; every result is checked against an exact count
 		return interrupted(ctx, e, "run", len(rows))
 	}
 	return exitOK
+}
+
+// runSettings is the header of run's output: the workload, then what ran
+// (the duration, the DDSketch, the replayable run's and the state
+// backend's settings only when set), then the seed.
+func runSettings(wl *workloadFlags, cfg bench.RunConfig, dur time.Duration) [][2]string {
+	settings := append(wl.settings(), [][2]string{
+		{"sources", intList(cfg.Sources)}, {"work", cfg.Work.String()},
+		{"rate", fmt.Sprint(cfg.Rate)}, {"batch", fmt.Sprint(cfg.Batch)}, {"window", cfg.Window.String()},
+	}...)
+	if dur > 0 {
+		settings = append(settings, [2]string{"duration", dur.String()})
+	}
+	if cfg.LatencyDDSketch > 0 {
+		settings = append(settings, [2]string{"latency_ddsketch", fmt.Sprint(cfg.LatencyDDSketch)})
+	}
+	if cfg.CheckpointInterval > 0 || cfg.CheckpointDir != "" || cfg.FailAfter > 0 {
+		settings = append(settings, [2]string{"checkpoint_interval", cfg.CheckpointInterval.String()},
+			[2]string{"checkpoint_mode", cfg.CheckpointMode}, [2]string{"fail_after", fmt.Sprint(cfg.FailAfter)})
+	}
+	if cfg.StateBackend != "heap" {
+		settings = append(settings, [2]string{"state_backend", cfg.StateBackend})
+	}
+	return append(settings, [2]string{"seed", fmt.Sprint(wl.seed)})
 }
