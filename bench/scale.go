@@ -549,115 +549,173 @@ func runScalePolicy(ctx context.Context, cfg ScaleConfig, in *scaleInput, name s
 	if err != nil {
 		return res, err
 	}
-	r := &scaleRun{cfg: cfg, in: in, policy: policy, store: store, hot: hot}
-	var total int64
+	l := &scaleLoop{ctx: ctx, cfg: cfg, in: in, name: name, policy: policy,
+		r:  &scaleRun{cfg: cfg, in: in, policy: policy, store: store, hot: hot},
+		sh: shape{mapN: 1, count: 1, final: 1, sink: 1}, stepTP: make([][]float64, len(cfg.Schedule))}
 	for _, p := range in.parts {
-		total += int64(len(p))
+		l.total += int64(len(p))
 	}
-	res.Tuples = total
+	res.Tuples = l.total
+	l.res = &res
 	drain := cfg.Drain
 	if drain == 0 {
 		drain = cfg.Duration
 	}
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration+drain)
+	var cancel context.CancelFunc
+	l.runCtx, cancel = context.WithTimeout(ctx, cfg.Duration+drain)
 	defer cancel()
-	r.epoch = time.Now()
-	sh := shape{mapN: 1, count: 1, final: 1, sink: 1}
-	stepTP := make([][]float64, len(cfg.Schedule))
-	var pause *ScaleDecision // the decision whose pause is being measured
-	pauseFrom := time.Time{}
-	var lastRead uint64 // what the stopped job's sources had read
+	l.r.epoch = time.Now()
 	for seg := 0; ; seg++ {
-		job, err := r.build(sh, seg > 0)
-		if err != nil {
+		if end, err := l.segment(seg); err != nil || end {
 			return res, err
 		}
-		done := make(chan error, 1)
-		go func() { done <- job.Run(runCtx) }()
-		segStart := time.Now()
-		if pause != nil {
-			// The pause ends with the first record read after the
-			// restore, past the position the stopped job reached.
-			for read(job.Metrics()) <= lastRead && len(done) == 0 && time.Since(segStart) < 10*time.Second {
-				time.Sleep(100 * time.Microsecond)
-			}
-			pause.PauseMs = float64(time.Since(pauseFrom)) / 1e6
-			pause = nil
+	}
+}
+
+// scaleLoop is one policy's run of streambench scale: segments of the
+// job, each run until the policy changes its shape (the job stopped at a
+// checkpoint and restored in the new shape) or the input ends.
+type scaleLoop struct {
+	ctx, runCtx context.Context
+	cfg         ScaleConfig
+	in          *scaleInput
+	name        string
+	policy      autoscale.Policy
+	r           *scaleRun
+	res         *ScaleResult
+	total       int64
+	sh          shape
+	stepTP      [][]float64
+	pause       *ScaleDecision // the decision whose pause is being measured
+	pauseFrom   time.Time
+	lastRead    uint64 // what the stopped job's sources had read
+}
+
+// segment runs the job in the current shape (restored from the last
+// checkpoint after the first); end reports the run's end, with res
+// complete.
+func (l *scaleLoop) segment(seg int) (end bool, err error) {
+	job, err := l.r.build(l.sh, seg > 0)
+	if err != nil {
+		return true, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- job.Run(l.runCtx) }()
+	segStart := time.Now()
+	if l.pause != nil {
+		// The pause ends with the first record read after the restore,
+		// past the position the stopped job reached.
+		for read(job.Metrics()) <= l.lastRead && len(done) == 0 && time.Since(segStart) < 10*time.Second {
+			time.Sleep(100 * time.Microsecond)
 		}
-		prev, prevT := job.Metrics(), time.Now()
-		tick := time.NewTicker(cfg.Interval)
-		stopped := false
-		for !stopped {
-			select {
-			case err := <-done:
-				tick.Stop()
-				res.ElapsedS = time.Since(r.epoch).Seconds()
-				if runCtx.Err() != nil || err != nil {
-					if ctx.Err() != nil {
-						return res, ctx.Err()
-					}
-					if err != nil && runCtx.Err() == nil {
-						return res, fmt.Errorf("bench: scale %s: %w", name, err)
-					}
-					// Cut at the drain limit: not checked.
-					return finishScale(res, stepTP), nil
-				}
-				exact := r.results.Load() == in.digest.n && r.digest.Load() == in.digest.sum
-				res.Exact = &exact
-				return finishScale(res, stepTP), nil
-			case now := <-tick.C:
-				cur := job.Metrics()
-				d := now.Sub(prevT)
-				t := now.Sub(r.epoch)
-				pt := ScalePoint{TimeS: t.Seconds(), OfferedTPS: rateAt(cfg.Schedule, t),
-					ThroughputTPS: float64(read(cur)-read(prev)) / d.Seconds(),
-					Backlog:       max(int64(math.Min(offeredBy(in.steps, min(t, cfg.Duration))*float64(cfg.Sources), float64(total)))-int64(read(cur)), 0),
-					Parallelism:   sh.parallelism(), Split: sh.split, LatencyP99Ms: float64(r.p99()) / 1e6}
-				res.WorkerSeconds += float64(sh.workers()) * d.Seconds()
-				step := stepOf(cfg.Schedule, t)
-				if t < cfg.Duration && t >= cfg.Schedule[step].At+(stepEnd(cfg, step)-cfg.Schedule[step].At)/2 {
-					stepTP[step] = append(stepTP[step], pt.ThroughputTPS)
-				}
-				if prevT.Sub(segStart) >= cfg.Warmup && t < cfg.Duration {
-					ops := r.operators(sh)
-					target := pt.OfferedTPS
-					if cfg.CatchUp > 0 {
-						target += float64(pt.Backlog) / cfg.CatchUp.Seconds()
-					}
-					plan, err := policy.Decide(ops, r.rates(sh, prev, cur, d), target)
-					if err != nil {
-						return res, err
-					}
-					if plan.Changes(ops) {
-						nsh := next(sh, plan)
-						dec := ScaleDecision{TimeS: t.Seconds(), Parallelism: nsh.parallelism(), Split: nsh.split, Reasons: plan.Reasons}
-						pt.Decision = strings.Join(plan.Reasons, "; ")
-						pauseFrom = time.Now()
-						if _, err := job.Stop(runCtx); err != nil {
-							return res, fmt.Errorf("bench: scale %s: stop: %w", name, err)
-						}
-						if err := <-done; err != nil {
-							return res, fmt.Errorf("bench: scale %s: %w", name, err)
-						}
-						dec.StateBytes = job.CheckpointStats().Bytes
-						lastRead = read(job.Metrics())
-						m, c := cfg.optimum(pt.OfferedTPS)
-						res.Overshoot = max(res.Overshoot, max(nsh.mapN-m, 0)+max(nsh.count-c, 0))
-						res.StepsToConverge[step]++
-						res.Decisions = append(res.Decisions, dec)
-						pause = &res.Decisions[len(res.Decisions)-1]
-						sh, stopped = nsh, true
-						tick.Stop()
-					}
-				}
-				res.Timeline = append(res.Timeline, pt)
-				prev, prevT = cur, now
-				if cfg.Progress != nil {
-					cfg.Progress(fmt.Sprintf("%s: %.0fs, %.0f records/s offered, %.0f read, shape %v", name, t.Seconds(), pt.OfferedTPS, pt.ThroughputTPS, sh.parallelism()))
-				}
+		l.pause.PauseMs = float64(time.Since(l.pauseFrom)) / 1e6
+		l.pause = nil
+	}
+	prev, prevT := job.Metrics(), time.Now()
+	tick := time.NewTicker(l.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return true, l.ended(err)
+		case now := <-tick.C:
+			cur := job.Metrics()
+			stopped, err := l.observe(job, done, segStart, prev, cur, prevT, now)
+			if err != nil || stopped {
+				return false, err
 			}
+			prev, prevT = cur, now
 		}
 	}
+}
+
+// ended completes res when the job's run returned err: exact when it
+// ran to the end of its input, unchecked when the drain limit cut it.
+func (l *scaleLoop) ended(err error) error {
+	res := l.res
+	res.ElapsedS = time.Since(l.r.epoch).Seconds()
+	if l.runCtx.Err() != nil || err != nil {
+		if l.ctx.Err() != nil {
+			return l.ctx.Err()
+		}
+		if err != nil && l.runCtx.Err() == nil {
+			return fmt.Errorf("bench: scale %s: %w", l.name, err)
+		}
+		// Cut at the drain limit: not checked.
+		*res = finishScale(*res, l.stepTP)
+		return nil
+	}
+	exact := l.r.results.Load() == l.in.digest.n && l.r.digest.Load() == l.in.digest.sum
+	res.Exact = &exact
+	*res = finishScale(*res, l.stepTP)
+	return nil
+}
+
+// observe records the interval from prevT to now (the counters prev and
+// cur) as a timeline point and, past the warm-up, asks the policy for a
+// plan; stopped reports a plan that changes the shape, for which the job
+// was stopped at a checkpoint.
+func (l *scaleLoop) observe(job *runtime.Job, done chan error, segStart time.Time, prev, cur []runtime.WorkerStats, prevT, now time.Time) (stopped bool, err error) {
+	cfg, res, sh := l.cfg, l.res, l.sh
+	d := now.Sub(prevT)
+	t := now.Sub(l.r.epoch)
+	pt := ScalePoint{TimeS: t.Seconds(), OfferedTPS: rateAt(cfg.Schedule, t),
+		ThroughputTPS: float64(read(cur)-read(prev)) / d.Seconds(),
+		Backlog:       max(int64(math.Min(offeredBy(l.in.steps, min(t, cfg.Duration))*float64(cfg.Sources), float64(l.total)))-int64(read(cur)), 0),
+		Parallelism:   sh.parallelism(), Split: sh.split, LatencyP99Ms: float64(l.r.p99()) / 1e6}
+	res.WorkerSeconds += float64(sh.workers()) * d.Seconds()
+	step := stepOf(cfg.Schedule, t)
+	if t < cfg.Duration && t >= cfg.Schedule[step].At+(stepEnd(cfg, step)-cfg.Schedule[step].At)/2 {
+		l.stepTP[step] = append(l.stepTP[step], pt.ThroughputTPS)
+	}
+	if prevT.Sub(segStart) >= cfg.Warmup && t < cfg.Duration {
+		ops := l.r.operators(sh)
+		target := pt.OfferedTPS
+		if cfg.CatchUp > 0 {
+			target += float64(pt.Backlog) / cfg.CatchUp.Seconds()
+		}
+		plan, err := l.policy.Decide(ops, l.r.rates(sh, prev, cur, d), target)
+		if err != nil {
+			return false, err
+		}
+		if plan.Changes(ops) {
+			pt.Decision = strings.Join(plan.Reasons, "; ")
+			if err := l.rescale(job, done, plan, pt, step); err != nil {
+				return false, err
+			}
+			stopped = true
+		}
+	}
+	res.Timeline = append(res.Timeline, pt)
+	if cfg.Progress != nil {
+		cfg.Progress(fmt.Sprintf("%s: %.0fs, %.0f records/s offered, %.0f read, shape %v", l.name, t.Seconds(), pt.OfferedTPS, pt.ThroughputTPS, l.sh.parallelism()))
+	}
+	return stopped, nil
+}
+
+// rescale stops the job at a checkpoint for plan, decided at point pt of
+// schedule step step, and records the decision; the next segment
+// restores in the new shape.
+func (l *scaleLoop) rescale(job *runtime.Job, done chan error, plan autoscale.Plan, pt ScalePoint, step int) error {
+	res := l.res
+	nsh := next(l.sh, plan)
+	dec := ScaleDecision{TimeS: pt.TimeS, Parallelism: nsh.parallelism(), Split: nsh.split, Reasons: plan.Reasons}
+	l.pauseFrom = time.Now()
+	if _, err := job.Stop(l.runCtx); err != nil {
+		return fmt.Errorf("bench: scale %s: stop: %w", l.name, err)
+	}
+	if err := <-done; err != nil {
+		return fmt.Errorf("bench: scale %s: %w", l.name, err)
+	}
+	dec.StateBytes = job.CheckpointStats().Bytes
+	l.lastRead = read(job.Metrics())
+	m, c := l.cfg.optimum(pt.OfferedTPS)
+	res.Overshoot = max(res.Overshoot, max(nsh.mapN-m, 0)+max(nsh.count-c, 0))
+	res.StepsToConverge[step]++
+	res.Decisions = append(res.Decisions, dec)
+	l.pause = &res.Decisions[len(res.Decisions)-1]
+	l.sh = nsh
+	return nil
 }
 
 // stepOf is the schedule step holding t; stepEnd, when step i ends
