@@ -489,7 +489,7 @@ func (r *scaleRun) rates(sh shape, a, b []runtime.WorkerStats, d time.Duration) 
 	}
 	out := map[string]autoscale.Rates{}
 	for name, stage := range map[string]string{"source": "source", "map": "map", "count": count, "count/final": "count/final", "sink": "sink"} {
-		out[name] = autoscale.RatesOf(a, b, d, stage)
+		out[name] = runtime.RatesOf(a, b, d, stage)
 	}
 	c := out["count"]
 	c.TopKeyShare = r.topShare()

@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/skewerhq/skewer/runtime"
 )
 
 // ErrInvalidParameter reports an argument outside its domain; the message
@@ -99,31 +97,6 @@ func (r Rates) Busy() float64 {
 		u += x.Useful
 	}
 	return u.Seconds() / r.Elapsed.Seconds() / float64(len(r.Instances))
-}
-
-// RatesOf returns the rates of the workers of stage over the interval of
-// elapsed between two snapshots of a job's metrics (runtime.Job.Metrics):
-// records in and out, and useful time (elapsed less the time waiting for
-// input and blocked on output). A worker absent from before (a job
-// restored since) counts from zero.
-func RatesOf(before, after []runtime.WorkerStats, elapsed time.Duration, stage string) Rates {
-	prev := map[int]runtime.WorkerStats{}
-	for _, s := range before {
-		if s.Stage == stage {
-			prev[s.Worker] = s
-		}
-	}
-	r := Rates{Elapsed: elapsed}
-	for _, s := range after {
-		if s.Stage != stage {
-			continue
-		}
-		p := prev[s.Worker]
-		in, out := s.In-min(p.In, s.In), s.Out-min(p.Out, s.Out)
-		wait := (s.WaitInput - p.WaitInput) + (s.WaitOutput - p.WaitOutput)
-		r.Instances = append(r.Instances, Instance{In: in, Out: out, Useful: max(elapsed-wait, 0)})
-	}
-	return r
 }
 
 // Plan is a policy's decision: each operator's parallelism, whether its

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -135,25 +134,6 @@ func TestThreshold(t *testing.T) {
 	}
 }
 
-func TestRatesOf(t *testing.T) {
-	before := []runtime.WorkerStats{{Stage: "count", Worker: 0, In: 100, Out: 1, WaitInput: time.Second}}
-	after := []runtime.WorkerStats{
-		{Stage: "count", Worker: 0, In: 1100, Out: 11, WaitInput: 1500 * time.Millisecond, WaitOutput: 250 * time.Millisecond},
-		{Stage: "count", Worker: 1, In: 500, WaitInput: 0},
-		{Stage: "sink", Worker: 0, In: 7},
-	}
-	r := RatesOf(before, after, time.Second, "count")
-	require.Equal(t, []Instance{{In: 1000, Out: 10, Useful: 250 * time.Millisecond}, {In: 500, Useful: time.Second}}, r.Instances)
-	rate, ok := r.TrueRate()
-	require.True(t, ok)
-	require.InDelta(t, (4000+500)/2.0, rate, 1e-9)
-	require.InDelta(t, 1500, r.Observed(), 1e-9)
-	require.InDelta(t, 10.0/1500, r.Selectivity(), 1e-12)
-	require.InDelta(t, 0.625, r.Busy(), 1e-12)
-	_, ok = Rates{}.TrueRate()
-	require.False(t, ok)
-}
-
 func TestPlanErrors(t *testing.T) {
 	p := NewDS2()
 	for name, ops := range map[string][]Operator{
@@ -203,4 +183,16 @@ func TestDS2SkewSizesTheHotInstance(t *testing.T) {
 	require.True(t, twice.Split["count"], "%v", twice.Reasons)
 	require.Contains(t, twice.Reasons[len(twice.Reasons)-2], "split its keys")
 	require.Equal(t, 3, twice.Parallelism["count"])
+}
+
+func TestRates(t *testing.T) {
+	r := Rates{Elapsed: time.Second, Instances: []Instance{{In: 1000, Out: 10, Useful: 250 * time.Millisecond}, {In: 500, Useful: time.Second}}}
+	rate, ok := r.TrueRate()
+	require.True(t, ok)
+	require.InDelta(t, (4000+500)/2.0, rate, 1e-9)
+	require.InDelta(t, 1500, r.Observed(), 1e-9)
+	require.InDelta(t, 10.0/1500, r.Selectivity(), 1e-12)
+	require.InDelta(t, 0.625, r.Busy(), 1e-12)
+	_, ok = Rates{}.TrueRate()
+	require.False(t, ok)
 }

@@ -56,7 +56,7 @@
 // # Use
 //
 // A Policy is a pure function of the operators and their rates over an
-// interval: measure the rates (RatesOf, from two snapshots of
+// interval: measure the rates (runtime.RatesOf, from two snapshots of
 // runtime.Job.Metrics), decide (Policy.Decide), and apply the plan, for
 // instance by stopping the job at a checkpoint (runtime.Job.Stop) and
 // restoring it at the new parallelism (runtime.Restore). Decide only on
