@@ -14,6 +14,7 @@ import (
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/runtime"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -493,17 +494,17 @@ type workerState struct {
 	_      [64]byte // keep workers' hot fields off one cache line
 }
 
-func makeCost(w Work) runtime.Cost {
+func makeCost(w Work) work.Cost {
 	switch w.Mode {
 	case "model":
-		return runtime.ServiceTime(w.Cost)
+		return work.ServiceTime(w.Cost)
 	case "spin":
-		return runtime.Spin(int(math.Ceil(float64(w.Cost.Nanoseconds()) * spinRate())))
+		return work.Spin(int(math.Ceil(float64(w.Cost.Nanoseconds()) * spinRate())))
 	}
-	return runtime.Cost{}
+	return work.Cost{}
 }
 
-var spinRate = sync.OnceValue(func() float64 { return runtime.SpinPerNanosecond(50 * time.Millisecond) })
+var spinRate = sync.OnceValue(func() float64 { return work.SpinPerNanosecond(50 * time.Millisecond) })
 
 // runOne runs one configuration through the runtime and measures it.
 //
@@ -626,7 +627,7 @@ func newWorkerStates(workers int, ddAlpha float64) ([]workerState, error) {
 // sink; each sink records latency and counts into states. It returns the
 // stage whose intake is the run's, and the partial and final stages of a
 // two-phase count.
-func addRunStages(src *runtime.Stream[stream.Record], cfg RunConfig, edge runtime.Edge, cost runtime.Cost, states []workerState, workers int,
+func addRunStages(src *runtime.Stream[stream.Record], cfg RunConfig, edge runtime.Edge, cost work.Cost, states []workerState, workers int,
 	stateOpts []runtime.AggOpt, clock *WallClock, epoch int64, gen *Generator) (workStage, partials, results string, err error) {
 	workStage = "work"
 	if cfg.Window <= 0 {

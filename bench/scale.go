@@ -17,6 +17,7 @@ import (
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/runtime/autoscale"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/sketch"
 	"github.com/skewerhq/skewer/stream"
 )
@@ -37,7 +38,7 @@ type ScaleConfig struct {
 	Sources  int
 	Policies []string
 	// MapCost, CountCost and SinkCost are the stages' modelled service
-	// times per record (runtime.ServiceTime); 0 is free.
+	// times per record (work.ServiceTime); 0 is free.
 	MapCost, CountCost, SinkCost time.Duration
 	Window                       time.Duration
 	// Interval is the policy's activation period; Warmup, how long after
@@ -458,11 +459,11 @@ func (r *scaleRun) build(sh shape, restore bool) (*runtime.Job, error) {
 	return j, j.Err()
 }
 
-func serviceCost(d time.Duration) runtime.Cost {
+func serviceCost(d time.Duration) work.Cost {
 	if d == 0 {
-		return runtime.Cost{}
+		return work.Cost{}
 	}
-	return runtime.ServiceTime(d)
+	return work.ServiceTime(d)
 }
 
 // operators is the pipeline as the policy sees it.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/clock"
+	"github.com/skewerhq/skewer/runtime/work"
 )
 
 // TestServiceTimeEndsOnAThreadSleep: on a synctest bubble's clock, a
@@ -20,7 +21,7 @@ import (
 func TestServiceTimeEndsOnAThreadSleep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var slept []time.Duration
-		s := server{cost: ServiceTime(20 * time.Microsecond), sleep: func(d time.Duration) {
+		s := server{cost: work.ServiceTime(20 * time.Microsecond), sleep: func(d time.Duration) {
 			slept = append(slept, d)
 			time.Sleep(d)
 		}}

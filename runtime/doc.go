@@ -111,7 +111,7 @@
 // goroutines have. Job.Metrics gives per-worker counters (records in and
 // out, late records, batches, busy time, queue length and high-water mark)
 // safe to read while the job runs. WithCost charges each record a CPU spin
-// or a modelled service time (a worker as a FIFO single-server queue), so
+// or a modelled service time (package runtime/work) (a worker as a FIFO single-server queue), so
 // skew shows on small machines. WithLatency hooks a sink to see the ingest
 // time of each batch's oldest record; Rate makes a source open-loop.
 //

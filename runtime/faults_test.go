@@ -11,6 +11,7 @@ import (
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -172,7 +173,7 @@ func TestBackpressureBoundsQueues(t *testing.T) {
 		m := Map(src, "id", func(r stream.Record) stream.Record { return r }, Parallelism(2))
 		var got [2]int
 		Sink(m, "slow", func(w int, _ stream.Record) error { got[w]++; return nil },
-			Parallelism(2), WithCost(ServiceTime(10*time.Microsecond)))
+			Parallelism(2), WithCost(work.ServiceTime(10*time.Microsecond)))
 		runJob(t, j)
 		require.Equal(t, n, got[0]+got[1])
 		for _, s := range j.Metrics() {

@@ -9,6 +9,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -79,7 +80,7 @@ func TestIdleWorkerTakesEndingInputsRecords(t *testing.T) {
 		win, _ := operators.Tumbling(time.Millisecond)
 		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
 		agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
-			Via(edge), Parallelism(2), WithCost(ServiceTime(30*time.Millisecond)))
+			Via(edge), Parallelism(2), WithCost(work.ServiceTime(30*time.Millisecond)))
 		require.True(t, agg.TwoPhase)
 		sink := &resultSink[uint64]{}
 		Sink(agg.Results, "sink", sink.add, Parallelism(1))

@@ -12,6 +12,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -241,7 +242,7 @@ func TestBusyPartialWorkerIsWaitedFor(t *testing.T) {
 		require.NoError(t, err)
 		edge := Partitioned("rv", func(int) (partition.Partitioner, error) { return rvPart{}, nil })
 		agg := WindowAggregate(src, "count", operators.Count[stream.Record](), Window(win),
-			Via(edge), Parallelism(2), WithCost(ServiceTime(time.Millisecond)))
+			Via(edge), Parallelism(2), WithCost(work.ServiceTime(time.Millisecond)))
 		require.True(t, agg.TwoPhase)
 		sink := &resultSink[uint64]{}
 		Sink(agg.Results, "sink", sink.add, Parallelism(1))

@@ -5,6 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func statsOf(t *testing.T, j *Job, name string) WorkerStats {
 func TestWaitTimes(t *testing.T) {
 	const n = 2000
 	recs := firstMilli(n)
-	run := func(srcOpts []SourceOpt, sinkCost Cost) (src, sink WorkerStats, elapsed time.Duration) {
+	run := func(srcOpts []SourceOpt, sinkCost work.Cost) (src, sink WorkerStats, elapsed time.Duration) {
 		synctest.Test(t, func(t *testing.T) {
 			j, err := NewJob(BatchSize(20), QueueBatches(2), FlushInterval(time.Millisecond))
 			require.NoError(t, err)
@@ -46,14 +47,14 @@ func TestWaitTimes(t *testing.T) {
 	}
 
 	// A sink of 1 ms per record: 2 s of work, the source blocked meanwhile.
-	src, sink, elapsed := run(nil, ServiceTime(time.Millisecond))
+	src, sink, elapsed := run(nil, work.ServiceTime(time.Millisecond))
 	require.GreaterOrEqual(t, elapsed, 2*time.Second)
 	require.Greater(t, src.WaitOutput, elapsed*9/10, "the source waits for room in the sink's queue")
 	require.Less(t, sink.WaitInput, elapsed/10, "the sink always has input")
 	require.Greater(t, sink.Busy, elapsed*9/10)
 
 	// A source of 1000 records/s and a free sink: 2 s, the sink idle.
-	src, sink, elapsed = run([]SourceOpt{Rate(1000)}, Cost{})
+	src, sink, elapsed = run([]SourceOpt{Rate(1000)}, work.Cost{})
 	require.GreaterOrEqual(t, elapsed, 2*time.Second-time.Millisecond)
 	require.Greater(t, sink.WaitInput, elapsed*9/10, "the sink waits for records")
 	require.Greater(t, src.WaitInput, elapsed*9/10, "the source waits for its records to be due")

@@ -9,6 +9,7 @@ import (
 	"github.com/skewerhq/skewer/internal/clock"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/runtime/work"
 )
 
 // ErrInvalidParameter reports an option or argument outside its domain; the
@@ -87,7 +88,7 @@ type stageConfig struct {
 	parallelism int
 	edge        Edge
 	edgeSet     bool
-	cost        Cost
+	cost        work.Cost
 	latency     LatencyFunc
 	// windowed aggregation
 	windows  operators.Windows
@@ -111,7 +112,7 @@ func (c *stageConfig) validate() error {
 	switch {
 	case c.parallelism <= 0 || c.parallelism > partition.MaxWorkers:
 		return invalidParam("Parallelism", c.parallelism, fmt.Sprintf("in [1, partition.MaxWorkers = %d]", partition.MaxWorkers))
-	case c.cost.spin < 0 || c.cost.service < 0:
+	case c.cost.Iterations() < 0 || c.cost.Service() < 0:
 		return invalidParam("Cost", c.cost, "non-negative")
 	case c.finalPar < 0 || c.finalPar > partition.MaxWorkers:
 		return invalidParam("FinalParallelism", c.finalPar, fmt.Sprintf("in [1, partition.MaxWorkers = %d], or 0 for Parallelism's", partition.MaxWorkers))
@@ -179,8 +180,9 @@ func Via(e Edge) StageOpt {
 	return stageOpt(func(c *stageConfig) { c.edge, c.edgeSet = e, true })
 }
 
-// WithCost charges every record a stage processes (see Spin, ServiceTime).
-func WithCost(cost Cost) StageOpt { return stageOpt(func(c *stageConfig) { c.cost = cost }) }
+// WithCost charges every record a stage processes (see work.Spin,
+// work.ServiceTime).
+func WithCost(cost work.Cost) StageOpt { return stageOpt(func(c *stageConfig) { c.cost = cost }) }
 
 // Window sets the windows of an aggregation (default the global window,
 // fired at the end of input): global, tumbling, sliding or session windows

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -114,7 +115,7 @@ func BenchmarkSkewedServiceTimeSessions(b *testing.B) {
 	times := make([]time.Duration, len(skewEdges))
 	for b.Loop() {
 		for i, ec := range skewEdges {
-			times[i] += runKeyedCount(b, split(timed, 2), len(timed), 8, ec.edge, ServiceTime(20*time.Microsecond),
+			times[i] += runKeyedCount(b, split(timed, 2), len(timed), 8, ec.edge, work.ServiceTime(20*time.Microsecond),
 				[]SourceOpt{OutOfOrderness(time.Millisecond)}, Window(sw)) // each source in time order
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -53,7 +54,7 @@ func contiguous(recs []stream.Record, sources int) []stream.Stream {
 // workers behind e, each worker charging cost per record, and returns the
 // wall time. src configures the source; agg adds to the aggregation's
 // options (a window, say).
-func runKeyedCount(b *testing.B, streams []stream.Stream, records, workers int, e Edge, cost Cost, src []SourceOpt, agg ...AggOpt) time.Duration {
+func runKeyedCount(b *testing.B, streams []stream.Stream, records, workers int, e Edge, cost work.Cost, src []SourceOpt, agg ...AggOpt) time.Duration {
 	b.Helper()
 	j, err := NewJob(BatchSize(64), QueueBatches(8), FlushInterval(2*time.Millisecond))
 	if err != nil {
@@ -90,7 +91,7 @@ func BenchmarkSkewedServiceTime(b *testing.B) {
 	times := make([]time.Duration, len(skewEdges))
 	for b.Loop() {
 		for i, ec := range skewEdges {
-			times[i] += runKeyedCount(b, contiguous(recs, 2), len(recs), 8, ec.edge, ServiceTime(20*time.Microsecond), nil)
+			times[i] += runKeyedCount(b, contiguous(recs, 2), len(recs), 8, ec.edge, work.ServiceTime(20*time.Microsecond), nil)
 		}
 	}
 	for i, ec := range skewEdges {

@@ -81,7 +81,7 @@ type BenchConfig struct {
 	// else in [bench.MinRate, bench.MaxRate].
 	Rate float64
 	// Work is a modelled service time per record in every worker (a
-	// single-server queue, as runtime.ServiceTime: see serviceModel), so
+	// single-server queue, as runtime/work.ServiceTime: see serviceModel), so
 	// that a worker's capacity, not the machine's cores, bounds it; 0 is
 	// none, at most bench.MaxModelCost.
 	Work time.Duration

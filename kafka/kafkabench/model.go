@@ -12,7 +12,7 @@ import (
 )
 
 // serviceModel is one worker's modelled service time, as
-// runtime.ServiceTime is the local runtime's: a single-server FIFO queue
+// runtime/work.ServiceTime is the local runtime's: a single-server FIFO queue
 // that takes cost per record, so that a worker serves at most 1/cost
 // records/s whatever the machine's cores, and skew shows on a small
 // machine. It wraps the worker's Decoder (each record decoded owes cost)
