@@ -87,7 +87,7 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 }
 
 func (p *Producer) fail(err error) {
-	err = fmt.Errorf("kafka: produce to %q: %w", p.cfg.Input, err)
+	err = produceError(p.cfg.Input, err)
 	p.failed.CompareAndSwap(nil, &err)
 }
 
