@@ -17,9 +17,10 @@ import (
 // request of the stage's client got an answer, and ends quit when
 //
 //   - every attempt failed for bound (cause: ErrBrokersUnreachable), or
-//   - the run's context ended (stop) and every attempt failed for
-//     stopGrace, before or after it (cause: the context's error): a
-//     shutdown does not wait for brokers that do not answer.
+//   - the run's context ended (stop) and every attempt failed, from
+//     before or after the stop, for stopGrace past the later of the two
+//     (cause: the context's error): a shutdown does not wait for brokers
+//     that do not answer.
 //
 // Each wait of the stage on the brokers uses a context from wait, which
 // ends with quit or after its own timeout. Safe for concurrent use.
@@ -34,6 +35,9 @@ type brokerWatch struct {
 	stopped error     // the run's context error, once stop ran
 	stopAt  time.Time // when stop ran
 	done    bool      // quit ended
+	// answered, while failing, is closed at the next answer (made on
+	// demand by settle).
+	answered chan struct{}
 
 	quit   context.Context
 	cancel context.CancelCauseFunc
@@ -89,6 +93,10 @@ func (b *brokerWatch) attempt(err error) {
 	if err == nil {
 		b.failing.Store(false)
 		b.since, b.lastErr = time.Time{}, nil
+		if b.answered != nil {
+			close(b.answered)
+			b.answered = nil
+		}
 		b.armLocked()
 		return
 	}
@@ -211,6 +219,39 @@ func (b *brokerWatch) cutOff(err error) error {
 		return fmt.Errorf("%w (%v)", cause, err)
 	}
 	return err
+}
+
+// settle takes err, the failure of a wait on the brokers that franz-go
+// gave up on by itself (its own retries spent), not ctx: while every
+// attempt of the client fails, it waits until the brokers answer again,
+// returning err then, or until quit ends, returning quit's cause
+// (ErrBrokersUnreachable after the bound) with err. A stage that must stop
+// on err thus reports unreachable brokers as such, within the bound.
+func (b *brokerWatch) settle(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	b.mu.Lock()
+	if b.done || !b.failing.Load() {
+		b.mu.Unlock()
+		if cause := b.down(); cause != nil {
+			return fmt.Errorf("%w (%v)", cause, err)
+		}
+		return err
+	}
+	if b.answered == nil {
+		b.answered = make(chan struct{})
+	}
+	answered := b.answered
+	b.mu.Unlock()
+	select {
+	case <-answered:
+		return err
+	case <-b.quit.Done():
+		return fmt.Errorf("%w (%v)", context.Cause(b.quit), err)
+	case <-ctx.Done():
+		return err
+	}
 }
 
 // wait returns the context of one wait on the brokers: parent's, ended

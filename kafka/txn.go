@@ -101,8 +101,10 @@ func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func()
 // (franz-go's documented TryAbort retry, which fences the unknown one),
 // and begin and end return the error from then on; the caller stops the
 // stage. ctx comes from t.watch's wait: an end it cuts off wraps
-// ErrBrokersUnreachable or the run's context error, and the abort waits
-// for the brokers within shutdownTimeout while they answer. Call it
+// ErrBrokersUnreachable or the run's context error, as does one that
+// franz-go gave up on while the brokers stayed unreachable for the bound
+// (brokerWatch.settle), and the abort waits for the brokers within
+// shutdownTimeout while they answer. Call it
 // without the stage's lock: the session's rebalance callbacks run the
 // stage's, which take it.
 func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, meta map[int32]string) (bool, error) {
@@ -144,7 +146,7 @@ func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, m
 	})
 	ok, err := t.s.End(ctx, kgo.TryCommit)
 	if err != nil {
-		t.broken = waitErr(ctx, "end transaction", err)
+		t.broken = waitErr(ctx, "end transaction", t.watch.settle(ctx, err))
 		actx, cancel := t.watch.wait(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
 		if _, aerr := t.s.End(actx, kgo.TryAbort); aerr != nil {
