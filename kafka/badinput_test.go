@@ -117,25 +117,31 @@ func TestConfigValidate(t *testing.T) {
 	good := Config{Brokers: []string{"b:9092"}, Input: "in", Partials: "p", Output: "out", Control: "ctl", InputPartitions: 3, Group: "g"}
 	require.NoError(t, good.validate())
 	for name, mutate := range map[string]func(*Config){
-		"Brokers":         func(c *Config) { c.Brokers = nil },
-		"empty broker":    func(c *Config) { c.Brokers = []string{""} },
-		"Input":           func(c *Config) { c.Input = "" },
-		"Group":           func(c *Config) { c.Group = "" },
-		"same topics":     func(c *Config) { c.Output = c.Input },
-		"Control":         func(c *Config) { c.Control = "" },
-		"same control":    func(c *Config) { c.Control = c.Partials },
-		"OutOfOrderness":  func(c *Config) { c.OutOfOrderness = -1 },
-		"IdleTimeout":     func(c *Config) { c.IdleTimeout = -1 },
-		"InputPartitions": func(c *Config) { c.InputPartitions = 0 },
-		"AllowedLateness": func(c *Config) { c.AllowedLateness = -1 },
-		"CommitInterval":  func(c *Config) { c.CommitInterval = -1 },
+		"Brokers":            func(c *Config) { c.Brokers = nil },
+		"empty broker":       func(c *Config) { c.Brokers = []string{""} },
+		"Input":              func(c *Config) { c.Input = "" },
+		"Group":              func(c *Config) { c.Group = "" },
+		"same topics":        func(c *Config) { c.Output = c.Input },
+		"Control":            func(c *Config) { c.Control = "" },
+		"same control":       func(c *Config) { c.Control = c.Partials },
+		"OutOfOrderness":     func(c *Config) { c.OutOfOrderness = -1 },
+		"IdleTimeout":        func(c *Config) { c.IdleTimeout = -1 },
+		"InputPartitions":    func(c *Config) { c.InputPartitions = 0 },
+		"AllowedLateness":    func(c *Config) { c.AllowedLateness = -1 },
+		"CommitInterval":     func(c *Config) { c.CommitInterval = -1 },
+		"UnreachableTimeout": func(c *Config) { c.UnreachableTimeout = -time.Second },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := good
 			mutate(&c)
-			require.ErrorIs(t, c.validate(), ErrInvalidParameter)
+			err := c.validate()
+			require.ErrorIs(t, err, ErrInvalidParameter)
+			if name == "UnreachableTimeout" {
+				require.ErrorContains(t, err, "UnreachableTimeout = -1s")
+			}
 		})
 	}
+	require.Equal(t, 30*time.Second, good.unreachableTimeout(), "the default")
 	ctx := testContext(t)
 	agg := operators.Count[stream.Record]()
 	_, err := NewWorker(ctx, good, operators.Aggregate[stream.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})

@@ -69,6 +69,18 @@ type Config struct {
 	// holding the merge stage back, until the brokers' transaction
 	// timeout). The merge stage uses TransactionalID + ".merge".
 	TransactionalID string
+	// UnreachableTimeout bounds how long a Worker or a Merge waits on
+	// brokers that do not answer, under both Semantics: a poll, a flush,
+	// an offset commit, a transaction's end or the merge end that waits
+	// that long, or a client whose every connection attempt and request
+	// failed for that long, stops the stage (Run returns an error wrapping
+	// ErrBrokersUnreachable, naming the stage and the operation). Brokers
+	// that answer with an error (a leader moved, a refused commit) are
+	// reachable. Default 30s; it must be >= 0 (0: the default). The
+	// franz-go knobs in ClientOpts (kgo.RequestTimeoutOverhead,
+	// kgo.RetryTimeout, kgo.RecordDeliveryTimeout) bound single requests
+	// and records below it.
+	UnreachableTimeout time.Duration
 	// ClientOpts are added to every franz-go client this package builds
 	// (TLS, SASL, timeouts, producer settings).
 	ClientOpts []kgo.Opt
@@ -106,6 +118,9 @@ func (c *Config) validate() error {
 	if c.CommitInterval < 0 {
 		return invalidParam("CommitInterval", c.CommitInterval, ">= 0")
 	}
+	if c.UnreachableTimeout < 0 {
+		return invalidParam("UnreachableTimeout", c.UnreachableTimeout, ">= 0 (0: the default, 30s)")
+	}
 	if c.Semantics != AtLeastOnce && c.Semantics != ExactlyOnce {
 		return invalidParam("Semantics", int(c.Semantics), "AtLeastOnce or ExactlyOnce")
 	}
@@ -133,6 +148,16 @@ func (c *Config) commitInterval() time.Duration {
 	return c.CommitInterval
 }
 
+// defaultUnreachableTimeout is Config.UnreachableTimeout's default.
+const defaultUnreachableTimeout = 30 * time.Second
+
+func (c *Config) unreachableTimeout() time.Duration {
+	if c.UnreachableTimeout == 0 {
+		return defaultUnreachableTimeout
+	}
+	return c.UnreachableTimeout
+}
+
 // Semantics is a job's delivery guarantee on its output topic.
 //
 // AtLeastOnce: workers and the merge stage commit offsets with plain
@@ -148,7 +173,8 @@ func (c *Config) commitInterval() time.Duration {
 // (or the partition's next owner) replays from the last committed offsets:
 // a consumer reading the output topic with read-committed isolation sees
 // every result exactly once. A transaction whose end fails is aborted and
-// stops the stage (Run returns the error). Cost: one transaction per
+// stops the stage (Run returns the error); so do brokers that stay
+// unreachable for Config.UnreachableTimeout (ErrBrokersUnreachable). Cost: one transaction per
 // commit interval per stage, and latency: a result becomes visible when
 // the merge stage's transaction commits, after the workers' transaction
 // with its partials did (up to two commit intervals). AllowedLateness

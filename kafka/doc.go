@@ -76,6 +76,17 @@
 // refuse its next transactional produce or end, and its Run returns an
 // error wrapping ErrFenced.
 //
+// Brokers that go away: every wait of a Worker or a Merge on its brokers
+// (polls, flushes, offset commits, transaction ends, the merge end) is
+// bounded by Config.UnreachableTimeout (default 30s), under both
+// semantics. Waiting that long, or every request of the stage's client
+// failing for that long, stops the stage: Run returns an error wrapping
+// ErrBrokersUnreachable that names the stage, its group and the
+// operation, with nothing more committed. A cancelled Run's shutdown
+// flushes and commits while the brokers answer and gives up at once on
+// brokers that do not (an error wrapping the context's). Records the
+// brokers refuse stop the stage with ErrProduce.
+//
 // Memory: a worker holds, per input partition, the accumulators of its
 // open windows (as operators.KeyedWindows does) and one copy of the key
 // bytes of each key they hold; the merge stage holds those of its open

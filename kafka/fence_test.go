@@ -130,7 +130,9 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 			case err := <-fenced:
 				require.ErrorIs(t, err, ErrFenced)
 				require.ErrorIs(t, err, kerr.InvalidProducerEpoch)
-				require.ErrorContains(t, err, fmt.Sprintf("%s (transactional ID %q)", stage, id))
+				require.ErrorContains(t, err, stage+" (group ")
+				require.ErrorContains(t, err, fmt.Sprintf(") (transactional ID %q)", id))
+				require.ErrorIs(t, err, ErrProduce)
 			case <-ctx.Done():
 				require.NoError(t, ctx.Err())
 			}

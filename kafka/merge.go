@@ -74,6 +74,8 @@ type Merge[Acc, Out any] struct {
 	out      Encoder[Out]
 	cl       *kgo.Client
 	txn      *txnStage // nil under AtLeastOnce
+	name     string    // the stage, its group and partials topic, for errors
+	watch    *brokerWatch
 	outputs  int
 	lateness int64
 
@@ -140,7 +142,9 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 		return nil, err
 	}
 	m.failFn = m.fail
-	m.cl, m.txn, err = newStageClient(ctx, &cfg, cfg.TransactionalID+".merge", cfg.Partials,
+	m.name = fmt.Sprintf("merge (group %q, partials %q)", cfg.Group+".merge", cfg.Partials)
+	m.watch = newBrokerWatch(cfg.unreachableTimeout())
+	m.cl, m.txn, err = newStageClient(ctx, &cfg, m.watch, cfg.TransactionalID+".merge", cfg.Partials,
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group+".merge"), kgo.ConsumeTopics(cfg.Partials),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -152,7 +156,7 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 	if err != nil {
 		return nil, err
 	}
-	m.gauge = newOutGauge(m.cl, &m.clock)
+	m.gauge = newOutGauge(m.watch.quit, m.cl, &m.clock)
 	if _, err := checkPartitions(ctx, m.cl, cfg.Partials, "", 0); err != nil {
 		m.cl.Close()
 		return nil, err
@@ -168,11 +172,20 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 	return m, nil
 }
 
+// fail keeps the failure of a record produced to the output topic, as
+// Worker's fail.
 func (m *Merge[Acc, Out]) fail(err error) {
+	m.failStage(produceError(m.cfg.Output, m.watch.cutOff(err)))
+}
+
+// failStage keeps the first failure that stops the merge stage, with its
+// name (nothing after a Kill: the crash's records and waits fail with the
+// closed client).
+func (m *Merge[Acc, Out]) failStage(err error) {
 	if m.killed.Load() {
-		return // the crash's records fail with the closed client
+		return
 	}
-	err = stageError("merge", m.txn, fmt.Errorf("produce to %q: %w", m.cfg.Output, err))
+	err = stageError(m.name, m.txn, err)
 	m.failed.CompareAndSwap(nil, &err)
 }
 
@@ -228,15 +241,19 @@ func (m *Merge[Acc, Out]) fetched(_ context.Context, _ *kgo.Client, resp *kmsg.O
 }
 
 // Run consumes until ctx ends, then flushes, commits and leaves the group.
-// It returns early with the first produce failure or failed transaction
-// end, as Worker.Run does, and at its next poll after Kill.
+// It returns as Worker.Run does: nil after that shutdown (an error
+// wrapping ctx.Err() when the brokers did not answer during it), early
+// with the first produce failure or failed transaction end, with
+// ErrBrokersUnreachable once the brokers stayed unreachable for
+// Config.UnreachableTimeout, and at its next poll after Kill.
 func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
 		closing: &m.closing, killed: &m.killed, process: m.process,
-		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll, clock: &m.clock}
+		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll, clock: &m.clock,
+		watch: m.watch, fail: m.failStage}
 	if m.txn != nil {
-		l.commit = func(context.Context) { m.commitTxnLocked() }
-		l.begin = m.txn.beginFunc("merge", &m.failed)
+		l.commit = m.commitTxnLocked
+		l.begin = m.txn.beginFunc(m.name, &m.failed)
 	}
 	return l.run(ctx)
 }
@@ -387,15 +404,31 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 	st.tr.add(b)
 	if wm == operators.EndOfInput && !st.ended {
 		st.ended = true
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		ctx, cancel := m.watch.wait(context.Background(), m.watch.bound)
 		defer cancel()
 		defer m.clock.blockedSince(time.Now())
-		err := m.cl.Flush(ctx)
-		if err == nil && m.err() == nil {
-			err = m.cl.ProduceSync(ctx, &kgo.Record{Topic: m.cfg.Control, Partition: 0, Value: appendMergeEnd(nil, st.q)}).FirstErr()
+		if err := m.cl.Flush(ctx); err != nil {
+			m.failStage(waitErr(ctx, fmt.Sprintf("flush to %q before the merge end", m.cfg.Output), err))
+			return
 		}
-		if err != nil {
-			m.fail(fmt.Errorf("merge end to %q: %w", m.cfg.Control, err))
+		if m.err() != nil {
+			return
+		}
+		// ProduceSync's context bounds only the wait for buffer room: wait
+		// for the promise under ctx instead.
+		acked := make(chan error, 1)
+		m.cl.Produce(ctx, &kgo.Record{Topic: m.cfg.Control, Partition: 0, Value: appendMergeEnd(nil, st.q)},
+			func(_ *kgo.Record, err error) { acked <- err })
+		var err error
+		select {
+		case err = <-acked:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil && ctx.Err() != nil {
+			m.failStage(waitErr(ctx, fmt.Sprintf("merge end to %q", m.cfg.Control), err))
+		} else if err != nil {
+			m.failStage(fmt.Errorf("merge end: %w", produceError(m.cfg.Control, err)))
 		}
 	}
 }
@@ -406,7 +439,11 @@ func (m *Merge[Acc, Out]) advance(st *mergePart[Acc, Out], wm, off int64) {
 // resumes with, and a window they show final must have its results in the
 // output topic. The caller holds m.mu.
 func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
-	if err := m.cl.Flush(ctx); err != nil || m.err() != nil {
+	if err := m.cl.Flush(ctx); err != nil {
+		m.failStage(waitErr(ctx, fmt.Sprintf("flush to %q before commit", m.cfg.Output), err))
+		return
+	}
+	if m.err() != nil {
 		return
 	}
 	offsets := map[int32]kgo.EpochOffset{}
@@ -428,11 +465,14 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 			}
 		}
 	}
-	commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
+	err := commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
 		if st := m.parts[q]; st != nil {
 			st.tr.committed, st.base = o, mergeBase{o, slices.Clone(st.wms)}
 		}
 	})
+	if err != nil {
+		m.failStage(err)
+	}
 }
 
 // commitDue returns the offset to commit for the partition, and whether a
@@ -457,12 +497,14 @@ type mergeBase struct {
 
 // commitTxnLocked commits the open transaction with the safe offset and
 // the input watermarks of every partials partition, or rewinds them all
-// to their last commit when it aborts. The caller holds m.mu, which is
-// released while the transaction ends.
-func (m *Merge[Acc, Out]) commitTxnLocked() {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := m.cl.Flush(ctx); err != nil || m.err() != nil {
+// to their last commit when it aborts. ctx is a wait of m.watch. The
+// caller holds m.mu, which is released while the transaction ends.
+func (m *Merge[Acc, Out]) commitTxnLocked(ctx context.Context) {
+	if err := m.cl.Flush(ctx); err != nil {
+		m.failStage(waitErr(ctx, fmt.Sprintf("flush to %q before commit", m.cfg.Output), err))
+		return
+	}
+	if m.err() != nil {
 		return
 	}
 	offsets := map[int32]kgo.EpochOffset{}
@@ -481,10 +523,7 @@ func (m *Merge[Acc, Out]) commitTxnLocked() {
 	switch {
 	case err != nil:
 		m.c.commitErrors.Add(1)
-		if !m.killed.Load() {
-			err = stageError("merge", m.txn, err)
-			m.failed.CompareAndSwap(nil, &err)
-		}
+		m.failStage(err)
 	case !ok:
 		m.c.aborts.Add(1)
 		seek := map[int32]kgo.EpochOffset{}
@@ -511,11 +550,15 @@ func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[s
 		return
 	}
 	if m.txn == nil && !m.closing.Load() { // a transaction aborts on a revoke
-		if err := m.cl.Flush(ctx); err == nil && m.err() == nil {
+		wctx, cancel := m.watch.wait(ctx, m.watch.bound)
+		if err := m.cl.Flush(wctx); err != nil {
+			m.failStage(waitErr(wctx, fmt.Sprintf("flush to %q before revoke", m.cfg.Output), err))
+		} else if m.err() == nil {
 			m.mu.Lock()
-			m.commitLocked(ctx, lost[m.cfg.Partials])
+			m.commitLocked(wctx, lost[m.cfg.Partials])
 			m.mu.Unlock()
 		}
+		cancel()
 	}
 	m.lost(ctx, nil, lost)
 }

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,14 +44,21 @@ type pollLoop struct {
 	// clock counts the time in polls (waiting for input) and in commits
 	// and the shutdown's flush (blocked on output); see WorkerStats.
 	clock *stageClock
+	// watch bounds every wait on the brokers (Config.UnreachableTimeout);
+	// fail keeps a failure of the loop's own, with the stage's name.
+	watch *brokerWatch
+	fail  func(error)
 }
 
 // run consumes until ctx ends and returns shutdown's error then; it returns
 // nil at once after a Kill, and the first produce failure (nothing more
-// committed) as soon as it is seen.
+// committed) as soon as it is seen, as well as brokers unreachable for
+// the watch's bound (ErrBrokersUnreachable).
 func (l *pollLoop) run(ctx context.Context) error {
 	l.clock.started()
 	defer l.clock.stopped()
+	defer l.watch.close()
+	defer context.AfterFunc(ctx, func() { l.watch.stop(ctx.Err()) })()
 	last := time.Now()
 	pctx, interrupt := l.pollContext(ctx)
 	defer func() { interrupt() }()
@@ -63,7 +71,11 @@ func (l *pollLoop) run(ctx context.Context) error {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return l.shutdown()
+			return l.shutdown(ctx)
+		}
+		if err := l.watch.down(); err != nil {
+			l.fail(fmt.Errorf("poll: %w", err))
+			return l.stop()
 		}
 		woken := pctx.Err() != nil
 		if woken {
@@ -85,7 +97,9 @@ func (l *pollLoop) run(ctx context.Context) error {
 				l.tick()
 			}
 			if now := time.Now(); now.Sub(last) >= l.interval {
-				l.commit(ctx)
+				wctx, cancel := l.watch.wait(context.Background(), l.watch.bound)
+				l.commit(wctx)
+				cancel()
 				last = time.Now()
 				l.clock.waitOutput.Add(int64(last.Sub(now)))
 			}
@@ -95,12 +109,28 @@ func (l *pollLoop) run(ctx context.Context) error {
 		if l.afterPoll != nil {
 			l.afterPoll()
 		}
-		if err := l.err(); err != nil {
-			l.killed.Store(true) // the revoke must not commit now
-			l.cl.Close()
-			return err
+		if l.err() != nil {
+			return l.stop()
 		}
 	}
+}
+
+// stop closes the client after a failure, without flushing or committing,
+// and returns the failure. The group is left within the watch's bound.
+func (l *pollLoop) stop() error {
+	l.killed.Store(true) // the revoke must not commit now
+	l.cl.AllowRebalance()
+	l.leave(l.watch.bound)
+	l.cl.Close()
+	return l.err()
+}
+
+// leave leaves the group, waiting for the brokers within timeout at most,
+// so that the client's Close does not wait for unreachable ones.
+func (l *pollLoop) leave(timeout time.Duration) {
+	wctx, cancel := l.watch.wait(context.Background(), timeout)
+	defer cancel()
+	_ = l.cl.LeaveGroupContext(wctx) // not left: the brokers expire the member
 }
 
 // pollContext returns the context of the next polls: ctx, cancelled when
@@ -112,7 +142,8 @@ func (l *pollLoop) run(ctx context.Context) error {
 func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	pctx, cancel := context.WithCancel(ctx)
 	t := time.AfterFunc(l.interval, cancel)
-	context.AfterFunc(pctx, func() { t.Stop() })
+	unwatch := context.AfterFunc(l.watch.quit, cancel)
+	context.AfterFunc(pctx, func() { t.Stop(); unwatch() })
 	if l.wake != nil {
 		go func() {
 			select {
@@ -134,22 +165,27 @@ func wakeup(w chan struct{}) {
 }
 
 // shutdown flushes, commits and closes after the context ended, within
-// shutdownTimeout.
-func (l *pollLoop) shutdown() error {
+// shutdownTimeout; it gives up as soon as the brokers do not answer (the
+// watch's quit), and returns an error wrapping ctx's then.
+func (l *pollLoop) shutdown(ctx context.Context) error {
 	l.closing.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	l.watch.stop(ctx.Err())
+	wctx, cancel := l.watch.wait(context.Background(), shutdownTimeout)
 	defer cancel()
 	defer l.clock.blockedSince(time.Now())
-	err := l.cl.Flush(ctx)
-	if err == nil {
-		err = l.err()
+	if err := l.cl.Flush(wctx); err != nil {
+		l.fail(waitErr(wctx, "shutdown: flush", err))
 	}
-	if err == nil {
+	if l.err() == nil {
 		l.mu.Lock()
-		l.commit(ctx)
+		l.commit(wctx)
 		l.mu.Unlock()
 	}
 	l.cl.AllowRebalance() // leaving the group revokes
+	l.leave(shutdownTimeout)
+	if err := l.watch.unanswered(); err != nil {
+		l.fail(fmt.Errorf("shutdown: %w", err))
+	}
 	l.cl.Close()
-	return err
+	return l.err()
 }

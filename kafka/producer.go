@@ -38,6 +38,8 @@ type Producer struct {
 	records sync.Pool // *kgo.Record, back from their promise
 	failed  atomic.Pointer[error]
 	promise func(*kgo.Record, error)
+	// produce hands a record to the client (cl.Produce).
+	produce func(context.Context, *kgo.Record, func(*kgo.Record, error))
 }
 
 // NewProducer connects to the brokers and checks that the input topic has
@@ -74,7 +76,12 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 		cl.Close()
 		return nil, err
 	}
-	p := &Producer{cfg: cfg, cl: cl, part: part, counts: make([]atomic.Int64, cfg.InputPartitions)}
+	return newProducer(cfg, part, cl, cl.Produce), nil
+}
+
+// newProducer is a Producer over cl whose records go to produce.
+func newProducer(cfg Config, part *Partitioner, cl *kgo.Client, produce func(context.Context, *kgo.Record, func(*kgo.Record, error))) *Producer {
+	p := &Producer{cfg: cfg, cl: cl, part: part, counts: make([]atomic.Int64, cfg.InputPartitions), produce: produce}
 	p.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			p.fail(err)
@@ -83,11 +90,11 @@ func NewProducer(ctx context.Context, cfg Config, pc ProducerConfig) (*Producer,
 		}
 		p.records.Put(r) // the client is done with it
 	}
-	return p, nil
+	return p
 }
 
 func (p *Producer) fail(err error) {
-	err = fmt.Errorf("kafka: produce to %q: %w", p.cfg.Input, err)
+	err = produceError(p.cfg.Input, err)
 	p.failed.CompareAndSwap(nil, &err)
 }
 
@@ -130,7 +137,7 @@ func (p *Producer) SendKey(ctx context.Context, key []byte, t int64, payload []b
 	}
 	b := append(append(r.Key[:0], key...), payload...)
 	*r = kgo.Record{Key: b[:len(key)], Value: b[len(key):], Timestamp: time.Unix(0, t)}
-	p.cl.Produce(ctx, r, p.promise)
+	p.produce(ctx, r, p.promise)
 	return ctx.Err()
 }
 

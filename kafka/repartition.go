@@ -82,7 +82,7 @@ func NewRepartitioner(ctx context.Context, cfg RepartitionConfig) (*Repartitione
 	r := &Repartitioner{cfg: cfg}
 	r.promise = func(rec *kgo.Record, err error) {
 		if err != nil {
-			err = fmt.Errorf("kafka: repartition to %q: %w", cfg.Target, err)
+			err = fmt.Errorf("kafka: repartition: %w", produceError(cfg.Target, err))
 			r.failed.CompareAndSwap(nil, &err)
 		}
 		r.pool.Put(rec)

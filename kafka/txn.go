@@ -20,19 +20,20 @@ type txnStage struct {
 	id    string // the transactional ID
 	topic string // the consumed topic whose offsets commit in the transaction
 	in    bool   // a Begin succeeded that no End has ended
+	watch *brokerWatch
 	// broken is the error of a failed End: the client's transaction
 	// state is not known after it, so no transaction begins again.
 	broken error
 }
 
-// newStageClient builds the client of a Worker or a Merge consuming topic:
-// a plain one under AtLeastOnce, a transactional session with id under
-// ExactlyOnce (then txn is not nil), whose producer ID it initialises at
-// once: that aborts the open transaction of a crashed stage with the same
-// id, which would otherwise hold read-committed consumers (and offset
-// fetches) back until its timeout.
-func newStageClient(ctx context.Context, cfg *Config, id, topic string, opts ...kgo.Opt) (*kgo.Client, *txnStage, error) {
-	opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+// newStageClient builds the client of a Worker or a Merge consuming topic,
+// fed to watch: a plain one under AtLeastOnce, a transactional session
+// with id under ExactlyOnce (then txn is not nil), whose producer ID it
+// initialises at once: that aborts the open transaction of a crashed stage
+// with the same id, which would otherwise hold read-committed consumers
+// (and offset fetches) back until its timeout.
+func newStageClient(ctx context.Context, cfg *Config, watch *brokerWatch, id, topic string, opts ...kgo.Opt) (*kgo.Client, *txnStage, error) {
+	opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), watch.hook())
 	if cfg.Semantics != ExactlyOnce {
 		cl, err := newClient(cfg.Brokers, cfg.ClientOpts, opts...)
 		return cl, nil, err
@@ -45,7 +46,7 @@ func newStageClient(ctx context.Context, cfg *Config, id, topic string, opts ...
 		s.Close()
 		return nil, nil, fmt.Errorf("%w: initialise transactional producer %q: %w", ErrUnreachable, id, err)
 	}
-	return s.Client(), &txnStage{s: s, id: id, topic: topic}, nil
+	return s.Client(), &txnStage{s: s, id: id, topic: topic, watch: watch}, nil
 }
 
 // stageError names the stage in err, a failure that stops it. Under
@@ -60,7 +61,8 @@ func stageError(stage string, t *txnStage, err error) error {
 }
 
 // begin opens a transaction unless one is open; after a failed end it
-// returns that failure.
+// returns that failure. It does not wait on the brokers (franz-go's
+// Begin is local; the transaction starts with its first produce).
 func (t *txnStage) begin() error {
 	if t.broken != nil {
 		return t.broken
@@ -98,8 +100,13 @@ func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func()
 // which franz-go keeps open for an abort to follow), so end aborts it
 // (franz-go's documented TryAbort retry, which fences the unknown one),
 // and begin and end return the error from then on; the caller stops the
-// stage. Call it without the stage's lock: the session's rebalance
-// callbacks run the stage's, which take it.
+// stage. ctx comes from t.watch's wait: an end it cuts off wraps
+// ErrBrokersUnreachable or the run's context error, as does one that
+// franz-go gave up on while the brokers stayed unreachable for the bound
+// (brokerWatch.settle), and the abort waits for the brokers within
+// shutdownTimeout while they answer. Call it
+// without the stage's lock: the session's rebalance callbacks run the
+// stage's, which take it.
 func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, meta map[int32]string) (bool, error) {
 	if t.broken != nil {
 		return false, t.broken
@@ -139,11 +146,11 @@ func (t *txnStage) end(ctx context.Context, offsets map[int32]kgo.EpochOffset, m
 	})
 	ok, err := t.s.End(ctx, kgo.TryCommit)
 	if err != nil {
-		t.broken = fmt.Errorf("end transaction: %w", err)
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		t.broken = waitErr(ctx, "end transaction", t.watch.settle(ctx, err))
+		actx, cancel := t.watch.wait(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
 		if _, aerr := t.s.End(actx, kgo.TryAbort); aerr != nil {
-			t.broken = fmt.Errorf("end transaction: %w (abort: %w)", err, aerr)
+			t.broken = fmt.Errorf("%w (abort: %w)", t.broken, aerr)
 		}
 		return false, t.broken
 	}

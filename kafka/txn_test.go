@@ -24,7 +24,7 @@ func TestExactlyOnceFailedEnd(t *testing.T) {
 	ctx := testContext(t)
 	cfg := newTestCluster(t, 3, 2, 1).cfg
 	cfg.Semantics = ExactlyOnce
-	cl, txn, err := newStageClient(ctx, &cfg, "t", cfg.Input,
+	cl, txn, err := newStageClient(ctx, &cfg, newBrokerWatch(time.Minute), "t", cfg.Input,
 		kgo.ConsumerGroup(cfg.Group), kgo.ConsumeTopics(cfg.Input), kgo.DefaultProduceTopic(cfg.Partials))
 	require.NoError(t, err)
 	require.NoError(t, txn.begin())

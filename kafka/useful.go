@@ -79,15 +79,20 @@ type outGauge struct {
 	maxRecs, maxBytes int64
 	recs, bytes       atomic.Int64
 	clock             *stageClock
+	// ctx bounds a Produce that waits for room in the client's buffer:
+	// the stage's brokerWatch quit (a full buffer empties as the brokers
+	// acknowledge).
+	ctx context.Context
 }
 
 // outSlack is the records of margin under the client's record limit from
 // which a Produce is timed.
 const outSlack = 8
 
-// newOutGauge reads the client's limits.
-func newOutGauge(cl *kgo.Client, clock *stageClock) *outGauge {
-	g := &outGauge{clock: clock}
+// newOutGauge reads the client's limits; its Produces wait for room until
+// ctx ends.
+func newOutGauge(ctx context.Context, cl *kgo.Client, clock *stageClock) *outGauge {
+	g := &outGauge{clock: clock, ctx: ctx}
 	g.maxRecs, _ = cl.OptValue(kgo.MaxBufferedRecords).(int64)
 	g.maxBytes, _ = cl.OptValue(kgo.MaxBufferedBytes).(int64)
 	return g
@@ -111,11 +116,11 @@ func (g *outGauge) produce(cl *kgo.Client, r *kgo.Record, promise func(*kgo.Reco
 		full = full || 2*g.bytes.Add(recordSize(r)) >= g.maxBytes
 	}
 	if !full {
-		cl.Produce(context.Background(), r, promise)
+		cl.Produce(g.ctx, r, promise)
 		return
 	}
 	t := time.Now()
-	cl.Produce(context.Background(), r, promise)
+	cl.Produce(g.ctx, r, promise)
 	g.clock.blockedSince(t)
 }
 

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -102,7 +103,7 @@ func TestOutGauge(t *testing.T) {
 		return nil, nil, false
 	})
 	var clock stageClock
-	g := newOutGauge(cl, &clock)
+	g := newOutGauge(context.Background(), cl, &clock)
 	require.EqualValues(t, limit, g.maxRecs)
 	fails := make(chan error, 2*limit)
 	b := newBatch(pos{}, func(err error) { fails <- err }, g, nil)

@@ -136,6 +136,8 @@ type Worker[In, Acc, Out any] struct {
 	acc      Codec[Acc]
 	cl       *kgo.Client
 	txn      *txnStage // nil under AtLeastOnce
+	name     string    // the stage, its group and input, for errors
+	watch    *brokerWatch
 	ctl      *controlReader
 	partials int
 	lateness int64
@@ -218,13 +220,15 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 		}
 	}
 	w.failFn = w.fail
+	w.name = fmt.Sprintf("worker (group %q, input %q)", cfg.Group, cfg.Input)
+	w.watch = newBrokerWatch(cfg.unreachableTimeout())
 	if w.hot, err = sketch.NewSpaceSaving[uint64](hotKeyCapacity); err != nil {
 		return nil, err
 	}
 	if w.ctl, err = newControlReader(cfg); err != nil {
 		return nil, err
 	}
-	w.cl, w.txn, err = newStageClient(ctx, &cfg, cfg.TransactionalID, cfg.Input,
+	w.cl, w.txn, err = newStageClient(ctx, &cfg, w.watch, cfg.TransactionalID, cfg.Input,
 		kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group), kgo.ConsumeTopics(cfg.Input),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -237,7 +241,7 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 		w.ctl.close()
 		return nil, err
 	}
-	w.gauge = newOutGauge(w.cl, &w.clock)
+	w.gauge = newOutGauge(w.watch.quit, w.cl, &w.clock)
 	_, err = checkPartitions(ctx, w.cl, cfg.Input, "InputPartitions", cfg.InputPartitions)
 	if err == nil {
 		w.partials, err = checkPartitions(ctx, w.cl, cfg.Partials, "", 0)
@@ -253,11 +257,20 @@ func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.
 	return w, nil
 }
 
+// fail keeps the failure of a record produced to the partials topic (one
+// whose Produce the brokers' unreachability cut off wraps its cause).
 func (w *Worker[In, Acc, Out]) fail(err error) {
+	w.failStage(produceError(w.cfg.Partials, w.watch.cutOff(err)))
+}
+
+// failStage keeps the first failure that stops the worker, with its name
+// (nothing after a Kill: the crash's records and waits fail with the
+// closed client).
+func (w *Worker[In, Acc, Out]) failStage(err error) {
 	if w.killed.Load() {
 		return
 	}
-	err = stageError("worker", w.txn, fmt.Errorf("produce to %q: %w", w.cfg.Partials, err))
+	err = stageError(w.name, w.txn, err)
 	w.failed.CompareAndSwap(nil, &err)
 }
 
@@ -285,9 +298,16 @@ func (w *Worker[In, Acc, Out]) Stats() WorkerStats {
 
 // Run consumes until ctx ends, then flushes the outputs, commits what they
 // cover (within shutdownTimeout, 10 s) and leaves the group; it returns nil
-// then. It returns early with the first produce failure or, under
+// then, or, when the brokers do not answer during that shutdown, an error
+// wrapping ctx.Err() as soon as every attempt failed for 200 ms (what was
+// not committed is replayed by the partitions' next owner). It returns
+// early with the first produce failure (wrapping ErrProduce) or, under
 // ExactlyOnce, the first transaction whose end failed (nothing more is
-// committed; the transaction is aborted), and at its next poll after Kill.
+// committed; the transaction is aborted); with ErrBrokersUnreachable once
+// the brokers stayed unreachable for Config.UnreachableTimeout (a poll, a
+// flush, a commit or a transaction's end waited that long); and at its
+// next poll after Kill. Every error names the worker, its group and the
+// operation.
 func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	cctx, stop := context.WithCancel(ctx)
 	var ctlDone sync.WaitGroup
@@ -316,10 +336,10 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: w.cl, mu: &w.mu, interval: w.cfg.commitInterval(), fetchErrors: &w.c.fetchErrors,
 		closing: &w.closing, killed: &w.killed, process: w.process,
 		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll,
-		wake: wake, tick: w.tick, clock: &w.clock}
+		wake: wake, tick: w.tick, clock: &w.clock, watch: w.watch, fail: w.failStage}
 	if w.txn != nil {
-		l.commit = func(context.Context) { w.commitTxnLocked() }
-		l.begin = w.txn.beginFunc("worker", &w.failed)
+		l.commit = w.commitTxnLocked
+		l.begin = w.txn.beginFunc(w.name, &w.failed)
 	}
 	return l.run(ctx)
 }
@@ -628,21 +648,27 @@ func (w *Worker[In, Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 			}
 		}
 	}
-	commitOffsets(ctx, w.cl, w.cfg.Input, offsets, meta, &w.c.commits, &w.c.commitErrors, func(p int32, o int64) {
+	err := commitOffsets(ctx, w.cl, w.cfg.Input, offsets, meta, &w.c.commits, &w.c.commitErrors, func(p int32, o int64) {
 		if st := w.parts[p]; st != nil {
 			st.tr.committed = o
 		}
 	})
+	if err != nil {
+		w.failStage(err)
+	}
 }
 
 // commitTxnLocked commits the open transaction with the safe offset of
 // every partition, or rewinds them all to their last commit when it
-// aborts. The caller holds w.mu, which is released while the transaction
-// ends (the session's rebalance callbacks take it).
-func (w *Worker[In, Acc, Out]) commitTxnLocked() {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := w.cl.Flush(ctx); err != nil || w.err() != nil {
+// aborts. ctx is a wait of w.watch. The caller holds w.mu, which is
+// released while the transaction ends (the session's rebalance callbacks
+// take it).
+func (w *Worker[In, Acc, Out]) commitTxnLocked(ctx context.Context) {
+	if err := w.cl.Flush(ctx); err != nil {
+		w.failStage(waitErr(ctx, fmt.Sprintf("flush to %q before commit", w.cfg.Partials), err))
+		return
+	}
+	if w.err() != nil {
 		return
 	}
 	offsets := map[int32]kgo.EpochOffset{}
@@ -661,10 +687,7 @@ func (w *Worker[In, Acc, Out]) commitTxnLocked() {
 	switch {
 	case err != nil:
 		w.c.commitErrors.Add(1)
-		if !w.killed.Load() {
-			err = stageError("worker", w.txn, err)
-			w.failed.CompareAndSwap(nil, &err)
-		}
+		w.failStage(err)
 	case !ok:
 		w.c.aborts.Add(1)
 		w.rewindLocked()
@@ -704,11 +727,15 @@ func (w *Worker[In, Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost 
 		return
 	}
 	if w.txn == nil && !w.closing.Load() { // a transaction aborts on a revoke
-		if err := w.cl.Flush(ctx); err == nil && w.err() == nil {
+		wctx, cancel := w.watch.wait(ctx, w.watch.bound)
+		if err := w.cl.Flush(wctx); err != nil {
+			w.failStage(waitErr(wctx, fmt.Sprintf("flush to %q before revoke", w.cfg.Partials), err))
+		} else if w.err() == nil {
 			w.mu.Lock()
-			w.commitLocked(ctx, lost[w.cfg.Input])
+			w.commitLocked(wctx, lost[w.cfg.Input])
 			w.mu.Unlock()
 		}
+		cancel()
 	}
 	w.lost(ctx, nil, lost)
 }
@@ -724,11 +751,13 @@ func (w *Worker[In, Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[s
 
 // commitOffsets commits offsets of topic synchronously, with per-partition
 // metadata when meta is not nil, and calls done for each partition the
-// brokers accepted.
+// brokers accepted. A commit the brokers refused counts in bad; one that
+// ctx (a wait of the stage's brokerWatch) cut off is also returned, as
+// waitErr names it.
 func commitOffsets(ctx context.Context, cl *kgo.Client, topic string, offsets map[int32]kgo.EpochOffset, meta map[int32]string,
-	ok, bad *atomic.Int64, done func(p int32, off int64)) {
+	ok, bad *atomic.Int64, done func(p int32, off int64)) error {
 	if len(offsets) == 0 {
-		return
+		return nil
 	}
 	if meta != nil {
 		ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
@@ -746,10 +775,14 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, topic string, offsets ma
 			return nil
 		})
 	}
+	var failed error
 	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: offsets},
 		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 			if err != nil {
 				bad.Add(1)
+				if ctx.Err() != nil {
+					failed = waitErr(ctx, fmt.Sprintf("commit offsets of %q", topic), err)
+				}
 				return
 			}
 			for _, t := range resp.Topics {
@@ -763,4 +796,5 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, topic string, offsets ma
 				}
 			}
 		})
+	return failed
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -138,10 +139,11 @@ and prints the rows finished so far.`)
 	}
 	var rows []kafkabench.BenchRow
 	if ctx.Err() == nil {
-		tctx, cancel := context.WithTimeout(ctx, timeout)
+		tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 		report, clear := o.progress(e)
 		rows, err = kafkabench.RunBench(tctx, cfg, report)
 		clear()
+		err = timedOut(tctx, err, brokers, timeout)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			return fail(e, "kafka", err)
@@ -293,6 +295,24 @@ func writeRecommendations(w io.Writer, rows []kafkabench.BenchRow) error {
 	return nil
 }
 
+// errTimedOut is the cause of a run's context when -timeout passed.
+var errTimedOut = errors.New("-timeout passed")
+
+// timedOut names -timeout in err, the failure of a run whose context was
+// tctx, when -timeout is what ended it: with the in-process cluster
+// (brokers empty), which is up while the run lasts, the client's account
+// ("brokers unreachable", a deadline) is the flag's doing and is left
+// out; with -brokers it is kept, since the cluster may be at fault too.
+func timedOut(tctx context.Context, err error, brokers string, timeout time.Duration) error {
+	if err == nil || !errors.Is(context.Cause(tctx), errTimedOut) {
+		return err
+	}
+	if brokers == "" {
+		return fmt.Errorf("the run did not finish within -timeout = %v (the in-process cluster was up; give the run longer)", timeout)
+	}
+	return fmt.Errorf("%w (-timeout = %v passed)", err, timeout)
+}
+
 // parseSemantics parses -semantics: a comma list of kafka.Semantics names.
 func parseSemantics(s string) ([]kafka.Semantics, error) {
 	names, err := bench.ParseChoices("-semantics", s, []string{kafka.AtLeastOnce.String(), kafka.ExactlyOnce.String()})
@@ -397,13 +417,14 @@ func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *wo
 	}
 	var rows []bench.Row
 	if ctx.Err() == nil {
-		tctx, cancel := context.WithTimeout(ctx, timeout)
+		tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 		report, clear := o.progress(e)
 		if report != nil {
 			report("kafka: " + tf.input)
 		}
 		row, err := kafkabench.RunTopic(tctx, cfg)
 		clear()
+		err = timedOut(tctx, err, brokers, timeout)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			return fail(e, "kafka", err)

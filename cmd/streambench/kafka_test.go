@@ -109,6 +109,25 @@ func TestKafkaCommand(t *testing.T) {
 			require.Contains(t, errs, bad.flag)
 		}
 	})
+	t.Run("timeout", func(t *testing.T) {
+		// The in-process cluster is up: a run cut off by -timeout says so,
+		// not that the brokers were unreachable (exit 1, the run failed);
+		// a -timeout out of its domain is a usage error (exit 2).
+		for _, args := range [][]string{
+			{"kafka", "-timeout", "1ns", "-tuples", "100", "-partitioner", "hash", "-quiet"},
+			{"kafka", "-input-topic", "clicks", "-timeout", "1ns", "-tuples", "100", "-quiet"},
+		} {
+			code, _, errs := cli(t, args...)
+			require.Equal(t, exitError, code, "%v: %s", args, errs)
+			require.Contains(t, errs, "-timeout = 1ns", args)
+			require.NotContains(t, errs, "unreachable", args)
+		}
+		for _, bad := range []string{"0", "-1s"} {
+			code, _, errs := cli(t, "kafka", "-timeout", bad, "-quiet")
+			require.Equal(t, exitUsage, code, "-timeout %s: %s", bad, errs)
+			require.Contains(t, errs, "-timeout")
+		}
+	})
 	t.Run("unreachable brokers", func(t *testing.T) {
 		code, _, errs := cli(t, "kafka", "-brokers", "127.0.0.1:1", "-timeout", "5s", "-tuples", "100", "-quiet")
 		require.Equal(t, exitError, code)
