@@ -20,8 +20,8 @@ func init() {
 	register(&command{name: "kafka", summary: "a windowed count through Kafka (in-process kfake, or -brokers), per partitioner and worker count", run: kafkaCmd})
 }
 
-func kafkaCmd(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "kafka", `Produces the stream to a Kafka topic through each partitioner (a franz-go
+// kafkaSynopsis is the kafka subcommand's help.
+const kafkaSynopsis = `Produces the stream to a Kafka topic through each partitioner (a franz-go
 partitioner backed by skewer's), runs a tumbling-window count with -workers
 worker processes in one consumer group (partial aggregates to an
 intermediate topic hash-partitioned by key) and a merge stage writing final
@@ -41,7 +41,10 @@ stream open loop. Without -brokers an in-process kfake cluster runs, so it
 works on a fresh machine.
 With -brokers, topics PREFIX-KIND-ID-{in,partials,out,control} are
 created. An interrupt (SIGINT, SIGTERM) tears the running pipeline down
-and prints the rows finished so far.`)
+and prints the rows finished so far.`
+
+func kafkaCmd(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "kafka", kafkaSynopsis)
 	var (
 		o          output
 		wl         workloadFlags
@@ -112,19 +115,7 @@ and prints the rows finished so far.`)
 	} else if wl.set["topic-prefix"] {
 		return fail(e, "kafka", unused("-topic-prefix", "without -brokers (the in-process cluster names its topics)"))
 	}
-	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, kafka.PartitionerKinds()); err != nil {
-		return fail(e, "kafka", err)
-	}
-	if source != "" {
-		if _, err := bench.ParseChoices("-source-partitioner", source, kafka.PartitionerKinds()); err != nil || strings.Contains(source, ",") {
-			return fail(e, "kafka", fmt.Errorf("%w: -source-partitioner = %q, want one of %s", bench.ErrInvalidParameter, source, strings.Join(kafka.PartitionerKinds(), ", ")))
-		}
-		cfg.SourcePartitioner = source
-	}
-	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
-		return fail(e, "kafka", err)
-	}
-	if cfg.Semantics, err = parseSemantics(semantics); err != nil {
+	if err := parseKafkaSweep(&cfg, parts, source, workers, semantics); err != nil {
 		return fail(e, "kafka", err)
 	}
 	if wl.tuples <= 0 || wl.tuples > bench.MaxHeldTuples {
@@ -156,6 +147,34 @@ and prints the rows finished so far.`)
 	settings = append(settings, [][2]string{{"tuples", fmt.Sprint(len(cfg.Input))},
 		{"partitions", fmt.Sprint(partitions)}, {"partials_partitions", fmt.Sprint(partials)}, {"window", window.String()},
 		{"rate", fmt.Sprint(rate)}, {"work", work}, {"policy", policy}, {"target_rate", fmt.Sprint(target)}}...)
+	return writeKafka(ctx, e, &o, &wl, w, rows, settings)
+}
+
+// parseKafkaSweep sets what the kafka subcommand sweeps from its flags:
+// the partitioners, the source topic's partitioner (one kind), the worker
+// counts and the semantics.
+func parseKafkaSweep(cfg *kafkabench.BenchConfig, parts, source, workers, semantics string) error {
+	var err error
+	if cfg.Partitioners, err = bench.ParseChoices("-partitioner", parts, kafka.PartitionerKinds()); err != nil {
+		return err
+	}
+	if source != "" {
+		if _, err := bench.ParseChoices("-source-partitioner", source, kafka.PartitionerKinds()); err != nil || strings.Contains(source, ",") {
+			return fmt.Errorf("%w: -source-partitioner = %q, want one of %s", bench.ErrInvalidParameter, source, strings.Join(kafka.PartitionerKinds(), ", "))
+		}
+		cfg.SourcePartitioner = source
+	}
+	if cfg.Workers, err = bench.ParseInts("-workers", workers, 1, kafkabench.MaxWorkers); err != nil {
+		return err
+	}
+	cfg.Semantics, err = parseSemantics(semantics)
+	return err
+}
+
+// writeKafka writes the kafka subcommand's rows of workload w under
+// settings (the table followed by the recommendations' reasons) and
+// returns the exit status: an interrupted run's, with the rows so far.
+func writeKafka(ctx context.Context, e *env, o *output, wl *workloadFlags, w bench.Workload, rows []kafkabench.BenchRow, settings [][2]string) int {
 	meta := bench.Meta{Command: "kafka", Settings: append(settings, wl.seedSetting(false)...)}
 	if ctx.Err() != nil {
 		meta.Settings = append(meta.Settings, [2]string{"interrupted", "true"})
