@@ -119,13 +119,32 @@ func TestOutGauge(t *testing.T) {
 		produce() // timed, not blocked
 	}
 	before := clock.waitOutput.Load()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		produce() // blocks until the brokers acknowledge
-	}()
-	for cl.BufferedProduceRecords() <= limit { // the blocked record counts too
-		runtime.Gosched()
+	// One more Produce blocks until the brokers acknowledge (the blocked
+	// record counts in the buffer too). Should the client have found room
+	// meanwhile (a request it retried), that Produce returns at once: the
+	// next one is tried, until one blocks.
+	var done chan struct{}
+	for tries := 0; ; tries++ {
+		require.Less(t, tries, 4*limit, "no Produce blocked on the full buffer")
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			produce()
+		}()
+		blocked := false
+		for !blocked {
+			select {
+			case <-done:
+			default:
+				blocked = cl.BufferedProduceRecords() > limit
+				runtime.Gosched()
+				continue
+			}
+			break
+		}
+		if blocked {
+			break
+		}
 	}
 	close(release)
 	<-done
