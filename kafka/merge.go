@@ -446,25 +446,10 @@ func (m *Merge[Acc, Out]) commitLocked(ctx context.Context, only []int32) {
 	if m.err() != nil {
 		return
 	}
-	offsets := map[int32]kgo.EpochOffset{}
-	meta := map[int32]string{}
-	add := func(st *mergePart[Acc, Out]) {
-		if c, ok := st.commitDue(); ok {
-			offsets[st.q] = kgo.EpochOffset{Epoch: -1, Offset: c}
-			meta[st.q] = encodeWatermarks(st.wms)
-		}
-	}
-	if only == nil {
-		for _, st := range m.parts {
-			add(st)
-		}
-	} else {
-		for _, q := range only {
-			if st := m.parts[q]; st != nil {
-				add(st)
-			}
-		}
-	}
+	offsets, meta := dueCommits(m.parts, only, func(st *mergePart[Acc, Out]) (int64, []int64, bool) {
+		c, ok := st.commitDue()
+		return c, st.wms, ok
+	})
 	err := commitOffsets(ctx, m.cl, m.cfg.Partials, offsets, meta, &m.c.commits, &m.c.commitErrors, func(q int32, o int64) {
 		if st := m.parts[q]; st != nil {
 			st.tr.committed, st.base = o, mergeBase{o, slices.Clone(st.wms)}

@@ -629,25 +629,10 @@ func (w *Worker[In, Acc, Out]) advance(st *workerPart[In, Acc, Out], wm int64, a
 // commitLocked commits the safe offset of the given partitions (all when
 // nil). The caller holds w.mu.
 func (w *Worker[In, Acc, Out]) commitLocked(ctx context.Context, only []int32) {
-	offsets := map[int32]kgo.EpochOffset{}
-	meta := map[int32]string{}
-	add := func(st *workerPart[In, Acc, Out]) {
-		if c := st.tr.safe(); c.off > st.tr.committed {
-			offsets[st.p] = kgo.EpochOffset{Epoch: -1, Offset: c.off}
-			meta[st.p] = encodeWatermarks([]int64{c.maxT})
-		}
-	}
-	if only == nil {
-		for _, st := range w.parts {
-			add(st)
-		}
-	} else {
-		for _, p := range only {
-			if st := w.parts[p]; st != nil {
-				add(st)
-			}
-		}
-	}
+	offsets, meta := dueCommits(w.parts, only, func(st *workerPart[In, Acc, Out]) (int64, []int64, bool) {
+		c := st.tr.safe()
+		return c.off, []int64{c.maxT}, c.off > st.tr.committed
+	})
 	err := commitOffsets(ctx, w.cl, w.cfg.Input, offsets, meta, &w.c.commits, &w.c.commitErrors, func(p int32, o int64) {
 		if st := w.parts[p]; st != nil {
 			st.tr.committed = o
@@ -747,6 +732,33 @@ func (w *Worker[In, Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[s
 		delete(w.parts, p)
 		delete(w.restored, p)
 	}
+}
+
+// dueCommits collects the commits due of parts (of those in only, when
+// it is not nil): due returns a partition's offset to commit, the
+// watermarks the commit's metadata records, and whether it is due. It is
+// the offset commit's half that a Worker and a Merge share.
+func dueCommits[S any](parts map[int32]S, only []int32, due func(S) (int64, []int64, bool)) (map[int32]kgo.EpochOffset, map[int32]string) {
+	offsets := map[int32]kgo.EpochOffset{}
+	meta := map[int32]string{}
+	add := func(p int32, st S) {
+		if off, wms, ok := due(st); ok {
+			offsets[p] = kgo.EpochOffset{Epoch: -1, Offset: off}
+			meta[p] = encodeWatermarks(wms)
+		}
+	}
+	if only == nil {
+		for p, st := range parts {
+			add(p, st)
+		}
+		return offsets, meta
+	}
+	for _, p := range only {
+		if st, ok := parts[p]; ok {
+			add(p, st)
+		}
+	}
+	return offsets, meta
 }
 
 // commitOffsets commits offsets of topic synchronously, with per-partition
