@@ -6,30 +6,6 @@ import (
 	"github.com/skewerhq/skewer/stream"
 )
 
-// KeyFunc appends the key bytes of a record of type T to dst and returns the
-// extended slice: how a ProducerOf keys the records it writes and how a
-// Source takes its aggregation key from a field of the value. Results carry
-// these bytes back as their key; the 64-bit hash that routes and
-// aggregates them is stream.HashBytes of them, equal to
-// stream.StringKey(f)'s for StringKey(f).
-type KeyFunc[T any] func(dst []byte, v T) []byte
-
-// StringKey keys records by the string field f extracts.
-func StringKey[T any](f func(T) string) KeyFunc[T] {
-	return func(dst []byte, v T) []byte { return append(dst, f(v)...) }
-}
-
-// BytesKey keys records by the byte-string field f extracts.
-func BytesKey[T any](f func(T) []byte) KeyFunc[T] {
-	return func(dst []byte, v T) []byte { return append(dst, f(v)...) }
-}
-
-// Uint64Key keys records by the integer id f extracts, as 8 big-endian
-// bytes.
-func Uint64Key[T any](f func(T) uint64) KeyFunc[T] {
-	return func(dst []byte, v T) []byte { return binary.BigEndian.AppendUint64(dst, f(v)) }
-}
-
 // RecordCodec encodes a stream.Record (key, then time, each 8 bytes
 // big-endian: 16 bytes), the value Producer.SendRecord writes, so that
 // aggregates written for the local runtime's sources run unchanged. It is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,30 @@ func TestCodecFailures(t *testing.T) {
 		require.ErrorIs(t, p.Send(context.Background(), purchase{User: "ann"}), errRefused)
 		require.Equal(t, []int64{0, 0, 0, 0}, p.Producer().PartitionCounts())
 	})
+}
+
+// TestKeyOfHashes pins the key hash of KeyOfString and KeyOfUint64's
+// bytes: stream.StringKey's for a string of any length but 8 (taken as a
+// hash already), and the id itself for an integer.
+func TestKeyOfHashes(t *testing.T) {
+	keyOf := func(o SourceOpt[string]) KeyFunc[string] {
+		var s source[string]
+		o(&s)
+		return s.key
+	}
+	str := keyOf(KeyOfString(func(s string) string { return s }))
+	bs := keyOf(KeyOfBytes(func(s string) []byte { return []byte(s) }))
+	hash := stream.StringKey(func(s string) string { return s })
+	for n := range 17 {
+		k := strings.Repeat("k", n)
+		require.Equal(t, k, string(str(nil, k)))
+		require.Equal(t, k, string(bs(nil, k)))
+		if n != 8 {
+			require.Equal(t, hash(k), KeyHash(str(nil, k)), "length %d", n)
+		}
+	}
+	var id uint64 = 0x0102030405060708
+	u := keyOf(KeyOfUint64(func(string) uint64 { return id }))
+	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8}, u(nil, ""))
+	require.Equal(t, id, KeyHash(u(nil, "")))
 }

@@ -23,9 +23,12 @@
 // Reading. A Worker decodes the input topic's values with an
 // operators.Decoder (operators.BytesCodec, StringCodec, JSONCodec into the
 // user's struct, BigEndianInt64Codec for Kafka's LongSerializer, or the
-// user's Avro, Protobuf or schema-registry decoder); a record's key is its
-// Kafka key or a field (KeyOf), its event time the Kafka timestamp or a
-// field (TimeOf). Each input partition's watermark is its greatest event
+// user's Avro, Protobuf or schema-registry decoder). A record's key is its
+// Kafka key or a field's bytes (KeyOfString, KeyOfBytes, KeyOfUint64, or
+// KeyOf), which results carry back; the stages key their state by KeyHash
+// of those bytes (stream.StringKey and its kin return such hashes
+// themselves, for a ProducerOf or a local source). Its event time is the
+// Kafka timestamp or a field (TimeOf). Each input partition's watermark is its greatest event
 // time minus Config.OutOfOrderness, as Kafka Streams' stream time and
 // Flink's per-partition watermarks are; with Config.IdleTimeout a silent
 // partition holding no window stops holding the job back. Nothing is ever

@@ -67,7 +67,7 @@ func TestUserTopic(t *testing.T) {
 
 			var opts []SourceOpt[click]
 			if byField {
-				opts = append(opts, KeyOf(StringKey(func(c click) string { return c.User })),
+				opts = append(opts, KeyOfString(func(c click) string { return c.User }),
 					TimeOf(func(c click) int64 { return c.AtMs * int64(time.Millisecond) }))
 			}
 			agg := operators.Count[click]()

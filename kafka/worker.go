@@ -103,8 +103,9 @@ type source[In any] struct {
 	time func(In) int64
 }
 
-// KeyOf keys records by a field of their value (its bytes, appended by f)
-// instead of the Kafka record key.
+// KeyOf keys records by the key bytes f appends, taken from their value,
+// instead of the Kafka record key. KeyOfString, KeyOfBytes and
+// KeyOfUint64 are KeyOf over a field.
 func KeyOf[In any](f KeyFunc[In]) SourceOpt[In] { return func(s *source[In]) { s.key = f } }
 
 // TimeOf takes a record's event time (Unix ns) from its value instead of

@@ -307,7 +307,7 @@ func runFormat(ctx context.Context, cfg kafka.Config, tc TopicConfig) (topicResu
 	if tc.Format == "json" {
 		var opts []kafka.SourceOpt[fieldRecord]
 		if tc.KeyField != "" {
-			opts = append(opts, kafka.KeyOf(kafka.StringKey(func(r fieldRecord) string { return r.key })))
+			opts = append(opts, kafka.KeyOfString(func(r fieldRecord) string { return r.key }))
 		}
 		if tc.TimeField != "" {
 			opts = append(opts, kafka.TimeOf(func(r fieldRecord) int64 { return r.t }))
