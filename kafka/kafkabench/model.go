@@ -69,7 +69,7 @@ func (m *serviceModel[In]) OnFetchRecordUnbuffered(r *kgo.Record, polled bool) {
 	m.pending++
 }
 
-// Decode implements kafka.Decoder: it charges the record, serving what is
+// Decode implements operators.Decoder: it charges the record, serving what is
 // owed after a slice's worth of records and after a poll's last one, then
 // decodes it.
 func (m *serviceModel[In]) Decode(b []byte) (In, error) {
