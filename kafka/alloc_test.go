@@ -21,11 +21,11 @@ func TestWorkerProcessAllocs(t *testing.T) {
 	hot, err := sketch.NewSpaceSaving[uint64](hotKeyCapacity)
 	require.NoError(t, err)
 	w := &Worker[stream.Record, uint64, uint64]{cfg: Config{Windows: win}, agg: operators.Count[stream.Record](),
-		in: RecordCodec{}, acc: Uint64Codec{}, parts: map[int32]*workerPart[stream.Record, uint64, uint64]{}, now: time.Now, hot: hot}
+		in: RecordCodec{}, acc: operators.Uint64Codec{}, parts: map[int32]*workerPart[stream.Record, uint64, uint64]{}, now: time.Now, hot: hot}
 	recs := make([]*kgo.Record, 256)
 	for i := range recs {
 		r := stream.Record{Key: uint64(i % 16), Time: int64(i) * int64(time.Millisecond)}
-		recs[i] = &kgo.Record{Key: appendKey(nil, r.Key), Value: RecordCodec{}.Append(nil, r), Offset: int64(i), Timestamp: time.Unix(0, r.Time)}
+		recs[i] = &kgo.Record{Key: appendKey(nil, r.Key), Value: appendRecord(nil, r), Offset: int64(i), Timestamp: time.Unix(0, r.Time)}
 	}
 	w.process(0, recs)
 	st := w.parts[0]

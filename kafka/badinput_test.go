@@ -24,14 +24,17 @@ func TestUnreachableBrokers(t *testing.T) {
 	for name, connect := range map[string]func(ctx context.Context) error{
 		"producer": func(ctx context.Context) error { _, err := NewProducer(ctx, cfg, ProducerConfig{}); return err },
 		"worker": func(ctx context.Context) error {
-			_, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+			_, err := NewWorker(ctx, cfg, agg, RecordCodec{}, operators.Uint64Codec{})
 			return err
 		},
 		"merge": func(ctx context.Context) error {
-			_, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+			_, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 			return err
 		},
-		"reader": func(ctx context.Context) error { _, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{}); return err },
+		"reader": func(ctx context.Context) error {
+			_, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
+			return err
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -92,13 +95,13 @@ func TestTopicMismatch(t *testing.T) {
 		_, err := NewProducer(ctx, cfg, ProducerConfig{})
 		require.ErrorIs(t, err, ErrTopic)
 		require.ErrorContains(t, err, `topic "in" has 6 partitions, InputPartitions configures 12`)
-		_, err = NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+		_, err = NewWorker(ctx, cfg, agg, RecordCodec{}, operators.Uint64Codec{})
 		require.ErrorIs(t, err, ErrTopic)
 	})
 	t.Run("missing topic", func(t *testing.T) {
 		bad := cfg
 		bad.InputPartitions, bad.Output = 6, "nowhere"
-		_, err := NewMerge(ctx, bad, agg, Uint64Codec{}, JSONCodec[uint64]{})
+		_, err := NewMerge(ctx, bad, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 		require.ErrorIs(t, err, ErrTopic)
 		require.ErrorContains(t, err, `"nowhere"`)
 	})
@@ -144,9 +147,9 @@ func TestConfigValidate(t *testing.T) {
 	require.Equal(t, 30*time.Second, good.unreachableTimeout(), "the default")
 	ctx := testContext(t)
 	agg := operators.Count[stream.Record]()
-	_, err := NewWorker(ctx, good, operators.Aggregate[stream.Record, uint64, uint64]{}, RecordCodec{}, Uint64Codec{})
+	_, err := NewWorker(ctx, good, operators.Aggregate[stream.Record, uint64, uint64]{}, RecordCodec{}, operators.Uint64Codec{})
 	require.ErrorIs(t, err, operators.ErrInvalidParameter)
-	_, err = NewWorker[stream.Record, uint64, uint64](ctx, good, agg, nil, Uint64Codec{})
+	_, err = NewWorker[stream.Record, uint64, uint64](ctx, good, agg, nil, operators.Uint64Codec{})
 	require.ErrorIs(t, err, ErrInvalidParameter)
 	_, err = NewProducer(ctx, good, ProducerConfig{Partitioner: "nope"})
 	require.Error(t, err)
@@ -178,8 +181,8 @@ func TestSemanticsValidate(t *testing.T) {
 	ctx := testContext(t)
 	c = good
 	c.Semantics = ExactlyOnce
-	_, err = NewWorker(ctx, c, operators.Count[stream.Record](), RecordCodec{}, Uint64Codec{})
+	_, err = NewWorker(ctx, c, operators.Count[stream.Record](), RecordCodec{}, operators.Uint64Codec{})
 	require.ErrorContains(t, err, "TransactionalID")
-	_, err = NewMerge(ctx, c, operators.Count[stream.Record](), Uint64Codec{}, JSONCodec[uint64]{})
+	_, err = NewMerge(ctx, c, operators.Count[stream.Record](), operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.ErrorContains(t, err, "TransactionalID")
 }

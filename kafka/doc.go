@@ -14,11 +14,21 @@
 //	--hash by key--> output: JSON results keyed by the original key bytes
 //	control (internal): end of a bounded input, end of the merge stage
 //
-// Reading. A Worker decodes the input topic's values with a Decoder
-// (BytesCodec, StringCodec, JSONCodec into the user's struct, or the
-// user's Avro, Protobuf or schema-registry decoder); a record's key is its
-// Kafka key or a field (KeyOf), its event time the Kafka timestamp or a
-// field (TimeOf). Each input partition's watermark is its greatest event
+// Codecs are operators': an operators.Codec[T] encodes every value that
+// crosses Kafka (inputs, partial accumulators, results), as it encodes an
+// accumulator into a local checkpoint, so one Aggregate and its Codec run
+// locally and here. RecordCodec is the one this package adds: a
+// stream.Record in 16 big-endian bytes, Producer.SendRecord's values.
+//
+// Reading. A Worker decodes the input topic's values with an
+// operators.Decoder (operators.BytesCodec, StringCodec, JSONCodec into the
+// user's struct, BigEndianInt64Codec for Kafka's LongSerializer, or the
+// user's Avro, Protobuf or schema-registry decoder). A record's key is its
+// Kafka key or a field's bytes (KeyOfString, KeyOfBytes, KeyOfUint64, or
+// KeyOf), which results carry back; the stages key their state by KeyHash
+// of those bytes (stream.StringKey and its kin return such hashes
+// themselves, for a ProducerOf or a local source). Its event time is the
+// Kafka timestamp or a field (TimeOf). Each input partition's watermark is its greatest event
 // time minus Config.OutOfOrderness, as Kafka Streams' stream time and
 // Flink's per-partition watermarks are; with Config.IdleTimeout a silent
 // partition holding no window stops holding the job back. Nothing is ever
@@ -27,7 +37,8 @@
 //
 // Writing. Results are keyed by the original key bytes (carried through
 // the partials), their value is a JSON object with the window's start and
-// end and the value as the merge stage's Encoder writes it (JSONCodec),
+// end and the value as the merge stage's codec writes it
+// (operators.JSONCodec),
 // and their Kafka timestamp is the window's end; the output topic holds
 // nothing else. The internal topics keep a compact binary format, versioned
 // (wire.go, docs/kafka.md); decoders reject other versions.

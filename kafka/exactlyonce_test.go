@@ -89,7 +89,7 @@ func runChaos(t *testing.T, sem Semantics) (map[WindowKey]uint64, map[WindowKey]
 		}
 	}
 	require.NoError(t, p.Close(ctx))
-	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	_, err = rr.ReadAll(ctx, nil)
 	require.NoError(t, err)
@@ -228,7 +228,7 @@ func (c *chaos) counted(commits *atomic.Int64) func() {
 func (c *chaos) startWorker(i int) (*chaosStage, error) {
 	cfg := c.cfg
 	cfg.TransactionalID = fmt.Sprint(c.cfg.TransactionalID, "-", i)
-	w, err := NewWorker(c.ctx, cfg, c.agg, RecordCodec{}, Uint64Codec{})
+	w, err := NewWorker(c.ctx, cfg, c.agg, RecordCodec{}, operators.Uint64Codec{})
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (c *chaos) startWorker(i int) (*chaosStage, error) {
 }
 
 func (c *chaos) startMerge() (*chaosStage, error) {
-	m, err := NewMerge(c.ctx, c.cfg, c.agg, Uint64Codec{}, JSONCodec[uint64]{})
+	m, err := NewMerge(c.ctx, c.cfg, c.agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func TestExactlyOnceMergeCrash(t *testing.T) {
 	slow := cfg
 	slow.CommitInterval = time.Hour
 	agg := operators.Count[stream.Record]()
-	first, err := NewMerge(ctx, slow, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	first, err := NewMerge(ctx, slow, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	produced := make(chan struct{})
 	var once sync.Once
@@ -355,7 +355,7 @@ func TestExactlyOnceMergeCrash(t *testing.T) {
 	for i := range 3 {
 		wcfg := cfg
 		wcfg.TransactionalID = fmt.Sprint("w", i)
-		w, err := NewWorker(ctx, wcfg, agg, RecordCodec{}, Uint64Codec{})
+		w, err := NewWorker(ctx, wcfg, agg, RecordCodec{}, operators.Uint64Codec{})
 		require.NoError(t, err)
 		j.workers = append(j.workers, w)
 	}
@@ -371,7 +371,7 @@ func TestExactlyOnceMergeCrash(t *testing.T) {
 	require.NoError(t, first.cl.Flush(ctx))
 	require.Zero(t, first.Stats().Commits)
 	first.Kill()
-	second, err := NewMerge(j.ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	second, err := NewMerge(j.ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	for _, r := range recs[len(recs)/2:] {

@@ -30,7 +30,7 @@ func ExampleNewWorker() {
 	jobCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	agg := operators.Count[stream.Record]()
-	merge, err := kafka.NewMerge(jobCtx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
+	merge, err := kafka.NewMerge(jobCtx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -38,7 +38,7 @@ func ExampleNewWorker() {
 	done := make(chan error, 3)
 	go func() { done <- merge.Run(jobCtx) }()
 	for range 2 {
-		w, err := kafka.NewWorker(jobCtx, cfg, agg, kafka.RecordCodec{}, kafka.Uint64Codec{})
+		w, err := kafka.NewWorker(jobCtx, cfg, agg, kafka.RecordCodec{}, operators.Uint64Codec{})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -73,7 +73,7 @@ func ExampleNewWorker() {
 	// Hash would put all 600 records of key 1 on one partition.
 	fmt.Println("busiest partition within 20% of the average:", busiest*6 <= 1000*12/10)
 
-	r, err := kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{})
+	r, err := kafka.NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	if err != nil {
 		fmt.Println(err)
 		return

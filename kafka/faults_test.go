@@ -210,7 +210,7 @@ func TestMergeKilled(t *testing.T) {
 	<-kill
 	first := j.merge
 	first.Kill()
-	second, err := NewMerge(j.ctx, cfg, operators.Count[stream.Record](), Uint64Codec{}, JSONCodec[uint64]{})
+	second, err := NewMerge(j.ctx, cfg, operators.Count[stream.Record](), operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	j.g.spawn("second merge", func() error { return second.Run(j.ctx) })
 	require.NoError(t, <-sent)
@@ -218,7 +218,7 @@ func TestMergeKilled(t *testing.T) {
 	require.NoError(t, p.Close(ctx))
 
 	want := testkit.ExactCounts[WindowKey](recs, cfg.Windows)
-	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	defer rr.Close()
 	var wrong, results int

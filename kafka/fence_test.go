@@ -45,13 +45,13 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 			newWorker := func(cfg Config, i int) *countWorker {
 				t.Helper()
 				cfg.TransactionalID = fmt.Sprint(cfg.TransactionalID, "-", i)
-				w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+				w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, operators.Uint64Codec{})
 				require.NoError(t, err)
 				return w
 			}
 			newMerge := func(cfg Config) *Merge[uint64, uint64] {
 				t.Helper()
-				m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+				m, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 				require.NoError(t, err)
 				return m
 			}

@@ -79,11 +79,11 @@ func startJob(t *testing.T, ctx context.Context, cfg Config, workers int, extra 
 	agg := operators.Count[stream.Record]()
 	ctx, cancel := context.WithCancel(ctx)
 	j := &job{ctx: ctx, cancel: cancel}
-	m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	m, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	j.merge = m
 	for range workers {
-		w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+		w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, operators.Uint64Codec{})
 		require.NoError(t, err)
 		j.workers = append(j.workers, w)
 	}
@@ -117,7 +117,7 @@ func produceAll(t *testing.T, ctx context.Context, cfg Config, kind string, recs
 
 func readAll(t *testing.T, ctx context.Context, cfg Config) map[WindowKey]uint64 {
 	t.Helper()
-	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	defer rr.Close()
 	got, err := rr.ReadAll(ctx, nil)
@@ -194,4 +194,11 @@ func ofKind(k kind) func(*kgo.Record) bool {
 	return func(r *kgo.Record) bool {
 		return len(r.Value) >= 2 && r.Value[0] == wireVersion && kind(r.Value[1]) == k
 	}
+}
+
+// appendCount appends a Count accumulator as operators.Count's Codec
+// (operators.Uint64Codec, which never fails) encodes it.
+func appendCount(dst []byte, n uint64) []byte {
+	b, _ := operators.Uint64Codec{}.Append(dst, n)
+	return b
 }

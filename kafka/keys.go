@@ -1,5 +1,37 @@
 package kafka
 
+import "encoding/binary"
+
+// KeyFunc appends the key bytes of a record of type T to dst and returns
+// the extended slice: what KeyOf takes to key a Worker's records by a
+// field of their value. These bytes are the key as results carry it
+// back; the 64-bit hash that aggregates them is KeyHash of them.
+type KeyFunc[T any] func(dst []byte, v T) []byte
+
+// KeyOfString keys records by the string field f extracts: its bytes are
+// the key results carry, and the key hash is KeyHash of them, which is
+// stream.HashBytes, equal to stream.StringKey(f)'s hash, for every length
+// but 8 (KeyHash takes an 8-byte key as a hash already, as Producer.Send
+// writes them). stream.StringKey(f) is that hash as a key function, for a
+// local source's keyOf or NewProducerOf's.
+func KeyOfString[In any](f func(In) string) SourceOpt[In] {
+	return KeyOf(func(dst []byte, v In) []byte { return append(dst, f(v)...) })
+}
+
+// KeyOfBytes keys records by the byte-string field f extracts, as
+// KeyOfString (stream.BytesKey is the hash's key function).
+func KeyOfBytes[In any](f func(In) []byte) SourceOpt[In] {
+	return KeyOf(func(dst []byte, v In) []byte { return append(dst, f(v)...) })
+}
+
+// KeyOfUint64 keys records by the integer id f extracts, as 8 big-endian
+// bytes: results carry those bytes, and the key hash (KeyHash of 8 bytes)
+// is the id itself, not stream.Uint64Key's HashUint64 of it. Routing to
+// the partials topic hashes the bytes (XXH64), so sequential ids spread.
+func KeyOfUint64[In any](f func(In) uint64) SourceOpt[In] {
+	return KeyOf(func(dst []byte, v In) []byte { return binary.BigEndian.AppendUint64(dst, f(v)) })
+}
+
 // keyTable keeps the original bytes of the keys a stage holds state for,
 // by their KeyHash, so that partials and results carry the key the user
 // wrote rather than its hash. An entry lives until the watermark passes

@@ -50,7 +50,7 @@ func TestOutOfOrderAndLate(t *testing.T) {
 	want, late, revisions := expectFromLog(t, ctx, cfg, 12)
 	require.Positive(t, late)
 	require.Positive(t, revisions, "some records land after their window fired, within the lateness")
-	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	var updates int
 	got, err := rr.ReadAll(ctx, func(r operators.Result[uint64], _ time.Time) {

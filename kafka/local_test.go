@@ -27,9 +27,9 @@ type meanAcc struct {
 // meanCodec is the user's codec for it: 16 bytes.
 type meanCodec struct{}
 
-func (meanCodec) Append(dst []byte, a meanAcc) []byte {
+func (meanCodec) Append(dst []byte, a meanAcc) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint64(dst, a.N)
-	return binary.BigEndian.AppendUint64(dst, uint64(a.Sum))
+	return binary.BigEndian.AppendUint64(dst, uint64(a.Sum)), nil
 }
 
 func (meanCodec) Decode(src []byte) (meanAcc, error) {
@@ -73,7 +73,7 @@ func runLocally[In, Acc, Out any](t *testing.T, ctx context.Context, cfg Config,
 // with the given codecs), calls produce to fill the input topic, and
 // returns the results read back from the output topic.
 func runOnKafka[In, Acc, Out any](t *testing.T, ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out],
-	in Codec[In], acc Codec[Acc], out Codec[Out], produce func()) map[WindowKey]Out {
+	in operators.Codec[In], acc operators.Codec[Acc], out operators.Codec[Out], produce func()) map[WindowKey]Out {
 	t.Helper()
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -111,7 +111,7 @@ func TestSameAggregateLocally(t *testing.T) {
 	local := runLocally(t, ctx, cfg, meanOfTime, func(j *runtime.Job) *runtime.Stream[stream.Record] {
 		return runtime.Source(j, "src", []stream.Stream{stream.FromRecords(recs)})
 	}, runtime.Partitioned("pkg", f))
-	got := runOnKafka(t, ctx, cfg, meanOfTime, RecordCodec{}, meanCodec{}, JSONCodec[float64]{}, func() {
+	got := runOnKafka(t, ctx, cfg, meanOfTime, RecordCodec{}, meanCodec{}, operators.JSONCodec[float64]{}, func() {
 		produceAll(t, ctx, cfg, "pkg", recs)
 	})
 	require.Equal(t, local, got)
@@ -131,10 +131,10 @@ func purchaseAt(p purchase) int64 { return p.At }
 // purchaseCodec is the user's codec: the amount, the time, the user.
 type purchaseCodec struct{}
 
-func (purchaseCodec) Append(dst []byte, p purchase) []byte {
+func (purchaseCodec) Append(dst []byte, p purchase) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(p.Amount))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(p.At))
-	return append(dst, p.User...)
+	return append(dst, p.User...), nil
 }
 
 func (purchaseCodec) Decode(src []byte) (purchase, error) {
@@ -174,7 +174,7 @@ func TestProducerOfSameAsLocal(t *testing.T) {
 	local := runLocally(t, ctx, cfg, spent, func(j *runtime.Job) *runtime.Stream[purchase] {
 		return runtime.FromSeq(j, "purchases", []iter.Seq[purchase]{slices.Values(ps)}, keyOf, runtime.EventTime(purchaseAt))
 	}, dc)
-	got := runOnKafka(t, ctx, cfg, spent, purchaseCodec{}, meanCodec{}, JSONCodec[meanAcc]{}, func() {
+	got := runOnKafka(t, ctx, cfg, spent, purchaseCodec{}, meanCodec{}, operators.JSONCodec[meanAcc]{}, func() {
 		p, err := NewProducerOf(ctx, cfg, ProducerConfig{Partitioner: "dchoices"}, purchaseCodec{}, keyOf, purchaseAt)
 		require.NoError(t, err)
 		for _, x := range ps {

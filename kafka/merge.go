@@ -70,8 +70,8 @@ type ident struct {
 type Merge[Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[struct{}, Acc, Out]
-	acc      Codec[Acc]
-	out      Encoder[Out]
+	acc      operators.Codec[Acc]
+	out      operators.Codec[Out]
 	cl       *kgo.Client
 	txn      *txnStage // nil under AtLeastOnce
 	name     string    // the stage, its group and partials topic, for errors
@@ -110,12 +110,15 @@ type mergePart[Acc, Out any] struct {
 }
 
 // NewMerge connects the merge stage of the job: agg is the job's aggregate
-// (its Create, Merge and Result run here), acc decodes the partials and out
-// encodes each result's value as JSON (JSONCodec, or the user's JSON
-// encoder), which the output record's JSON value embeds (see
-// docs/kafka.md); a value that is not valid JSON stops the stage with
-// ErrInvalidParameter. Topics are checked as by NewWorker.
-func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc Codec[Acc], out Encoder[Out]) (*Merge[Acc, Out], error) {
+// (its Create, Merge and Result run here), acc decodes the partials (the
+// workers' acc) and out encodes each result's value as JSON
+// (operators.JSONCodec, or the user's JSON codec; NewResultReader decodes
+// with the same), which the output record's JSON value embeds (see
+// docs/kafka.md). A value out fails to encode (encoding/json refuses NaN
+// and the infinities) is written as JSON null; one that is not valid JSON
+// stops the stage with ErrInvalidParameter. Topics are checked as by
+// NewWorker.
+func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], acc operators.Codec[Acc], out operators.Codec[Out]) (*Merge[Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -300,11 +303,11 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 		r := m.recs.get()
 		b := st.keys.appendKey(r.Key[:0], res.Key)
 		k := len(b)
-		b = appendResult(b, res.Start, res.End, res.Update, func(d []byte) []byte { return m.out.Append(d, res.Value) })
+		b = appendResult(b, res.Start, res.End, res.Update, func(d []byte) []byte { return appendValue(d, m.out, res.Value) })
 		e := len(b)
 		b = append(b, st.emitted...)
 		if !json.Valid(b[k:e]) {
-			err := invalidParam("out", fmt.Sprintf("result %q", b[k:e]), "an Encoder writing JSON")
+			err := invalidParam("out", fmt.Sprintf("result %q", b[k:e]), "a Codec writing JSON")
 			m.failed.CompareAndSwap(nil, &err)
 			m.recs.put(r)
 			return
@@ -555,4 +558,14 @@ func (m *Merge[Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[string
 		delete(m.parts, q)
 		delete(m.restored, q)
 	}
+}
+
+// appendValue appends out's JSON encoding of v, or JSON null when out
+// fails to encode it.
+func appendValue[Out any](dst []byte, out operators.Codec[Out], v Out) []byte {
+	b, err := out.Append(dst, v)
+	if err != nil {
+		return append(dst, "null"...)
+	}
+	return b
 }

@@ -107,7 +107,7 @@ func (p *Producer) Err() error {
 }
 
 // Send produces one record of key at event time t (ns, stored with
-// Kafka's millisecond resolution) with a payload (see Codec). key is a
+// Kafka's millisecond resolution) with a payload (an operators.Codec's encoding). key is a
 // 64-bit key hash, as everywhere in skewer (sketch.Hash of the key's
 // bytes, sketch.HashUint64 of an integer id, or stream.Record.Key),
 // written as the record key's 8 big-endian bytes. It returns once the
@@ -144,7 +144,7 @@ func (p *Producer) SendKey(ctx context.Context, key []byte, t int64, payload []b
 // SendRecord sends a stream.Record with RecordCodec as its payload.
 func (p *Producer) SendRecord(ctx context.Context, r stream.Record) error {
 	var b [16]byte
-	return p.Send(ctx, r.Key, r.Time, RecordCodec{}.Append(b[:0], r))
+	return p.Send(ctx, r.Key, r.Time, appendRecord(b[:0], r))
 }
 
 // Flush waits until every record sent is acknowledged.

@@ -2,20 +2,24 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/skewerhq/skewer/operators"
 )
 
 // ProducerOf writes a stream of the user's own records of type T to the
 // input topic: each record's key hash and event time come from the same
 // extractors a local job's source takes (runtime.FromSeq and its kin take
 // keyOf, runtime.EventTime takes timeOf), and its value is T encoded by
-// codec, the Codec[T] the workers decode it with (NewWorker's in). A job
+// codec, the operators.Codec[T] the workers decode it with (NewWorker's
+// in). A job
 // therefore runs the same Aggregate on the same records, locally or on
 // Kafka. Safe for concurrent use.
 type ProducerOf[T any] struct {
 	p      *Producer
-	codec  Codec[T]
+	codec  operators.Codec[T]
 	keyOf  func(T) uint64
 	timeOf func(T) int64
 	mu     sync.Mutex
@@ -29,7 +33,7 @@ type ProducerOf[T any] struct {
 // (processing time, as the typed sources of the runtime without
 // EventTime). A nil codec or keyOf is an error wrapping
 // ErrInvalidParameter.
-func NewProducerOf[T any](ctx context.Context, cfg Config, pc ProducerConfig, codec Codec[T], keyOf func(T) uint64, timeOf func(T) int64) (*ProducerOf[T], error) {
+func NewProducerOf[T any](ctx context.Context, cfg Config, pc ProducerConfig, codec operators.Codec[T], keyOf func(T) uint64, timeOf func(T) int64) (*ProducerOf[T], error) {
 	if codec == nil {
 		return nil, invalidParam("codec", "nil", "a Codec")
 	}
@@ -43,7 +47,8 @@ func NewProducerOf[T any](ctx context.Context, cfg Config, pc ProducerConfig, co
 	return &ProducerOf[T]{p: p, codec: codec, keyOf: keyOf, timeOf: timeOf}, nil
 }
 
-// Send produces v with its key and event time (Producer.Send). The
+// Send produces v with its key and event time (Producer.Send), or returns
+// the codec's error for a value it cannot encode (nothing is sent). The
 // encoding is copied into the record, so Send allocates nothing per record
 // in steady state.
 func (p *ProducerOf[T]) Send(ctx context.Context, v T) error {
@@ -55,7 +60,11 @@ func (p *ProducerOf[T]) Send(ctx context.Context, v T) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.buf = p.codec.Append(p.buf[:0], v)
+	b, err := p.codec.Append(p.buf[:0], v)
+	if err != nil {
+		return fmt.Errorf("kafka: encoding a record: %w", err)
+	}
+	p.buf = b
 	return p.p.Send(ctx, p.keyOf(v), t, p.buf)
 }
 

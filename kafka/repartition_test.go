@@ -28,7 +28,7 @@ func TestRepartition(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.Close()
 	for _, r := range recs {
-		cl.Produce(ctx, &kgo.Record{Key: appendKey(nil, r.Key), Value: RecordCodec{}.Append(nil, r), Timestamp: time.Unix(0, r.Time)}, nil)
+		cl.Produce(ctx, &kgo.Record{Key: appendKey(nil, r.Key), Value: appendRecord(nil, r), Timestamp: time.Unix(0, r.Time)}, nil)
 	}
 	require.NoError(t, cl.Flush(ctx))
 	sourceEnds, err := EndOffsets(ctx, cl, "source", 12)

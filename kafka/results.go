@@ -21,13 +21,14 @@ type WindowKey struct {
 // was ended with EndInput) from its start to its end.
 type ResultReader[Out any] struct {
 	cfg               Config
-	out               Decoder[Out]
+	out               operators.Decoder[Out]
 	partials, outputs int
 }
 
 // NewResultReader returns a reader of cfg.Output; out decodes the value
-// each result embeds (the Decoder matching the merge stage's Encoder).
-func NewResultReader[Out any](ctx context.Context, cfg Config, out Decoder[Out]) (*ResultReader[Out], error) {
+// each result embeds (the merge stage's out codec, such as
+// operators.JSONCodec).
+func NewResultReader[Out any](ctx context.Context, cfg Config, out operators.Decoder[Out]) (*ResultReader[Out], error) {
 	if err := checkBrokers(cfg.Brokers); err != nil {
 		return nil, err
 	}
@@ -139,6 +140,7 @@ func (r *ResultReader[Out]) ReadAll(ctx context.Context, each func(operators.Res
 			}
 			var v Out
 			if v, err = r.out.Decode(rr.Value); err != nil {
+				err = fmt.Errorf("%w: result value: %w", ErrCorrupt, err)
 				return
 			}
 			res := operators.Result[Out]{Key: KeyHash(rec.Key), Start: rr.Start.UnixNano(), End: rr.End.UnixNano(), Value: v, Update: rr.Update}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"testing"
 
+	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,7 +28,7 @@ func TestResultReaderWaitsForEveryMergeEnd(t *testing.T) {
 		&kgo.Record{Topic: "out", Partition: 0, Key: appendKey(nil, 8), Value: result(8, 6)},
 		&kgo.Record{Topic: "control", Partition: 0, Value: appendMergeEnd(nil, 0)},
 	).FirstErr())
-	rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	defer rr.Close()
 	type answer struct {
@@ -49,7 +50,7 @@ func TestResultReaderWaitsForEveryMergeEnd(t *testing.T) {
 
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "control2", Partition: 0, Value: appendMergeEnd(nil, 5)}).FirstErr())
 	cfg.Control = "control2"
-	rr2, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+	rr2, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	_, err = rr2.ReadAll(ctx, nil)
 	require.ErrorIs(t, err, ErrCorrupt)

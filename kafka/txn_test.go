@@ -54,9 +54,9 @@ func TestExactlyOnceKillStops(t *testing.T) {
 			cfg.TransactionalID = "eos"
 			cfg.CommitInterval = time.Millisecond
 			agg := operators.Count[stream.Record]()
-			m, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+			m, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 			require.NoError(t, err)
-			w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, Uint64Codec{})
+			w, err := NewWorker(ctx, cfg, agg, RecordCodec{}, operators.Uint64Codec{})
 			require.NoError(t, err)
 			var killed atomic.Bool
 			var after atomic.Int64
@@ -125,10 +125,10 @@ func TestExactlyOnceMergeCommitsWatermarks(t *testing.T) {
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Key: k, Value: v}).FirstErr())
 	}
 	partial := func(key string, start int64, n uint64) {
-		send(key, appendPartial(nil, 0, 0, start, func(b []byte) []byte { return Uint64Codec{}.Append(b, n) }))
+		send(key, appendPartial(nil, 0, 0, start, func(b []byte) []byte { return appendCount(b, n) }))
 	}
 
-	first, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	first, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	committed := make(chan struct{})
 	var once sync.Once
@@ -149,7 +149,7 @@ func TestExactlyOnceMergeCommitsWatermarks(t *testing.T) {
 	first.Kill()
 	require.NoError(t, <-done)
 
-	second, err := NewMerge(ctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	second, err := NewMerge(ctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(ctx)
 	go func() { done <- second.Run(sctx) }()

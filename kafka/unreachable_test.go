@@ -36,9 +36,9 @@ func startUnreachableJob(t *testing.T, ctx context.Context, tc *testCluster, wor
 	workerPoll, mergePoll func(*unreachableJob)) *unreachableJob {
 	t.Helper()
 	agg := operators.Count[stream.Record]()
-	m, err := NewMerge(ctx, mergeCfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+	m, err := NewMerge(ctx, mergeCfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	require.NoError(t, err)
-	w, err := NewWorker(ctx, workerCfg, agg, RecordCodec{}, Uint64Codec{})
+	w, err := NewWorker(ctx, workerCfg, agg, RecordCodec{}, operators.Uint64Codec{})
 	require.NoError(t, err)
 	rctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)

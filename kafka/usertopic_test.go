@@ -67,26 +67,26 @@ func TestUserTopic(t *testing.T) {
 
 			var opts []SourceOpt[click]
 			if byField {
-				opts = append(opts, KeyOf(StringKey(func(c click) string { return c.User })),
+				opts = append(opts, KeyOfString(func(c click) string { return c.User }),
 					TimeOf(func(c click) int64 { return c.AtMs * int64(time.Millisecond) }))
 			}
 			agg := operators.Count[click]()
 			jctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			m, err := NewMerge(jctx, cfg, agg, Uint64Codec{}, JSONCodec[uint64]{})
+			m, err := NewMerge(jctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 			require.NoError(t, err)
 			var g group
 			g.spawn("merge", func() error { return m.Run(jctx) })
 			var workers []*Worker[click, uint64, uint64]
 			for range 3 {
-				w, err := NewWorker(jctx, cfg, agg, JSONCodec[click]{}, Uint64Codec{}, opts...)
+				w, err := NewWorker(jctx, cfg, agg, operators.JSONCodec[click]{}, operators.Uint64Codec{}, opts...)
 				require.NoError(t, err)
 				workers = append(workers, w)
 				g.spawn("worker", func() error { return w.Run(jctx) })
 			}
 			require.NoError(t, EndInput(ctx, cfg))
 			// The job is done once the merge stage wrote its ends.
-			rr, err := NewResultReader(ctx, cfg, JSONCodec[uint64]{})
+			rr, err := NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 			require.NoError(t, err)
 			_, err = rr.ReadAll(ctx, nil)
 			require.NoError(t, err)
@@ -166,7 +166,7 @@ func TestIdlePartitions(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.Close()
 	for i := range 300 {
-		r := &kgo.Record{Partition: int32(i % 3), Key: []byte{byte(i % 5)}, Value: RecordCodec{}.Append(nil, stream.Record{}),
+		r := &kgo.Record{Partition: int32(i % 3), Key: []byte{byte(i % 5)}, Value: appendRecord(nil, stream.Record{}),
 			Timestamp: time.UnixMilli(int64(i))}
 		require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
 	}

@@ -193,7 +193,8 @@ func decodeControl(v []byte) (controlRecord, error) {
 //	{"start":"2026-12-01T09:00:00Z","end":"2026-12-01T09:01:00Z","value":V}
 //
 // with the window's start (inclusive) and end (exclusive) in RFC 3339 with
-// nanoseconds, V the result as the output Encoder writes it (JSON), and
+// nanoseconds, V the result as the merge stage's out codec writes it (JSON;
+// null for a value it fails to encode), and
 // "update":true added when a late record revised a window already
 // reported. A header emittedHeader carries the Unix nanoseconds at which
 // the merge stage produced it, for latency; plain consumers ignore it.

@@ -95,7 +95,7 @@ type workerCounters struct {
 }
 
 // SourceOpt configures how a Worker reads records of type In from the
-// input topic beyond their value's Decoder.
+// input topic beyond their value's operators.Decoder.
 type SourceOpt[In any] func(*source[In])
 
 type source[In any] struct {
@@ -103,8 +103,9 @@ type source[In any] struct {
 	time func(In) int64
 }
 
-// KeyOf keys records by a field of their value (its bytes, appended by f)
-// instead of the Kafka record key.
+// KeyOf keys records by the key bytes f appends, taken from their value,
+// instead of the Kafka record key. KeyOfString, KeyOfBytes and
+// KeyOfUint64 are KeyOf over a field.
 func KeyOf[In any](f KeyFunc[In]) SourceOpt[In] { return func(s *source[In]) { s.key = f } }
 
 // TimeOf takes a record's event time (Unix ns) from its value instead of
@@ -131,9 +132,9 @@ func TimeOf[In any](f func(In) int64) SourceOpt[In] { return func(s *source[In])
 type Worker[In, Acc, Out any] struct {
 	cfg      Config
 	agg      operators.Aggregate[In, Acc, Out]
-	in       Decoder[In]
+	in       operators.Decoder[In]
 	src      source[In]
-	acc      Codec[Acc]
+	acc      operators.Codec[Acc]
 	cl       *kgo.Client
 	txn      *txnStage // nil under AtLeastOnce
 	name     string    // the stage, its group and input, for errors
@@ -186,13 +187,16 @@ type workerPart[In, Acc, Out any] struct {
 }
 
 // NewWorker connects a worker of the job: agg aggregates inputs whose
-// values in decodes (a Codec, or any Decoder: JSONCodec, StringCodec,
-// BytesCodec, or the user's Avro or Protobuf decoder), and its
-// accumulators cross to the merge stage encoded by acc. It checks the
+// values in decodes (any operators.Decoder: operators.JSONCodec,
+// StringCodec, BytesCodec, BigEndianInt64Codec, RecordCodec, or the user's
+// Avro or Protobuf decoder), and its accumulators cross to the merge stage
+// encoded by acc (agg.Codec when it has one, such as operators.Count's
+// Uint64Codec). An accumulator that acc fails to encode stops the worker with
+// its error. It checks the
 // topics (ErrTopic when the input topic does not have cfg.InputPartitions
 // partitions or a topic is missing; ErrUnreachable when the brokers do not
 // answer before ctx ends). Run starts it.
-func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], in Decoder[In], acc Codec[Acc], opts ...SourceOpt[In]) (*Worker[In, Acc, Out], error) {
+func NewWorker[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.Aggregate[In, Acc, Out], in operators.Decoder[In], acc operators.Codec[Acc], opts ...SourceOpt[In]) (*Worker[In, Acc, Out], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -437,8 +441,12 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 		r := w.recs.get()
 		b := st.keys.appendKey(r.Key[:0], pa.Key)
 		k := len(b)
-		b = appendPartialHeader(b, st.p, st.fire, pa.Start)
-		b = w.acc.Append(b, pa.Acc)
+		b, err := w.acc.Append(appendPartialHeader(b, st.p, st.fire, pa.Start), pa.Acc)
+		if err != nil {
+			w.failStage(fmt.Errorf("encoding the accumulator of a partial: %w", err))
+			w.recs.put(r)
+			return
+		}
 		*r = kgo.Record{Key: b[:k], Value: b[k:]}
 		st.batch.left.Add(1)
 		w.c.partials.Add(1)

@@ -14,20 +14,31 @@ import (
 var ErrNoCodec = errors.New("operators: aggregate has no Codec")
 
 // ErrCorrupt reports bytes that are not a valid encoding of keyed state (or
-// of an accumulator, by its Codec), or state encoded by an aggregation of
+// of a value, by its Codec), or state encoded by an aggregation of
 // another shape (phase, windows, lateness).
 var ErrCorrupt = errors.New("operators: corrupt state")
 
 func corrupt(err error) error { return fmt.Errorf("%w: %w", ErrCorrupt, err) }
 
 // Codec encodes values of type T, such as an aggregate's accumulators in a
-// checkpoint. Append appends v's encoding to dst; Decode decodes src, which
-// is exactly one encoding, into a value the caller owns (it must not keep
-// src), and returns an error for bytes Append cannot have written. Decode
-// of Append's output gives a value that behaves as v in every later Add,
+// checkpoint, or the records, partial accumulators and results that cross
+// Kafka (package kafka takes the same codecs). Append appends v's encoding
+// to dst and returns the extended slice, or an error for a value it cannot
+// encode; Decode (see Decoder) decodes exactly one encoding. Decode of
+// Append's output gives a value that behaves as v in every later Add,
 // Merge and Result. A Codec is safe for concurrent use.
 type Codec[T any] interface {
 	Append(dst []byte, v T) ([]byte, error)
+	Decoder[T]
+}
+
+// Decoder is the reading half of a Codec, for values that are only read,
+// such as the records of a Kafka topic other programs write (Avro,
+// Protobuf or a schema registry's framing: the user's own decoder). Decode
+// decodes src, which is exactly one encoding, into a value the caller owns
+// (it must not keep src), and returns an error for bytes that are not one.
+// A Decoder is safe for concurrent use.
+type Decoder[T any] interface {
 	Decode(src []byte) (T, error)
 }
 

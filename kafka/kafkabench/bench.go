@@ -321,7 +321,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 	// first rebalances.
 	onAssigned, stable := stableGroup(cfg.Input, workers)
 	cfg.ClientOpts = append(slices.Clip(cfg.ClientOpts), onAssigned)
-	j, err := startCount(ctx, cfg, workers, kafka.Decoder[stream.Record](kafka.RecordCodec{}), nil, bc.Work)
+	j, err := startCount(ctx, cfg, workers, operators.Decoder[stream.Record](kafka.RecordCodec{}), nil, bc.Work)
 	if err != nil {
 		return BenchRow{}, err
 	}
@@ -420,11 +420,11 @@ func (j *countJob[In]) snapshot() kafkascale.Snapshot {
 // decoding the input with in, each through a modelled service time of
 // work per record when work > 0. Under ExactlyOnce worker i's
 // TransactionalID is GROUP-wi and the merge stage's GROUP.merge.
-func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In], work time.Duration) (*countJob[In], error) {
+func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in operators.Decoder[In], opts []kafka.SourceOpt[In], work time.Duration) (*countJob[In], error) {
 	agg := operators.Count[In]()
 	jctx, cancel := context.WithCancel(ctx)
 	cfg.TransactionalID = cfg.Group
-	merge, err := kafka.NewMerge(jctx, cfg, agg, kafka.Uint64Codec{}, kafka.JSONCodec[uint64]{})
+	merge, err := kafka.NewMerge(jctx, cfg, agg, operators.Uint64Codec{}, operators.JSONCodec[uint64]{})
 	if err != nil {
 		cancel()
 		return nil, err
@@ -454,7 +454,7 @@ func startCount[In any](ctx context.Context, cfg kafka.Config, workers int, in k
 			wcfg.ClientOpts = append(slices.Clip(cfg.ClientOpts), kgo.WithHooks(m))
 			dec = m
 		}
-		w, err := kafka.NewWorker(jctx, wcfg, agg, dec, kafka.Uint64Codec{}, opts...)
+		w, err := kafka.NewWorker(jctx, wcfg, agg, dec, operators.Uint64Codec{}, opts...)
 		if err != nil {
 			_ = j.stop()
 			return nil, err
@@ -499,7 +499,7 @@ type inputOf struct {
 func benchStream(ctx context.Context, in inputOf, keys []stream.Record) (BenchRow, error) {
 	cfg := in.cfg
 	row := BenchRow{Tuples: int64(len(keys))}
-	reader, err := kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{})
+	reader, err := kafka.NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{})
 	if err != nil {
 		return row, err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/skewerhq/skewer/internal/clock"
-	"github.com/skewerhq/skewer/kafka"
+	"github.com/skewerhq/skewer/operators"
 )
 
 // serviceModel is one worker's modelled service time, as
@@ -35,7 +35,7 @@ import (
 // modelSlice of records, and a poll's last records), not per record.
 type serviceModel[In any] struct {
 	ctx      context.Context // ends the waits when the job stops
-	inner    kafka.Decoder[In]
+	inner    operators.Decoder[In]
 	topic    string // the input topic: only its records are counted
 	cost     time.Duration
 	per      int  // records per wait within a poll: ceil(modelSlice / cost)
@@ -51,7 +51,7 @@ type serviceModel[In any] struct {
 // modelSlice is the least a model waits at a time within a poll.
 const modelSlice = 200 * time.Microsecond
 
-func newServiceModel[In any](ctx context.Context, inner kafka.Decoder[In], topic string, cost time.Duration) *serviceModel[In] {
+func newServiceModel[In any](ctx context.Context, inner operators.Decoder[In], topic string, cost time.Duration) *serviceModel[In] {
 	per := int((modelSlice + cost - 1) / cost)
 	return &serviceModel[In]{ctx: ctx, inner: inner, topic: topic, cost: cost, per: max(per, 1)}
 }
@@ -69,7 +69,7 @@ func (m *serviceModel[In]) OnFetchRecordUnbuffered(r *kgo.Record, polled bool) {
 	m.pending++
 }
 
-// Decode implements kafka.Decoder: it charges the record, serving what is
+// Decode implements operators.Decoder: it charges the record, serving what is
 // owed after a slice's worth of records and after a poll's last one, then
 // decodes it.
 func (m *serviceModel[In]) Decode(b []byte) (In, error) {

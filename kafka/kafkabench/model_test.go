@@ -6,10 +6,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/skewerhq/skewer/operators"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/skewerhq/skewer/kafka"
 )
 
 // TestServiceModel pins the modelled service on a synctest clock: a
@@ -36,7 +35,7 @@ func TestServiceModel(t *testing.T) {
 		}
 	}
 	newModel := func(late time.Duration) *model {
-		m := newServiceModel[[]byte](context.Background(), kafka.BytesCodec{}, "in", cost)
+		m := newServiceModel[[]byte](context.Background(), operators.BytesCodec{}, "in", cost)
 		m.sleep = func(d time.Duration) { time.Sleep(d + late) }
 		return m
 	}

@@ -263,7 +263,7 @@ func fillTopic(ctx context.Context, cfg kafka.Config, tc TopicConfig) (map[kafka
 		case "string":
 			v = []byte(key)
 		default:
-			v = kafka.Uint64Codec{}.Append(nil, r.Key)
+			v, _ = operators.BigEndianUint64Codec{}.Append(nil, r.Key) // never fails
 		}
 		rec := &kgo.Record{Key: []byte(key), Value: v, Timestamp: t}
 		if tc.KeyField != "" {
@@ -307,19 +307,19 @@ func runFormat(ctx context.Context, cfg kafka.Config, tc TopicConfig) (topicResu
 	if tc.Format == "json" {
 		var opts []kafka.SourceOpt[fieldRecord]
 		if tc.KeyField != "" {
-			opts = append(opts, kafka.KeyOf(kafka.StringKey(func(r fieldRecord) string { return r.key })))
+			opts = append(opts, kafka.KeyOfString(func(r fieldRecord) string { return r.key }))
 		}
 		if tc.TimeField != "" {
 			opts = append(opts, kafka.TimeOf(func(r fieldRecord) int64 { return r.t }))
 		}
-		return runJob(ctx, cfg, tc.Workers, kafka.Decoder[fieldRecord](fieldDecoder{key: tc.KeyField, time: tc.TimeField}), opts)
+		return runJob(ctx, cfg, tc.Workers, operators.Decoder[fieldRecord](fieldDecoder{key: tc.KeyField, time: tc.TimeField}), opts)
 	}
-	return runJob(ctx, cfg, tc.Workers, kafka.Decoder[[]byte](kafka.BytesCodec{}), nil)
+	return runJob(ctx, cfg, tc.Workers, operators.Decoder[[]byte](operators.BytesCodec{}), nil)
 }
 
 // runJob runs a count job over the input as it stands: the input is ended
 // at its current end offsets, and the results are read back.
-func runJob[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka.Decoder[In], opts []kafka.SourceOpt[In]) (topicResults, kafka.MergeStats, error) {
+func runJob[In any](ctx context.Context, cfg kafka.Config, workers int, in operators.Decoder[In], opts []kafka.SourceOpt[In]) (topicResults, kafka.MergeStats, error) {
 	var res topicResults
 	j, err := startCount(ctx, cfg, workers, in, opts, 0)
 	if err != nil {
@@ -328,7 +328,7 @@ func runJob[In any](ctx context.Context, cfg kafka.Config, workers int, in kafka
 	err = kafka.EndInput(ctx, cfg)
 	if err == nil {
 		var reader *kafka.ResultReader[uint64]
-		if reader, err = kafka.NewResultReader(ctx, cfg, kafka.JSONCodec[uint64]{}); err == nil {
+		if reader, err = kafka.NewResultReader(ctx, cfg, operators.JSONCodec[uint64]{}); err == nil {
 			res.final, err = reader.ReadAll(ctx, func(r operators.Result[uint64], emitted time.Time) {
 				res.stamps = append(res.stamps, struct {
 					end     int64
