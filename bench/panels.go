@@ -3,13 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
-
-	"github.com/skewerhq/skewer/partition"
 )
-
-// PartitionerKinds lists the partitioners a run or sweep may name: every
-// kind of partition.New.
-func PartitionerKinds() []string { return partition.Kinds() }
 
 // RunRows turns run results into output rows.
 func RunRows(rows []RunRow) []Row { return toRows(rows) }

@@ -286,9 +286,9 @@ func simulate(ctx context.Context, period int, spec WorkloadSpec, wl Workload, r
 	if df != nil {
 		opts = append(opts, partition.WithDetector(df))
 	}
-	f, err := partition.NewFactory(kind, opts...)
+	f, err := newFactory(kind, opts...)
 	if err != nil {
-		return PartitionRow{}, invalidChoice("partitioner", kind, partition.Kinds())
+		return PartitionRow{}, err
 	}
 	res, err := partition.Run(partition.Config{
 		Stream: doneStream{stream.FromRecords(recs), ctx.Done()}, Factory: f, Sources: sources, Workers: n, Period: period,

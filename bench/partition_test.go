@@ -30,6 +30,7 @@ func TestPartitionConfigErrors(t *testing.T) {
 		{"-sources", func(c *PartitionConfig) { c.Sources = nil }},
 		{"-sources", func(c *PartitionConfig) { c.Sources = []int{MaxParallelism + 1} }},
 		{"-partitioner", func(c *PartitionConfig) { c.Partitioners = nil }},
+		{"-partitioner", func(c *PartitionConfig) { c.Partitioners = []string{"hash", "nope"} }},
 		{"-period", func(c *PartitionConfig) { c.Period = -1 }},
 		{"-zipf-s", func(c *PartitionConfig) { c.ZipfS = nil }},
 		{"-zipf-s", func(c *PartitionConfig) { c.Spec.File = "words.txt" }},

@@ -265,8 +265,8 @@ func checkSweep(workers, sources []int, partitioners []string) error {
 		return err
 	}
 	for _, p := range partitioners {
-		if _, err := partition.NewFactory(p); err != nil {
-			return invalidChoice("-partitioner", p, partition.Kinds())
+		if _, err := newFactory(p); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -506,6 +506,13 @@ func makeCost(w Work) work.Cost {
 
 var spinRate = sync.OnceValue(func() float64 { return work.SpinPerNanosecond(50 * time.Millisecond) })
 
+// factory builds kind's partitioner factory for one configuration of
+// sources: seeded by the run's seed, told how many sources share the
+// stream.
+func (c *RunConfig) factory(kind string, sources int) (partition.Factory, error) {
+	return newFactory(kind, partition.WithSeed(c.Seed), partition.WithSources(sources))
+}
+
 // runOne runs one configuration through the runtime and measures it.
 //
 // When ctx ends, the generator stops (even while it waits for a record's
@@ -536,9 +543,9 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if err != nil {
 		return row, err
 	}
-	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed), partition.WithSources(sources))
+	factory, err := cfg.factory(kind, sources)
 	if err != nil {
-		return row, invalidChoice("partitioner", kind, partition.Kinds())
+		return row, err
 	}
 	clock := NewWallClock()
 	epoch := clock.Start().UnixNano()

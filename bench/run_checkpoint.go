@@ -125,9 +125,9 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 		recs[i].Time = int64(i) * int64(time.Microsecond)
 		want[resultKey{recs[i].Key, win.LastStart(recs[i].Time)}]++
 	}
-	factory, err := partition.NewFactory(kind, partition.WithSeed(cfg.Seed), partition.WithSources(sources))
+	factory, err := cfg.factory(kind, sources)
 	if err != nil {
-		return row, invalidChoice("partitioner", kind, partition.Kinds())
+		return row, err
 	}
 	opts, err := cfg.replayableOpts(kind, sources, workers)
 	if err != nil {

@@ -22,6 +22,9 @@
 //   - [NewExactZipf]: rank r appears exactly round(m * p_r) times, shuffled
 //     by a seeded Fisher-Yates (the D-Choices experiments); 4 bytes per
 //     record.
+//   - [NewGridZipf]: the variant of NewExactZipf that skewer's partitioning
+//     grids were drawn from: floor(m * p_r) per rank, the remainder one
+//     each to the hottest ranks (exactly m records), unsalted keys.
 //   - [NewDrift]: Zipf whose rank->key mapping changes every Period
 //     records, rotating by Shift ranks or redrawing a permutation of the
 //     same k keys; KeyAt and RankAt give any epoch's mapping.
@@ -38,7 +41,8 @@
 //
 // A generator's keys do not depend on its seed: the key of rank r is the
 // same for NewZipf, NewExactZipf, NewUniform and epoch 0 of NewDrift, under
-// every seed (Key(r) and Rank(key) likewise), and the seed only decides
+// every seed (Key(r) and Rank(key) likewise; NewGridZipf's keys are its
+// own, Mix64(r-1)), and the seed only decides
 // which ranks are drawn and in what order. Sources seeded differently (one
 // seed per source) therefore share their hot keys. Where the hot set of a
 // drifting stream moves is chosen by DriftConfig.DriftSeed, separate from

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -38,6 +39,44 @@ func TestExactZipfCountsAreExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGridZipfCounts pins NewGridZipf's counting rule: floor(m*p_r) per
+// rank, the remainder one each to the hottest ranks, exactly m records;
+// Count agrees with the stream, and the key of rank r is Mix64(r-1).
+func TestGridZipfCounts(t *testing.T) {
+	const m, k, s = 10_007, 500, 1.1
+	g, err := NewGridZipf(k, s, m, 3)
+	require.NoError(t, err)
+	require.Equal(t, int64(m), g.Len())
+	tr := Count(g)
+	pmf := ZipfPMF(k, s)
+	floors := 0
+	for r := range k {
+		floors += int(pmf[r] * m)
+	}
+	extra := m - floors
+	for r := uint64(1); r <= k; r++ {
+		want := int64(pmf[r-1] * m)
+		if int(r-1) < extra {
+			want++
+		}
+		require.Equal(t, hashx.Mix64(r-1), g.Key(r), "rank %d", r)
+		require.Equal(t, want, g.Count(r), "rank %d", r)
+		require.Equal(t, uint64(want), tr.Count(g.Key(r)), "rank %d", r)
+		got, ok := g.Rank(g.Key(r))
+		require.True(t, ok)
+		require.Equal(t, r, got)
+	}
+	g.Reset()
+	other, err := NewGridZipf(k, s, m, 4)
+	require.NoError(t, err)
+	a, b := make([]stream.Record, m), make([]stream.Record, m)
+	g.Fill(a)
+	other.Fill(b)
+	require.NotEqual(t, a, b, "the seed shuffles")
+	_, err = NewGridZipf(0, s, m, 1)
+	require.ErrorIs(t, err, ErrInvalidParameter)
 }
 
 func TestExactZipfIsShuffled(t *testing.T) {

@@ -41,6 +41,7 @@ func goldenStreams(t *testing.T, n int64) map[string]stream.Stream {
 		"zipf-k1e4-s0.5":    ok(NewZipf(10_000, 0.5, n, 2)),
 		"zipf-k100-s0":      ok(NewZipf(100, 0, n, 3)),
 		"exact-k1e4-s1":     ok(NewExactZipf(10_000, 1, n, 4)),
+		"grid-k1e4-s1":      ok(NewGridZipf(10_000, 1, n, 4)),
 		"drift-rotate":      ok(NewDrift(DriftConfig{K: 10_000, S: 1.1, N: n, Period: n / 4, Shift: 2, Seed: 5})),
 		"drift-redraw":      ok(NewDrift(DriftConfig{K: 10_000, S: 1.1, N: n, Period: n / 4, Mode: DriftRedraw, Seed: 6})),
 		"uniform-k1e6":      ok(NewUniform(1_000_000, n, 7)),

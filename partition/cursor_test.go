@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
@@ -172,7 +173,7 @@ func TestDChoicesMatchesModel(t *testing.T) {
 // realized sets differ.
 func TestRealizedCoverageRaisesD(t *testing.T) {
 	const n, k, s, trials = 5, 3000, 1.3, 200
-	zipf := partlab.ZipfPMF(k, s)
+	zipf := datasets.ZipfPMF(k, s)
 	raised := 0
 	for trial := range uint64(trials) {
 		probs := make(map[uint64]float64, k)

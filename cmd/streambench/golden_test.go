@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
 // The golden files pin what users and scripts rely on: each subcommand's
@@ -54,7 +55,7 @@ var rowTypes = map[string]reflect.Type{
 	"run":        reflect.TypeFor[bench.RunRow](),
 	"partition":  reflect.TypeFor[bench.PartitionRow](),
 	"sketch":     reflect.TypeFor[bench.SketchRow](),
-	"kafka":      reflect.TypeFor[kafkaRow](),
+	"kafka":      reflect.TypeFor[kafkabench.Row](),
 	"detector":   reflect.TypeFor[bench.DetectorRow](),
 	"forgetting": reflect.TypeFor[bench.ForgettingRow](),
 	"scale":      reflect.TypeFor[bench.ScaleResult](),

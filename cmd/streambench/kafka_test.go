@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/skewerhq/skewer/kafka/kafkabench"
 )
 
 func TestKafkaCommand(t *testing.T) {
@@ -15,7 +17,7 @@ func TestKafkaCommand(t *testing.T) {
 		// key grouping spreads within a factor of two of the mean.
 		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "1000", "-zipf-s", "0", "-partitioner", "hash", "-workers", "1,2", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
-		rows := decodeStrict[kafkaRow](t, out)
+		rows := decodeStrict[kafkabench.Row](t, out)
 		require.Len(t, rows, 2)
 		for i, r := range rows {
 			require.Equal(t, "hash", r.Partitioner)
@@ -34,7 +36,7 @@ func TestKafkaCommand(t *testing.T) {
 		// counts, and under exactly-once one result read per window.
 		code, out, errs := cli(t, "kafka", "-tuples", "2000", "-keys", "500", "-partitioner", "pkg", "-semantics", "exactly-once,at-least-once", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
-		rows := decodeStrict[kafkaRow](t, out)
+		rows := decodeStrict[kafkabench.Row](t, out)
 		require.Len(t, rows, 2)
 		for i, r := range rows {
 			require.Equal(t, []string{"exactly-once", "at-least-once"}[i], r.Semantics)
@@ -65,7 +67,7 @@ func TestKafkaCommand(t *testing.T) {
 		code, out, errs := cli(t, "kafka", "-tuples", "3000", "-keys", "1000", "-zipf-s", "1.2", "-source-partitioner", "murmur2",
 			"-partitioner", "murmur2,dchoices", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
-		rows := decodeStrict[kafkaRow](t, out)
+		rows := decodeStrict[kafkabench.Row](t, out)
 		require.Len(t, rows, 2)
 		for i, r := range rows {
 			require.Equal(t, "murmur2", r.SourcePartitioner)
@@ -84,7 +86,7 @@ func TestKafkaCommand(t *testing.T) {
 		code, out, errs := cli(t, "kafka", "-input-topic", "clicks", "-key-field", "user", "-time-field", "at", "-tuples", "2000",
 			"-keys", "300", "-workers", "2", "-output", "json", "-quiet")
 		require.Equal(t, exitOK, code, errs)
-		rows := decodeStrict[kafkaRow](t, out)
+		rows := decodeStrict[kafkabench.Row](t, out)
 		require.Len(t, rows, 1)
 		require.Equal(t, "clicks", rows[0].InputTopic)
 		require.Equal(t, "json", rows[0].InputFormat)

@@ -3,60 +3,44 @@
 // partitioning grids and the hot-key switch of the forgetting comparison.
 // The tests of partition and internal/hotkey and streambench's grid and
 // detector commands must route the very same keys, so the streams are
-// written once, here. It imports nothing of skewer's but internal/hashx.
+// written once: the grid stream is datasets.NewGridZipf's, held as keys
+// here, and the hot-key switch is written here.
 package partlab
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/stream"
 )
 
-// ZipfPMF returns the Zipf(s) probabilities of ranks 1..k:
-// p_r = r^-s / sum_{i<=k} i^-s.
-func ZipfPMF(k int, s float64) []float64 {
-	ps := make([]float64, k)
-	var z float64
-	for r := range k {
-		ps[r] = math.Pow(float64(r+1), -s)
-		z += ps[r]
-	}
-	for r := range ps {
-		ps[r] /= z
-	}
-	return ps
-}
-
-// ExactZipf returns the grids' exact-frequency Zipf stream: m keys over k
-// ranks, rank r (from 0) appearing floor(m*p_r) times, then one more time
-// each for ranks 0, 1, 2, ... (cyclically) until the stream holds m keys,
-// in an order shuffled with a PCG seeded by seed; and the probabilities p_r
-// by key. Rank r's key is hashx.Mix64(r). It holds the m keys in memory.
+// ExactZipf returns the grids' exact-frequency Zipf stream, that of
+// datasets.NewGridZipf(k, s, m, seed), as its m keys, with the
+// probabilities p_r by key (ExactZipfProbs). Rank r (from 0) appears
+// floor(m*p_r) times, then once more each for ranks 0, 1, 2, ... until
+// the stream holds m keys; rank r's key is hashx.Mix64(r). It holds the m
+// keys in memory and panics on parameters datasets.NewGridZipf rejects.
 func ExactZipf(m, k int, s float64, seed uint64) ([]uint64, map[uint64]float64) {
-	ps := ZipfPMF(k, s)
-	keys := make([]uint64, 0, m)
-	for r := range k {
-		c := int(math.Floor(ps[r] * float64(m)))
-		key := hashx.Mix64(uint64(r))
-		for range c {
-			keys = append(keys, key)
-		}
+	g, err := datasets.NewGridZipf(uint64(k), s, int64(m), seed)
+	if err != nil {
+		panic(err)
 	}
-	for r := 0; len(keys) < m; r++ {
-		keys = append(keys, hashx.Mix64(uint64(r%k)))
+	recs := make([]stream.Record, m)
+	recs = recs[:g.Fill(recs)]
+	keys := make([]uint64, len(recs))
+	for i, r := range recs {
+		keys[i] = r.Key
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	return keys, ExactZipfProbs(k, s)
 }
 
 // ExactZipfProbs returns the probabilities by key of ExactZipf's stream
-// over k ranks with exponent s (the Zipf pmf; the stream's counted shares
-// differ from them by less than 1/m).
+// over k ranks with exponent s (datasets.ZipfPMF; the stream's counted
+// shares differ from them by less than 1/m).
 func ExactZipfProbs(k int, s float64) map[uint64]float64 {
-	ps := ZipfPMF(k, s)
+	ps := datasets.ZipfPMF(k, s)
 	probs := make(map[uint64]float64, k)
 	for r, p := range ps {
 		probs[hashx.Mix64(uint64(r))] = p

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
 )
 
@@ -16,7 +17,7 @@ func TestExactZipfCounts(t *testing.T) {
 	keys, probs := ExactZipf(m, k, s, 3)
 	require.Len(t, keys, m)
 	require.Len(t, probs, k)
-	ps := ZipfPMF(k, s)
+	ps := datasets.ZipfPMF(k, s)
 	count := map[uint64]int{}
 	for _, key := range keys {
 		count[key]++

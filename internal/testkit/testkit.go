@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/stream"
 )
@@ -15,16 +15,20 @@ import (
 // nanoseconds (November 2023): far from zero, as real event times are.
 const Epoch int64 = 1_700_000_000_000_000_000
 
-// ZipfRecords returns n records drawn with seed: keys Zipf(s) over `keys`
-// ranks (s > 1, keys >= 2; the key of rank r is hashx.Mix64(r)), and
-// record i at event time Epoch + i*step plus a uniform jitter in
-// [0, disorder). The same arguments give the same records.
+// ZipfRecords returns n records drawn with seed: the keys of
+// datasets.NewZipf(keys, s, n, seed) (any s >= 0, keys >= 1), and record i
+// at event time Epoch + i*step plus a uniform jitter in [0, disorder),
+// drawn from a generator of its own. The same arguments give the same
+// records. It panics on parameters datasets.NewZipf rejects.
 func ZipfRecords(seed uint64, n int, s float64, keys uint64, step, disorder time.Duration) []stream.Record {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	z := rand.NewZipf(r, s, 1, keys-1)
+	z, err := datasets.NewZipf(keys, s, int64(n), seed)
+	if err != nil {
+		panic(err)
+	}
 	recs := make([]stream.Record, n)
+	z.Fill(recs)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for i := range recs {
-		recs[i].Key = hashx.Mix64(z.Uint64() + 1)
 		t := int64(i) * int64(step)
 		if disorder > 0 {
 			t += r.Int64N(int64(disorder))

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
@@ -17,7 +17,7 @@ type winKey struct {
 }
 
 // TestZipfRecords: the same seed gives the same records; times follow the
-// step within the jitter; rank 1's key has its Zipf share.
+// step within the jitter; rank 1's key (datasets.Zipf's) has its Zipf share.
 func TestZipfRecords(t *testing.T) {
 	const n = 50_000
 	recs := ZipfRecords(3, n, 1.2, 1000, time.Microsecond, 5*time.Microsecond)
@@ -37,7 +37,9 @@ func TestZipfRecords(t *testing.T) {
 		h += math.Pow(float64(k), -1.2)
 	}
 	want := n / h
-	require.InDelta(t, want, float64(counts[hashx.Mix64(1)]), 6*math.Sqrt(want), "rank 1 is key Mix64(1)")
+	z, err := datasets.NewZipf(1000, 1.2, 0, 0)
+	require.NoError(t, err)
+	require.InDelta(t, want, float64(counts[z.Key(1)]), 6*math.Sqrt(want), "rank 1 is datasets.Zipf's Key(1)")
 }
 
 // TestExactCounts checks the model on hand-made records: tumbling, sliding
