@@ -45,15 +45,19 @@ func MemoryLimit() (int64, string) {
 }
 
 // machineMemory is MemTotal of /proc/meminfo (0 where there is none).
-func machineMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
+func machineMemory() int64 { return procKB("/proc/meminfo", "MemTotal:") }
+
+// procKB reads the "key: N kB" line of a /proc file, in bytes (0 where
+// the file or the line is missing).
+func procKB(file, key string) int64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err == nil {
 				return kb << 10

@@ -3,11 +3,7 @@
 package bench
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -25,20 +21,4 @@ func addressSpaceLimit() int64 {
 
 // mappedBytes is the process's VmSize from /proc/self/status (0 where
 // there is none).
-func mappedBytes() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmSize:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
+func mappedBytes() int64 { return procKB("/proc/self/status", "VmSize:") }
