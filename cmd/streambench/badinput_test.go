@@ -139,6 +139,14 @@ var badInputs = []badInput{
 	{"scale -interval 1ms", 2, "-interval = 1ms, want >= 100ms"},
 	{"scale -tuples 10", 2, "-tuples is not used (the schedule and -duration set the records)"},
 	{"frobnicate", 2, `unknown subcommand "frobnicate", want one of detector, forgetting, kafka, partition, run, scale, sketch`},
+	{"scale -map-cost=-1s", 2, "-map-cost = -1s, want in [0, 1h0m0s]"},
+	{"scale -count-cost=2h", 2, "-count-cost = 2h0m0s, want in [0, 1h0m0s]"},
+	{"scale -sink-cost=-1ns", 2, "-sink-cost = -1ns, want in [0, 1h0m0s]"},
+	{"sketch -delta=5e-324", 2, "-delta = 5e-324, want in [1.6038108905486265e-28, 1) (Count-Min's depth ⌈ln 1/δ⌉ is at most 64 rows)"},
+	{"sketch -sketches countmin-cu -delta=1e-28", 2, "-delta = 1e-28, want in [1.6038108905486265e-28, 1)"},
+	{"sketch -sketches countmin -epsilon=1e-6 -delta=1e-20", 2,
+		"-epsilon = 1e-06, want at least 1.2961777822776056e-06 with -delta = 1e-20 (Count-Min's width e/ε, rounded up to a power of two, times its depth ⌈ln 1/δ⌉ = 47 must fit in 2^27 counters)"},
+	{"sketch -sketches lossy -delta=5e-324", 2, "-delta is not used by -sketches lossy (only by countmin, countmin-cu)"},
 }
 
 // wordsFile is a small words file the FILE of badInputs stands for.
