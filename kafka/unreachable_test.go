@@ -112,12 +112,7 @@ func TestBrokersUnreachable(t *testing.T) {
 				}, func(j *unreachableJob) {
 					mAfter(held == "worker" || j.merge.c.results.Load() > 0 && (held == "merge" || j.merge.c.commits.Load() > 0))
 				})
-				p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "hash"})
-				require.NoError(t, err)
-				for _, r := range recs {
-					require.NoError(t, p.SendRecord(ctx, r))
-				}
-				require.NoError(t, p.Close(ctx))
+				produceAll(t, ctx, cfg, "hash", recs)
 				<-wReady
 				<-mReady
 				tc.c.Close()
@@ -158,12 +153,7 @@ func TestBrokersUnreachableCancel(t *testing.T) {
 			}, func(j *unreachableJob) {
 				mAfter(j.merge.c.results.Load() > 0)
 			})
-			p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "hash"})
-			require.NoError(t, err)
-			for _, r := range recs {
-				require.NoError(t, p.SendRecord(ctx, r))
-			}
-			require.NoError(t, p.Close(ctx))
+			produceAll(t, ctx, cfg, "hash", recs)
 			<-wReady
 			<-mReady
 			// Cancel once each stage's client saw the brokers fail (its
