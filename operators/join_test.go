@@ -79,7 +79,7 @@ type joinGen struct {
 	hash               func(uint32) uint64
 }
 
-func (g joinGen) steps(t *testing.T, seed uint64) []jstep {
+func (g joinGen) steps(t testing.TB, seed uint64) []jstep {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	srcs := g.sourcesL + g.sourcesR
@@ -330,7 +330,7 @@ func restored(t *testing.T, j JoinState[jrec, jrec, jpair], newJoin func() JoinS
 // joinCase is one join under test, with its reference.
 type joinCase struct {
 	name    string
-	newJoin func(t *testing.T, sameKey bool) func() JoinState[jrec, jrec, jpair]
+	newJoin func(t testing.TB, sameKey bool) func() JoinState[jrec, jrec, jpair]
 	ref     func(steps []jstep) ([]Joined[jpair], []int32)
 	pending func(steps []jstep, k int) int
 }
@@ -338,7 +338,7 @@ type joinCase struct {
 func windowJoinCase(win Windows, lateness int64) joinCase {
 	return joinCase{
 		name: fmt.Sprintf("window/size=%d,slide=%d,lateness=%d", win.size, win.slide, lateness),
-		newJoin: func(t *testing.T, sameKey bool) func() JoinState[jrec, jrec, jpair] {
+		newJoin: func(t testing.TB, sameKey bool) func() JoinState[jrec, jrec, jpair] {
 			return func() JoinState[jrec, jrec, jpair] {
 				j, err := NewWindowJoin(testJoiner(sameKey), win, time.Duration(lateness))
 				require.NoError(t, err)
@@ -353,7 +353,7 @@ func windowJoinCase(win Windows, lateness int64) joinCase {
 func intervalJoinCase(lower, upper, lateness int64) joinCase {
 	return joinCase{
 		name: fmt.Sprintf("interval/lower=%d,upper=%d,lateness=%d", lower, upper, lateness),
-		newJoin: func(t *testing.T, sameKey bool) func() JoinState[jrec, jrec, jpair] {
+		newJoin: func(t testing.TB, sameKey bool) func() JoinState[jrec, jrec, jpair] {
 			return func() JoinState[jrec, jrec, jpair] {
 				j, err := NewIntervalJoin(testJoiner(sameKey), time.Duration(lower), time.Duration(upper), time.Duration(lateness))
 				require.NoError(t, err)
@@ -370,7 +370,7 @@ func intervalJoinCase(lower, upper, lateness int64) joinCase {
 func regularJoinCase(leftRet, rightRet, lateness int64) joinCase {
 	return joinCase{
 		name: fmt.Sprintf("regular/left=%d,right=%d,lateness=%d", leftRet, rightRet, lateness),
-		newJoin: func(t *testing.T, sameKey bool) func() JoinState[jrec, jrec, jpair] {
+		newJoin: func(t testing.TB, sameKey bool) func() JoinState[jrec, jrec, jpair] {
 			return func() JoinState[jrec, jrec, jpair] {
 				j, err := NewRegularJoin(testJoiner(sameKey), time.Duration(leftRet), time.Duration(rightRet), time.Duration(lateness))
 				require.NoError(t, err)
@@ -384,7 +384,7 @@ func regularJoinCase(leftRet, rightRet, lateness int64) joinCase {
 	}
 }
 
-func joinCases(t *testing.T) []joinCase {
+func joinCases(t testing.TB) []joinCase {
 	t.Helper()
 	tum, err := Tumbling(30)
 	require.NoError(t, err)
