@@ -191,11 +191,13 @@ func (c *intervalCore[L, R, Out]) advance(wm int64) {
 // the two times; pairs come in the order the later records arrive, and
 // within one record's pairs in the arrival order of the other side.
 //
-// A record at t is late when the watermark has reached t+allowedLateness
-// (Flink's interval join has no allowed lateness: 0 gives its rule, a
-// record behind the watermark is late): AddLeft or AddRight reports it (ok
-// false), Stats counts it, and it joins nothing. Judged by its time alone,
-// a record is late or not whichever worker it reaches. A record is kept
+// A record at t is late when the watermark has reached t+allowedLateness,
+// as for sessions (Flink's interval join has no allowed lateness, and
+// takes a record at the watermark itself, which 0 here refuses, as a
+// watermark w says every record at or before w has come): AddLeft or
+// AddRight reports it (ok false), Stats counts it, and it joins nothing.
+// Judged by its time alone, a record is late or not whichever worker it
+// reaches. A record is kept
 // until no record of the other side that is not late can match it: a left
 // record until the watermark reaches t+upper+allowedLateness, a right one
 // until it reaches t-lower+allowedLateness. So the pairs are exactly those
