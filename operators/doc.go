@@ -116,5 +116,57 @@
 // a freed slot, and the slab, the table and the heap grow (doubling) only
 // when a worker holds more sessions at once than ever before.
 //
+// # Joins
+//
+// WindowJoin, IntervalJoin and RegularJoin are the per-worker state of a
+// keyed two-input join (JoinState): a Joiner gives the output of a left
+// and a right record (Pair, on the user's types) and, optionally,
+// SameKey, so that two keys whose 64-bit hashes collide never join (the
+// joins compare the hashes the runtime partitions on, as the keyed
+// aggregations do, and then SameKey). A worker adds each side's records
+// under their key hashes, appending the pairs they complete to a
+// caller-owned slice, and advances the watermark, the minimum over both
+// inputs (a WatermarkTracker of the two); records stay in the join's state
+// until the watermark expires them. A late record is refused and reported
+// to the caller (AddLeft and AddRight return ok false) for its late side
+// output: counted in JoinStats, joined with nothing, never silently
+// dropped.
+//
+// WindowJoin pairs the records of equal keys in the same window (tumbling,
+// sliding or global), once per window holding both. A window fires once
+// the watermark reaches end-1, emitting its pairs in a deterministic order
+// (windows by start, keys by hash, then each left record in arrival order
+// with each right record in arrival order), and keeps its records until
+// the watermark reaches end-1+allowedLateness. A record within the allowed
+// lateness of a fired window joins at once the other side's records kept
+// in it, emitting its new pairs only; a record too late for every window
+// holding it is late. Each pair is emitted exactly once.
+//
+// IntervalJoin is Flink's intervalJoin: a left record at t joins the right
+// records at t' in [t+lower, t+upper], emitted as soon as both are present.
+// A record at t is late once the watermark has reached t+allowedLateness
+// (with 0, a record at or behind the watermark, as for sessions), a rule
+// of its time alone, so it is late or not whichever worker it reaches. A left record is kept until the
+// watermark reaches t+upper+allowedLateness and a right one until
+// t-lower+allowedLateness: from then on every record that could match it
+// is late. RegularJoin is the equi-join of Flink SQL with state retention
+// per side (Nexmark q3, q20): a record joins every record of the other
+// side with its key while both are retained, in event time; a left record
+// at t is retained through t+leftRetention and a right record at t'
+// through t'+rightRetention, so it is the interval join over
+// [-rightRetention, leftRetention], with the same lateness and expiry
+// (RetainForever keeps records until the end of input). For records that
+// are not late, the pairs of all three are those of a nested loop over
+// both sides, whatever the partitioning, provided each pair's two records
+// meet on one worker (both sides by key hash, or one side spread over a
+// key's workers and the other sent to all of them).
+//
+// AppendState and RestoreState checkpoint a join's records (by the
+// Joiner's LeftCodec and RightCodec) in a versioned encoding; a restored
+// join continues exactly as the one it was taken from. The joins keep
+// their records on the heap: they do not yet go through a StateBackend.
+// Adding a record to a key allocates nothing once the join's slabs and
+// tables have grown to the most records it has held at once.
+//
 // Nothing in this package is safe for concurrent use.
 package operators
