@@ -85,7 +85,7 @@ type Merge[Acc, Out any] struct {
 
 	closing   atomic.Bool // shutting down: the revoke commits nothing more
 	killed    atomic.Bool // Kill, or a produce failure: the stage stops at once
-	failed    atomic.Pointer[error]
+	failed    firstFailure
 	c         mergeCounters
 	failFn    func(error)
 	afterPoll func() // test hook, called without the lock after each poll
@@ -189,14 +189,11 @@ func (m *Merge[Acc, Out]) failStage(err error) {
 		return
 	}
 	err = stageError(m.name, m.txn, err)
-	m.failed.CompareAndSwap(nil, &err)
+	m.failed.set(err)
 }
 
 func (m *Merge[Acc, Out]) err() error {
-	if e := m.failed.Load(); e != nil {
-		return *e
-	}
-	return nil
+	return m.failed.get()
 }
 
 // Stats returns the counters so far.
@@ -253,7 +250,7 @@ func (m *Merge[Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: m.cl, mu: &m.mu, interval: m.cfg.commitInterval(), fetchErrors: &m.c.fetchErrors,
 		closing: &m.closing, killed: &m.killed, process: m.process,
 		commit: func(ctx context.Context) { m.commitLocked(ctx, nil) }, err: m.err, afterPoll: m.afterPoll, clock: &m.clock,
-		watch: m.watch, fail: m.failStage}
+		watch: m.watch, fail: m.failStage, failed: m.failed.kept()}
 	if m.txn != nil {
 		l.commit = m.commitTxnLocked
 		l.begin = m.txn.beginFunc(m.name, &m.failed)
@@ -276,12 +273,12 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 	}
 	kw, err := operators.NewKeyedWindows(m.agg, m.cfg.Windows, m.cfg.AllowedLateness, operators.FinalPhase)
 	if err != nil {
-		m.failed.CompareAndSwap(nil, &err) // unreachable: NewMerge built one
+		m.failed.set(err) // unreachable: NewMerge built one
 		return nil
 	}
 	track, err := operators.NewWatermarkTracker(m.cfg.InputPartitions, 0)
 	if err != nil {
-		m.failed.CompareAndSwap(nil, &err) // unreachable: validated
+		m.failed.set(err) // unreachable: validated
 		return nil
 	}
 	st = &mergePart[Acc, Out]{q: q, kw: kw, wms: make([]int64, m.cfg.InputPartitions), track: track,
@@ -308,7 +305,7 @@ func (m *Merge[Acc, Out]) part(q int32) *mergePart[Acc, Out] {
 		b = append(b, st.emitted...)
 		if !json.Valid(b[k:e]) {
 			err := invalidParam("out", fmt.Sprintf("result %q", b[k:e]), "a Codec writing JSON")
-			m.failed.CompareAndSwap(nil, &err)
+			m.failed.set(err)
 			m.recs.put(r)
 			return
 		}

@@ -40,7 +40,11 @@ type pollLoop struct {
 	// tick (called with mu held after every poll) sees news that arrive
 	// without records: an input's end, an idle partition.
 	wake <-chan struct{}
-	tick func()
+	// failed, closed when the stage keeps its first failure, interrupts a
+	// poll too: the loop then returns the failure at once, where it would
+	// otherwise wait for records or the commit interval first.
+	failed <-chan struct{}
+	tick   func()
 	// clock counts the time in polls (waiting for input) and in commits
 	// and the shutdown's flush (blocked on output); see WorkerStats.
 	clock *stageClock
@@ -144,10 +148,12 @@ func (l *pollLoop) pollContext(ctx context.Context) (context.Context, context.Ca
 	t := time.AfterFunc(l.interval, cancel)
 	unwatch := context.AfterFunc(l.watch.quit, cancel)
 	context.AfterFunc(pctx, func() { t.Stop(); unwatch() })
-	if l.wake != nil {
+	if l.wake != nil || l.failed != nil {
 		go func() {
-			select {
+			select { // a nil channel is never ready
 			case <-l.wake:
+				cancel()
+			case <-l.failed:
 				cancel()
 			case <-pctx.Done():
 			}

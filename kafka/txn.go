@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -79,11 +78,11 @@ func (t *txnStage) begin() error {
 
 // beginFunc is begin for a poll loop: a failure is kept in failed, with
 // the stage's name.
-func (t *txnStage) beginFunc(stage string, failed *atomic.Pointer[error]) func() bool {
+func (t *txnStage) beginFunc(stage string, failed *firstFailure) func() bool {
 	return func() bool {
 		if err := t.begin(); err != nil {
 			err = stageError(stage, t, err)
-			failed.CompareAndSwap(nil, &err)
+			failed.set(err)
 			return false
 		}
 		return true

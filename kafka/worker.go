@@ -150,7 +150,7 @@ type Worker[In, Acc, Out any] struct {
 	keyBuf   []byte
 
 	killed, closing atomic.Bool
-	failed          atomic.Pointer[error]
+	failed          firstFailure
 	c               workerCounters
 	afterPoll       func() // test hook, called without the lock after each poll
 	failFn          func(error)
@@ -275,14 +275,11 @@ func (w *Worker[In, Acc, Out]) failStage(err error) {
 		return
 	}
 	err = stageError(w.name, w.txn, err)
-	w.failed.CompareAndSwap(nil, &err)
+	w.failed.set(err)
 }
 
 func (w *Worker[In, Acc, Out]) err() error {
-	if e := w.failed.Load(); e != nil {
-		return *e
-	}
-	return nil
+	return w.failed.get()
 }
 
 // Stats returns the counters so far.
@@ -340,7 +337,7 @@ func (w *Worker[In, Acc, Out]) Run(ctx context.Context) error {
 	l := pollLoop{cl: w.cl, mu: &w.mu, interval: w.cfg.commitInterval(), fetchErrors: &w.c.fetchErrors,
 		closing: &w.closing, killed: &w.killed, process: w.process,
 		commit: func(ctx context.Context) { w.commitLocked(ctx, nil) }, err: w.err, afterPoll: w.afterPoll,
-		wake: wake, tick: w.tick, clock: &w.clock, watch: w.watch, fail: w.failStage}
+		wake: wake, failed: w.failed.kept(), tick: w.tick, clock: &w.clock, watch: w.watch, fail: w.failStage}
 	if w.txn != nil {
 		l.commit = w.commitTxnLocked
 		l.begin = w.txn.beginFunc(w.name, &w.failed)
@@ -432,7 +429,7 @@ func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 	}
 	kw, err := operators.NewKeyedWindows(w.agg, w.cfg.Windows, w.cfg.AllowedLateness, operators.PartialPhase)
 	if err != nil {
-		w.failed.CompareAndSwap(nil, &err) // unreachable: NewWorker built one
+		w.failed.set(err) // unreachable: NewWorker built one
 		return nil
 	}
 	st = &workerPart[In, Acc, Out]{p: p, kw: kw, maxT: noTime, wm: operators.NoWatermark, sentWM: operators.NoWatermark,
