@@ -3,8 +3,8 @@ package bench
 import (
 	"slices"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // DetectorKinds names the hot-key detectors a partition sweep may route
@@ -15,17 +15,6 @@ import (
 // (windowed exact counts), filtered (the default's summaries with an
 // undivided window), lossy and spacesaving.
 var DetectorKinds = append([]string{"default", "oracle", "cumulative"}, hotkey.Names()...)
-
-// labDetector gives a partitioner one of internal/hotkey's detectors: the
-// partitioner unwraps it (HotKeyDetector), so it calls the detector
-// directly and reads an oracle's head as with its own.
-type labDetector struct{ d hotkey.Detector }
-
-func (l labDetector) Observe(key uint64) (bool, float64) { return l.d.Observe(key) }
-
-func (l labDetector) Stats() partition.HeadStats { return partition.HeadStats(l.d.Stats()) }
-
-func (l labDetector) HotKeyDetector() hotkey.Detector { return l.d }
 
 // minSourceWindow is the smallest window -source-windows divides a
 // detector's to: partition's floor for its default detector.
@@ -43,13 +32,11 @@ func detectorFactory(name string, probs func() map[uint64]float64, sources int, 
 	case name == "oracle":
 		p := probs()
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			o, err := hotkey.NewOracle(p, theta)
-			return labDetector{o}, err
+			return hotkey.NewOracle(p, theta)
 		}
 	case name == "cumulative":
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			e, err := hotkey.NewExact(theta)
-			return labDetector{e}, err
+			return hotkey.NewExact(theta)
 		}
 	case slices.Contains(hotkey.Names(), name):
 		f = func(_ int, theta float64) (partition.Detector, error) {
@@ -57,8 +44,7 @@ func detectorFactory(name string, probs func() map[uint64]float64, sources int, 
 			if sourceWindows && sources > 1 {
 				w = max(minSourceWindow, w/sources)
 			}
-			d, err := hotkey.New(name, theta, w)
-			return labDetector{d}, err
+			return hotkey.New(name, theta, w)
 		}
 	default:
 		return nil, invalidChoice("-detector", name, DetectorKinds)

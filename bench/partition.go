@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/skewerhq/skewer/datasets"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/stream"
 )
 

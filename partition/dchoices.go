@@ -5,12 +5,12 @@ import (
 	"math/bits"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // DChoices is D-Choices (Nasir et al., "When two choices are not enough",
 // ICDE 2016): tail keys are routed as by PKG; head keys, reported by a
-// HotKeyDetector, get d candidate workers and go to the least loaded.
+// Detector, get d candidate workers and go to the least loaded.
 //
 // d is re-solved every few thousand tuples from the detector's HeadStats:
 // start at round(p1*n) (at least 2) and raise it until
@@ -38,7 +38,7 @@ import (
 // key, so raising d only adds workers.
 type dChoices struct {
 	load []uint64
-	det  hotkey.Detector
+	det  Detector
 	// oracle is det when it is a *hotkey.Oracle whose head has at most
 	// maxFixedHead keys. Its head is then put into heads once, and Route
 	// finds a head key and its cursor with one probe of that table behind
@@ -103,7 +103,7 @@ func newDChoices(n int, c *config, paper bool) (*dChoices, error) {
 }
 
 // dchoicesOn returns D-Choices over the given (zero or shared) loads.
-func dchoicesOn(load []uint64, det hotkey.Detector, c *config, paper bool) *dChoices {
+func dchoicesOn(load []uint64, det Detector, c *config, paper bool) *dChoices {
 	n := len(load)
 	p := &dChoices{
 		load: load, det: det, eps: c.epsilon, d: min(2, n), paper: paper,
@@ -161,7 +161,7 @@ func hashedCoverage(d, n int) float64 {
 
 // solveD returns the number of choices D-Choices gives head keys for head
 // statistics st, n workers and tolerance eps; coverage is c(d).
-func solveD(st hotkey.HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
+func solveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
 	if st.Count == 0 || n <= 2 {
 		return min(2, n)
 	}
@@ -284,7 +284,7 @@ type headLister interface{ Heads() []hotkey.HeadKey }
 // tuple; the tail is then what neither st.Mass nor those probabilities
 // claim, so that the head's mass and the tail's never sum above 1 (with a
 // sum above 1 no d satisfies the check, not even d = n).
-func (p *dChoices) realizedKeys(st hotkey.HeadStats) ([]headKey, float64) {
+func (p *dChoices) realizedKeys(st HeadStats) ([]headKey, float64) {
 	if l, ok := p.det.(headLister); ok && !p.heads.fixed {
 		p.heads.clear() // only the cursors use it
 		hs := l.Heads()

@@ -3,8 +3,8 @@ package partition
 import (
 	"slices"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/u64map"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // The expected-coverage conditions of SolveD assume the head keys'

@@ -2,8 +2,8 @@ package partition
 
 import (
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/u64map"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // headAll routes tail keys as PKG does and spreads head keys over all n
@@ -12,7 +12,7 @@ import (
 // every worker, so the merge stage combines up to n partials per head key.
 type headAll struct {
 	load       []uint64
-	det        hotkey.Detector
+	det        Detector
 	oracle     *hotkey.Oracle       // det when it is one (see dChoices.oracle)
 	oracleHead *u64map.Map[float64] // its head table, looked up here so that Get inlines
 	roundRobin bool
@@ -78,7 +78,7 @@ func newHeadAll(n int, c *config, rr bool) (*headAll, error) {
 
 // headAllOn returns W-Choices (rr false) or RR-head over the given (zero
 // or shared) loads.
-func headAllOn(load []uint64, det hotkey.Detector, c *config, rr bool) *headAll {
+func headAllOn(load []uint64, det Detector, c *config, rr bool) *headAll {
 	p := &headAll{load: load, det: det, roundRobin: rr, tie: c.tie}
 	if o, ok := det.(*hotkey.Oracle); ok {
 		p.oracle, p.oracleHead = o, o.Table()

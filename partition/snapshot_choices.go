@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/wire"
 	"github.com/skewerhq/skewer/sketch"
 )
@@ -41,18 +40,12 @@ const choicesVersion = 1
 
 // detectorSnapshot returns a detector's Snapshotter, if it has state to
 // save.
-func detectorSnapshot(det hotkey.Detector) (Snapshotter, bool) {
-	switch d := det.(type) {
-	case userDetector:
-		s, ok := d.d.(Snapshotter)
-		return s, ok
-	case Snapshotter:
-		return d, true
-	}
-	return nil, false
+func detectorSnapshot(det Detector) (Snapshotter, bool) {
+	s, ok := det.(Snapshotter)
+	return s, ok
 }
 
-func appendDetector(dst []byte, det hotkey.Detector) ([]byte, error) {
+func appendDetector(dst []byte, det Detector) ([]byte, error) {
 	s, ok := detectorSnapshot(det)
 	dst = wire.AppendBool(dst, ok)
 	if !ok {
@@ -67,7 +60,7 @@ func appendDetector(dst []byte, det hotkey.Detector) ([]byte, error) {
 }
 
 // readDetector reads a detector state for det: nil when det keeps none.
-func readDetector(r *wire.Reader, det hotkey.Detector) []byte {
+func readDetector(r *wire.Reader, det Detector) []byte {
 	_, want := detectorSnapshot(det)
 	if has := r.Bool("detector saved"); r.Err() == nil && has != want {
 		r.Fail("detector state saved %v, the detector keeps one %v", has, want)
@@ -80,7 +73,7 @@ func readDetector(r *wire.Reader, det hotkey.Detector) []byte {
 
 // restoreDetector restores det from b (read by readDetector), the last step
 // of a restore: on error nothing else has changed.
-func restoreDetector(det hotkey.Detector, b []byte) error {
+func restoreDetector(det Detector, b []byte) error {
 	s, ok := detectorSnapshot(det)
 	if !ok {
 		return nil

@@ -8,15 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // savedDetector is a user's Detector (whole-stream exact counts) that
 // implements Snapshotter: the partitioner saves it with its own state.
 type savedDetector struct{ *hotkey.Exact }
-
-func (s savedDetector) Stats() HeadStats { return HeadStats(s.Exact.Stats()) }
 
 // streams of the snapshot tests: m tuples over 20,000 keys, skewed (Zipf
 // 1.4), extreme (Zipf 2.0, routed over 5 workers: Auto routes as W-Choices

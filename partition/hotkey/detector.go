@@ -8,10 +8,12 @@
 // two-summary machinery (Windowed) over a frequency summary, so the
 // comparison measures the summaries alone.
 //
-// The package is internal: users choose a detector through partition's
-// options (the default, or their own partition.Detector), and streambench
-// reaches the others by name (New, Names). It imports nothing of skewer's
-// but sketch and internal/.
+// Detector and HeadStats are partition's (partition.Detector and
+// partition.HeadStats are these types), so that a detector of this package
+// and a user's own are given to partition.WithDetector alike, and the
+// partitioners call either directly; streambench reaches the research
+// detectors by name (New, Names). It imports nothing of skewer's but
+// sketch and internal/.
 //
 // A detector serves one partitioner instance and is not safe for
 // concurrent use. Observe does not allocate in steady state (a window swap
@@ -48,8 +50,7 @@ func checkTheta(theta float64) error {
 }
 
 // HeadStats summarises the head (the keys whose probability is at least the
-// threshold theta) as a detector currently sees it; partition.HeadStats has
-// the same fields, so the two convert.
+// threshold theta) as a detector currently sees it (partition.HeadStats).
 type HeadStats struct {
 	// P1 is the estimated probability of the most frequent key.
 	P1 float64
@@ -59,10 +60,18 @@ type HeadStats struct {
 	Count int
 }
 
-// Detector is what partition asks of a detector (partition.Detector, with
-// this package's HeadStats): Observe records one tuple and says whether
-// its key is head and its estimated probability; Stats is the head as of
-// the detector's last refresh.
+// Detector is what a partitioner asks of a detector (partition.Detector,
+// whose documentation says when the partitioners call it): Observe records
+// one tuple and reports whether its key is head now and, for a head key,
+// its estimated probability p in (0, 1] (ignored for a tail key); Stats
+// reports the head as the detector sees it now.
+//
+// What a detector must guarantee: Observe does not allocate in steady
+// state, and Stats is O(1) and does not allocate (keep the statistics up to
+// date in Observe, or refresh them every so many tuples); both are
+// deterministic functions of the keys observed so far, so that placement is
+// reproducible. One partitioner instance calls it, never concurrently: a
+// detector need not be safe for concurrent use.
 type Detector interface {
 	Observe(key uint64) (head bool, p float64)
 	Stats() HeadStats
