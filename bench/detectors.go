@@ -32,7 +32,7 @@ func detectorFactory(name string, probs func() map[uint64]float64, sources int, 
 	case name == "oracle":
 		p := probs()
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			return hotkey.NewOracle(p, theta)
+			return hotkey.NewFixed(p, theta)
 		}
 	case name == "cumulative":
 		f = func(_ int, theta float64) (partition.Detector, error) {

@@ -17,7 +17,7 @@ func (o opaqueDetector) Stats() HeadStats { return o.d.Stats() }
 // oracleFactory gives every partitioner an oracle detector over probs (the
 // papers' oracle head).
 func oracleFactory(probs map[uint64]float64) DetectorFactory {
-	return func(_ int, theta float64) (Detector, error) { return hotkey.NewOracle(probs, theta) }
+	return func(_ int, theta float64) (Detector, error) { return hotkey.NewFixed(probs, theta) }
 }
 
 // oracleOption is WithDetector(oracleFactory(probs)).

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/skewerhq/skewer/internal/wire"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/sketch"
 )
 
@@ -29,13 +30,14 @@ import (
 //	     D-Choices' fields, sweep next, sweep min, detector
 //
 // D-Choices' fields are d, tuples routed, the tuple of the next re-solve,
-// overflows and, when neither an oracle nor a detector listing its head
-// supplies the realized check's keys, the head keys seen since the last
-// re-solve (count, then key (8 bytes) and probability (float64 bits)).
-// The detector is a bool, whether its state follows, then that state,
-// length-prefixed: every detector of internal/hotkey but the oracle, which
-// keeps none, has one, and so does a WithDetector detector that
-// implements Snapshotter; another restarts as it was made.
+// overflows and, when neither a fixed head (hotkey.FixedHead) nor a
+// detector listing its head (hotkey.HeadLister) supplies the realized
+// check's keys, the head keys seen since the last re-solve (count, then
+// key (8 bytes) and probability (float64 bits)). The detector is a bool,
+// whether its state follows, then that state, length-prefixed: every
+// detector of package hotkey but Fixed, which keeps none, has one, and so
+// does a WithDetector detector that implements Snapshotter; another
+// restarts as it was made.
 const choicesVersion = 1
 
 // detectorSnapshot returns a detector's Snapshotter, if it has state to
@@ -102,10 +104,10 @@ type dcState struct {
 }
 
 // keepsHeads reports whether the head table's keys are state: they feed
-// the realized check unless an oracle's table or the detector's own
-// snapshot (headLister) supplies them.
+// the realized check unless a fixed head or the detector's own snapshot
+// (hotkey.HeadLister) supplies them.
 func (p *dChoices) keepsHeads() bool {
-	_, ok := p.det.(headLister)
+	_, ok := p.det.(hotkey.HeadLister)
 	return !p.heads.fixed && !ok
 }
 

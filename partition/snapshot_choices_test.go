@@ -218,7 +218,7 @@ func TestSnapshotChoicesAllocs(t *testing.T) {
 func TestSnapshotUnsavedDetector(t *testing.T) {
 	keys, probs := snapshotStream("skewed", 30_000, 2)
 	f, err := NewFactory("dchoices", WithDetector(func(_ int, theta float64) (Detector, error) {
-		o, err := hotkey.NewOracle(probs, theta)
+		o, err := hotkey.NewFixed(probs, theta)
 		return opaqueDetector{o}, err
 	}))
 	require.NoError(t, err)

@@ -24,9 +24,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
-
-	"github.com/skewerhq/skewer/internal/u64map"
 )
 
 // ErrInvalidParameter reports a constructor argument outside its domain;
@@ -92,90 +89,29 @@ func ByWeight(a, b HeadKey) int {
 	return cmp.Compare(a.Key, b.Key)
 }
 
-// headFilter is a 2^16-bit membership filter over key hashes (one bit per
-// value of the top 16 bits). A clear bit proves a key is not in the set, so
-// the tail path of static detectors skips the map lookup; with h head keys
-// a tail key passes the filter with probability at most h/65536.
-type headFilter [1 << 10]uint64
-
-func (f *headFilter) add(key uint64) { i := key >> 48; f[i>>6] |= 1 << (i & 63) }
-
-func (f *headFilter) mayContain(key uint64) bool {
-	i := key >> 48
-	return f[i>>6]&(1<<(i&63)) != 0
+// HeadLister is implemented by detectors that keep their head keys with
+// the same snapshot as their Stats (the windowed detectors, Stable and
+// Fixed): Heads returns them with their estimated probabilities, heaviest
+// first (ByWeight), consistent with Stats (Count keys, Mass their sum). A
+// partitioner then reads the head keys there (D-Choices checks that its
+// candidates cover the heaviest of them) rather than collecting them from
+// Observe's answers, each read at a different tuple. The slice is the
+// detector's own, valid until the next Observe.
+type HeadLister interface {
+	Heads() []HeadKey
 }
 
-// Oracle knows every key's true probability in advance: the "oracle head"
-// of the papers' simulations, and the reference other detectors are
-// compared with. It does not count. Partitioners that recognise it read
-// its head directly (MayContain, Table, Heads) instead of calling Observe.
-type Oracle struct {
-	filter headFilter
-	head   u64map.Map[float64] // head key -> probability, at most an eighth full
-	heads  []HeadKey           // the head keys, heaviest first (ByWeight)
-	stats  HeadStats
+// FixedHead is implemented by detectors whose head never changes (Fixed):
+// FixedHead returns the whole head, heaviest first (ByWeight), Observe
+// reports head exactly the keys it lists, each with its P, and Stats is
+// their constant summary. A partitioner may then read the head once, when
+// it is made, and answer its tuples from its own copy instead of calling
+// Observe: the same answers, without an interface call per tuple. The
+// slice is the detector's own and must not change.
+type FixedHead interface {
+	Detector
+	FixedHead() []HeadKey
 }
-
-// NewOracle returns a detector whose head is every key of probs with
-// probability >= theta. probs maps key hashes to probabilities.
-func NewOracle(probs map[uint64]float64, theta float64) (*Oracle, error) {
-	if err := checkTheta(theta); err != nil {
-		return nil, err
-	}
-	if probs == nil {
-		return nil, invalidParam("probs", "nil", "a map of key probabilities")
-	}
-	o := &Oracle{}
-	for k, p := range probs {
-		if p < 0 || p > 1 {
-			return nil, invalidParam(fmt.Sprintf("probs[%#x]", k), p, "in [0, 1]")
-		}
-		if p >= theta {
-			o.filter.add(k)
-			o.heads = append(o.heads, HeadKey{k, p})
-			o.stats.Count++
-			o.stats.Mass += p
-			o.stats.P1 = max(o.stats.P1, p)
-		}
-	}
-	// At most 1/theta keys reach theta: the table is small, read only, and
-	// its few heaviest keys take most lookups. At most an eighth full and
-	// filled heaviest first, it leaves them in their home slots: one probe.
-	slices.SortFunc(o.heads, ByWeight)
-	o.head.Init(4*len(o.heads), 0, u64map.Half)
-	for _, h := range o.heads {
-		v, _ := o.head.Put(h.Key)
-		*v = h.P
-	}
-	return o, nil
-}
-
-// Observe implements Detector.
-func (o *Oracle) Observe(key uint64) (bool, float64) {
-	if !o.filter.mayContain(key) {
-		return false, 0
-	}
-	if p := o.head.Get(key); p != nil {
-		return true, *p
-	}
-	return false, 0
-}
-
-// MayContain is false when key is certainly not head: one bit of a 2^16-bit
-// filter, for callers that look up the head themselves.
-func (o *Oracle) MayContain(key uint64) bool { return o.filter.mayContain(key) }
-
-// Table returns the head: key -> probability, read only. A caller that
-// looks keys up in its own loop calls Get on it there, where Get inlines
-// (a method of Oracle doing the lookup would be a call per key).
-func (o *Oracle) Table() *u64map.Map[float64] { return &o.head }
-
-// Heads returns the head keys, heaviest first (ByWeight); the slice is the
-// oracle's own.
-func (o *Oracle) Heads() []HeadKey { return o.heads }
-
-// Stats implements Detector.
-func (o *Oracle) Stats() HeadStats { return o.stats }
 
 // Exact counts every key exactly (one map entry per distinct key) since it
 // was made: head means count >= theta * N. It is the exact reference for

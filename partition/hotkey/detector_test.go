@@ -48,7 +48,7 @@ func TestNames(t *testing.T) {
 // [MinTheta, 1) and a bad window or probability, naming it.
 func TestBadInput(t *testing.T) {
 	mks := map[string]func(theta float64) error{
-		"oracle":    func(th float64) error { _, err := NewOracle(map[uint64]float64{1: 1}, th); return err },
+		"fixed":     func(th float64) error { _, err := NewFixed(map[uint64]float64{1: 1}, th); return err },
 		"exact-all": func(th float64) error { _, err := NewExact(th); return err },
 		"decay":     func(th float64) error { _, err := NewDecay(th, 10); return err },
 	}
@@ -63,34 +63,12 @@ func TestBadInput(t *testing.T) {
 		}
 		require.NoError(t, mk(MinTheta), name)
 	}
-	_, err := NewOracle(nil, 0.1)
+	_, err := NewFixed(nil, 0.1)
 	require.ErrorContains(t, err, "probs")
-	_, err = NewOracle(map[uint64]float64{1: 2}, 0.1)
+	_, err = NewFixed(map[uint64]float64{1: 2}, 0.1)
 	require.ErrorContains(t, err, "probs[0x1]")
 	_, err = NewDecay(0.1, 0)
 	require.ErrorContains(t, err, "window")
-}
-
-// TestOracle pins the oracle's head: every key of probs at or above theta,
-// its statistics, and the direct lookups partitioners use.
-func TestOracle(t *testing.T) {
-	probs := map[uint64]float64{1: 0.5, 2: 0.2, 3: 0.2, 4: 0.05, 5: 0.05}
-	o, err := NewOracle(probs, 0.1)
-	require.NoError(t, err)
-	require.Equal(t, []HeadKey{{1, 0.5}, {2, 0.2}, {3, 0.2}}, o.Heads())
-	st := o.Stats()
-	require.Equal(t, 0.5, st.P1)
-	require.InDelta(t, 0.9, st.Mass, 1e-15)
-	require.Equal(t, 3, st.Count)
-	for k, p := range probs {
-		head, got := o.Observe(k)
-		require.Equal(t, p >= 0.1, head, "key %d", k)
-		require.Equal(t, p >= 0.1, o.Table().Get(k) != nil, "key %d", k)
-		if head {
-			require.Equal(t, p, got)
-			require.True(t, o.MayContain(k))
-		}
-	}
 }
 
 // TestExact pins the whole-stream exact detector: head means count >=

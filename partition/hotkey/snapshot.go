@@ -19,7 +19,7 @@ import (
 // detector unchanged. Encodings are versioned (snapshotVersion); a decoder
 // rejects versions it does not know. AppendState appends to dst and
 // allocates nothing else (a summary's encoding included), so that it can
-// run on the worker's goroutine at every checkpoint. The Oracle keeps no
+// run on the worker's goroutine at every checkpoint. Fixed keeps no
 // state and has no snapshot.
 //
 // Layouts (uvarints unless said; f64 is a float64's bits, 8 bytes):
@@ -272,7 +272,7 @@ func (s *Stable) restore(b []byte) error {
 	clear(s.filter[:])
 	for k, e := range s.cand.All() {
 		if e.head {
-			s.filter.add(k)
+			s.filter.Add(k)
 		}
 	}
 	s.collectHeads()
