@@ -5,16 +5,17 @@ import (
 
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 )
 
 // DetectorKinds names the hot-key detectors a partition sweep may route
 // with: default (the partitioners' own, whose windows WithSources divides
 // by the sources), oracle (the stream's true probabilities: the papers'
 // oracle head), cumulative (exact counts since the start, never
-// forgetting), and internal/hotkey's windowed detectors: countmin, exact
-// (windowed exact counts), filtered (the default's summaries with an
-// undivided window), lossy and spacesaving.
-var DetectorKinds = append([]string{"default", "oracle", "cumulative"}, hotkey.Names()...)
+// forgetting), and the windowed detectors of partitionlab.Detectors:
+// countmin, exact (windowed exact counts), filtered (the default's
+// summaries with an undivided window), lossy and spacesaving.
+var DetectorKinds = append([]string{"default", "oracle", "cumulative"}, partitionlab.Detectors()...)
 
 // minSourceWindow is the smallest window -source-windows divides a
 // detector's to: partition's floor for its default detector.
@@ -36,15 +37,15 @@ func detectorFactory(name string, probs func() map[uint64]float64, sources int, 
 		}
 	case name == "cumulative":
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			return hotkey.NewExact(theta)
+			return partitionlab.NewExact(theta)
 		}
-	case slices.Contains(hotkey.Names(), name):
+	case slices.Contains(partitionlab.Detectors(), name):
 		f = func(_ int, theta float64) (partition.Detector, error) {
 			w := hotkey.DefaultWindow(theta)
 			if sourceWindows && sources > 1 {
 				w = max(minSourceWindow, w/sources)
 			}
-			return hotkey.New(name, theta, w)
+			return partitionlab.NewDetector(name, theta, w)
 		}
 	default:
 		return nil, invalidChoice("-detector", name, DetectorKinds)

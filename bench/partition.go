@@ -9,7 +9,7 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/partition"
-	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -67,8 +67,8 @@ func (c *PartitionConfig) validate() error {
 		return invalidParam("-zipf-s", c.ZipfS, "none with -file (a file has no Zipf exponent)")
 	case c.Detector != "" && !slices.Contains(DetectorKinds, c.Detector):
 		return invalidChoice("-detector", c.Detector, DetectorKinds)
-	case c.SourceWindows && !slices.Contains(hotkey.Names(), c.Detector):
-		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(hotkey.Names(), ", ")+"); default divides its own windows")
+	case c.SourceWindows && !slices.Contains(partitionlab.Detectors(), c.Detector):
+		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(partitionlab.Detectors(), ", ")+"); default divides its own windows")
 	case c.Seeds < 0 || c.Seeds > MaxSeeds:
 		return invalidParam("-seeds", c.Seeds, fmt.Sprintf("in [1, %d]", MaxSeeds))
 	}

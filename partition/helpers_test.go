@@ -23,10 +23,17 @@ func oracleFactory(probs map[uint64]float64) DetectorFactory {
 // oracleOption is WithDetector(oracleFactory(probs)).
 func oracleOption(probs map[uint64]float64) Option { return WithDetector(oracleFactory(probs)) }
 
+// windowed are package hotkey's windowed detectors by name (package
+// partitionlab, which imports partition, has the others).
+var windowed = map[string]func(theta float64, window int) (*hotkey.Windowed, error){
+	"filtered":    hotkey.NewFiltered,
+	"spacesaving": hotkey.NewSpaceSaving,
+}
+
 // windowedFactory gives every partitioner the named windowed detector of
 // package hotkey with its default window.
 func windowedFactory(name string) DetectorFactory {
 	return func(_ int, theta float64) (Detector, error) {
-		return hotkey.New(name, theta, hotkey.DefaultWindow(theta))
+		return windowed[name](theta, hotkey.DefaultWindow(theta))
 	}
 }

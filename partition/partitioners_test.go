@@ -275,8 +275,8 @@ func TestWorkersBound(t *testing.T) {
 // TestThetaBound pins that every kind with a detector refuses a threshold
 // below MinTheta (whose sketches would take O(1/theta) memory: gigabytes
 // near 1e-8) with an error naming theta, before allocating, and builds at
-// MinTheta within bounded memory, with the default detector and with each
-// of internal/hotkey's.
+// MinTheta within bounded memory, with the default detector, the oracle
+// and package hotkey's windowed ones (partitionlab's test theirs).
 func TestThetaBound(t *testing.T) {
 	require.Equal(t, hotkey.MinTheta, MinTheta)
 	detectors := map[string]func(theta float64) error{
@@ -287,7 +287,7 @@ func TestThetaBound(t *testing.T) {
 			return err
 		},
 	}
-	for _, name := range hotkey.Names() {
+	for name := range windowed {
 		detectors[name] = func(th float64) error {
 			_, err := New("dchoices", 4, WithTheta(th), WithDetector(windowedFactory(name)))
 			return err

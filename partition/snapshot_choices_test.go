@@ -12,9 +12,16 @@ import (
 	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
-// savedDetector is a user's Detector (whole-stream exact counts) that
-// implements Snapshotter: the partitioner saves it with its own state.
-type savedDetector struct{ *hotkey.Exact }
+// savedDetector is a user's Detector (the default detector's rule, behind
+// a type that shows only Observe, Stats and its snapshot) that implements
+// Snapshotter but lists no head: the partitioner saves it with its own
+// state, and D-Choices its head keys too.
+type savedDetector struct{ s *hotkey.Stable }
+
+func (d savedDetector) Observe(key uint64) (bool, float64)     { return d.s.Observe(key) }
+func (d savedDetector) Stats() HeadStats                       { return d.s.Stats() }
+func (d savedDetector) AppendState(dst []byte) ([]byte, error) { return d.s.AppendState(dst) }
+func (d savedDetector) RestoreState(b []byte) error            { return d.s.RestoreState(b) }
 
 // streams of the snapshot tests: m tuples over 20,000 keys, skewed (Zipf
 // 1.4), extreme (Zipf 2.0, routed over 5 workers: Auto routes as W-Choices
@@ -46,9 +53,9 @@ func snapshotDetectors(probs map[uint64]float64) map[string][]Option {
 		"default": nil,
 		"sources": {WithSources(4)}, // the default detector with short windows
 		"oracle":  {oracleOption(probs)},
-		"exact": {WithDetector(func(_ int, theta float64) (Detector, error) {
-			e, err := hotkey.NewExact(theta)
-			return savedDetector{e}, err
+		"saved": {WithDetector(func(_ int, theta float64) (Detector, error) {
+			s, err := hotkey.NewStable(theta, hotkey.DefaultWindow(theta))
+			return savedDetector{s}, err
 		})},
 	}
 }
@@ -77,7 +84,7 @@ func TestSnapshotChoicesRoutesAsOriginal(t *testing.T) {
 			for _, seed := range seeds {
 				keys, probs := snapshotStream(stream, m, seed)
 				for det, opts := range snapshotDetectors(probs) {
-					if testing.Short() && det != "default" && det != "exact" {
+					if testing.Short() && det != "default" && det != "saved" {
 						continue
 					}
 					n := 10

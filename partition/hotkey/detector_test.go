@@ -1,6 +1,7 @@
-package hotkey
+package hotkey_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -9,14 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 )
 
+// The detectors' guarantees are checked here for every detector, this
+// package's and partitionlab's (whose windowed ones are Windowed over its
+// own Summary), against the same exact model (hotkey.WindowModel).
+
+// TestDetectorGuarantees: every windowed detector reports head every key
+// whose count in its older window reaches theta times the window's length,
+// and none more than its slack below; every windowed detector, and Stable,
+// follows a hot key that moves within 2W tuples (testDrift).
 func TestDetectorGuarantees(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range partitionlab.Detectors() {
 		for _, s := range []float64{0.8, 1.2} {
 			t.Run(fmt.Sprintf("detector=%s/zipf=%.1f", name, s), func(t *testing.T) {
 				keys, _ := partlab.ExactZipf(60_000, 20_000, s, 15)
-				det, err := New(name, 0.01, 4096)
+				det, err := partitionlab.NewDetector(name, 0.01, 4096)
 				require.NoError(t, err)
 				// Space-Saving and Lossy Counting overestimate by at most
 				// theta/4*N, so false heads have p >= 0.75 theta; Count-Min
@@ -30,73 +41,56 @@ func TestDetectorGuarantees(t *testing.T) {
 			})
 		}
 	}
-	for _, name := range Names() {
+	for _, name := range partitionlab.Detectors() {
 		t.Run("drift/detector="+name, func(t *testing.T) {
-			testDrift(t, func(theta float64, window int) (Detector, error) { return New(name, theta, window) })
+			testDrift(t, func(theta float64, window int) (hotkey.Detector, error) {
+				return partitionlab.NewDetector(name, theta, window)
+			})
 		})
 	}
-}
-
-func TestNames(t *testing.T) {
-	require.Equal(t, []string{"countmin", "exact", "filtered", "lossy", "spacesaving"}, Names())
-	_, err := New("oracle", 0.1, 100)
-	require.ErrorIs(t, err, ErrInvalidParameter)
-	require.ErrorContains(t, err, `detector = "oracle", want one of countmin, exact, filtered, lossy, spacesaving`)
+	t.Run("drift/detector=stable", func(t *testing.T) {
+		testDrift(t, func(theta float64, window int) (hotkey.Detector, error) { return hotkey.NewStable(theta, window) })
+	})
 }
 
 // TestBadInput pins that every constructor refuses a threshold outside
 // [MinTheta, 1) and a bad window or probability, naming it.
 func TestBadInput(t *testing.T) {
 	mks := map[string]func(theta float64) error{
-		"fixed":     func(th float64) error { _, err := NewFixed(map[uint64]float64{1: 1}, th); return err },
-		"exact-all": func(th float64) error { _, err := NewExact(th); return err },
-		"decay":     func(th float64) error { _, err := NewDecay(th, 10); return err },
+		"fixed":     func(th float64) error { _, err := hotkey.NewFixed(map[uint64]float64{1: 1}, th); return err },
+		"stable":    func(th float64) error { _, err := hotkey.NewStable(th, 10); return err },
+		"exact-all": func(th float64) error { _, err := partitionlab.NewExact(th); return err },
+		"decay":     func(th float64) error { _, err := partitionlab.NewDecay(th, 10); return err },
 	}
-	for _, name := range Names() {
-		mks[name] = func(th float64) error { _, err := New(name, th, DefaultWindow(th)); return err }
+	for _, name := range partitionlab.Detectors() {
+		mks[name] = func(th float64) error {
+			_, err := partitionlab.NewDetector(name, th, hotkey.DefaultWindow(th))
+			return err
+		}
 	}
 	for name, mk := range mks {
-		for _, th := range []float64{0, MinTheta / 2, 1, math.NaN(), -0.1} {
+		for _, th := range []float64{0, hotkey.MinTheta / 2, 1, math.NaN(), -0.1} {
 			err := mk(th)
-			require.ErrorIs(t, err, ErrInvalidParameter, "%s theta=%g", name, th)
+			require.ErrorIs(t, err, hotkey.ErrInvalidParameter, "%s theta=%g", name, th)
 			require.ErrorContains(t, err, "theta", "%s theta=%g", name, th)
 		}
-		require.NoError(t, mk(MinTheta), name)
+		require.NoError(t, mk(hotkey.MinTheta), name)
 	}
-	_, err := NewFixed(nil, 0.1)
+	_, err := hotkey.NewFixed(nil, 0.1)
 	require.ErrorContains(t, err, "probs")
-	_, err = NewFixed(map[uint64]float64{1: 2}, 0.1)
+	_, err = hotkey.NewFixed(map[uint64]float64{1: 2}, 0.1)
 	require.ErrorContains(t, err, "probs[0x1]")
-	_, err = NewDecay(0.1, 0)
+	_, err = partitionlab.NewDecay(0.1, 0)
 	require.ErrorContains(t, err, "window")
-}
-
-// TestExact pins the whole-stream exact detector: head means count >=
-// theta*N, and Stats, refreshed every 1024 tuples, counts those keys.
-func TestExact(t *testing.T) {
-	keys, probs := partlab.ExactZipf(1024*20, 1000, 1.2, 3)
-	e, err := NewExact(0.05)
-	require.NoError(t, err)
-	counts := map[uint64]int{}
-	for i, k := range keys {
-		counts[k]++
-		head, _ := e.Observe(k)
-		require.Equal(t, float64(counts[k]) >= 0.05*float64(i+1), head, "tuple %d", i)
-	}
-	want := HeadStats{}
-	for _, c := range counts {
-		p := float64(c) / float64(len(keys))
-		want.P1 = max(want.P1, p)
-		if p >= 0.05 {
-			want.Count++
-			want.Mass += p
-		}
-	}
-	got := e.Stats()
-	require.Equal(t, want.Count, got.Count)
-	require.InDelta(t, want.P1, got.P1, 1e-12)
-	require.InDelta(t, want.Mass, got.Mass, 1e-12)
-	require.NotEmpty(t, probs)
+	_, err = hotkey.NewFiltered(0.1, 0)
+	require.ErrorContains(t, err, "window")
+	made := 0
+	_, err = hotkey.NewWindowed(0.1, -1, func(float64) (hotkey.Summary, error) { made++; return nil, nil })
+	require.ErrorIs(t, err, hotkey.ErrInvalidParameter)
+	require.Zero(t, made, "a summary made before the window was checked")
+	broken := errors.New("no summary")
+	_, err = hotkey.NewWindowed(0.1, 10, func(float64) (hotkey.Summary, error) { return nil, broken })
+	require.ErrorIs(t, err, broken)
 }
 
 var (
@@ -125,13 +119,13 @@ func benchKeys(s float64) []uint64 {
 // BenchmarkDetector reports ns per Observe per detector, skew and n
 // (theta = 1/(5n), the default window).
 func BenchmarkDetector(b *testing.B) {
-	for _, name := range Names() {
+	for _, name := range partitionlab.Detectors() {
 		for _, s := range []float64{0.8, 1.2, 2.0} {
 			for _, n := range []int{10, 100} {
 				b.Run(fmt.Sprintf("detector=%s/zipf=%.1f/workers=%d", name, s, n), func(b *testing.B) {
 					keys := benchKeys(s)
 					theta := 1 / (5 * float64(n))
-					det, err := New(name, theta, DefaultWindow(theta))
+					det, err := partitionlab.NewDetector(name, theta, hotkey.DefaultWindow(theta))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,8 +1,9 @@
-package hotkey
+package hotkey_test
 
 import (
 	"testing"
 
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/stretchr/testify/require"
 )
 
@@ -11,16 +12,16 @@ import (
 // from Heads, FixedHead and Observe.
 func TestFixed(t *testing.T) {
 	probs := map[uint64]float64{1: 0.5, 2: 0.2, 3: 0.2, 4: 0.05, 5: 0.05}
-	f, err := NewFixed(probs, 0.1)
+	f, err := hotkey.NewFixed(probs, 0.1)
 	require.NoError(t, err)
-	want := []HeadKey{{1, 0.5}, {2, 0.2}, {3, 0.2}}
+	want := []hotkey.HeadKey{{1, 0.5}, {2, 0.2}, {3, 0.2}}
 	require.Equal(t, want, f.Heads())
 	require.Equal(t, want, f.FixedHead())
 	mass := 0.0
-	for _, h := range want { // in ByWeight order, as floats
+	for _, h := range want { // in hotkey.ByWeight order, as floats
 		mass += h.P
 	}
-	require.Equal(t, HeadStats{P1: 0.5, Mass: mass, Count: 3}, f.Stats())
+	require.Equal(t, hotkey.HeadStats{P1: 0.5, Mass: mass, Count: 3}, f.Stats())
 	for k, p := range probs {
 		head, got := f.Observe(k)
 		require.Equal(t, p >= 0.1, head, "key %d", k)
@@ -28,8 +29,8 @@ func TestFixed(t *testing.T) {
 			require.Equal(t, p, got)
 		}
 	}
-	var d Detector = f
-	_, ok := d.(FixedHead)
+	var d hotkey.Detector = f
+	_, ok := d.(hotkey.FixedHead)
 	require.True(t, ok, "a Fixed offers its head to partitioners")
 	allocs := testing.AllocsPerRun(100, func() { f.Observe(1); f.Observe(4) })
 	require.Zero(t, allocs)
@@ -38,7 +39,7 @@ func TestFixed(t *testing.T) {
 // TestFilter pins the filter: every key added passes, a key whose top 16
 // bits no added key has does not, and the zero Filter holds nothing.
 func TestFilter(t *testing.T) {
-	var f Filter
+	var f hotkey.Filter
 	keys := []uint64{0, 1 << 48, 0xffff_0000_0000_0001, 0x1234_5678_9abc_def0}
 	for _, k := range keys {
 		require.False(t, f.MayContain(k), "%#x before Add", k)
