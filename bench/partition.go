@@ -58,7 +58,7 @@ func (c *PartitionConfig) validate() error {
 	case c.Tuples <= 0 || c.Tuples > MaxHeldTuples:
 		return invalidParam("-tuples", c.Tuples, fmt.Sprintf("in [1, %d] (the simulator holds the stream)", MaxHeldTuples))
 	case len(c.Partitioners) == 0:
-		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(PartitionerKinds(), ", "))
 	case c.Period < 0:
 		return invalidParam("-period", c.Period, ">= 0 (0: a tenth of the stream)")
 	case c.Spec.File == "" && len(c.ZipfS) == 0:

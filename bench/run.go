@@ -213,7 +213,7 @@ func (c *RunConfig) validate() error {
 	case c.Workload.Open == nil:
 		return invalidParam("-workload", "nil", "a workload")
 	case len(c.Partitioners) == 0:
-		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(PartitionerKinds(), ", "))
 	case checkRate(c.Rate) != nil:
 		return checkRate(c.Rate)
 	case c.Tuples < 0:

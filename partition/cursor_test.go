@@ -27,7 +27,7 @@ func TestCursorMatchesScan(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, s, 3)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
+					f, err := testFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
 					for inst := range 2 {
 						a, err := f(n)
@@ -132,9 +132,9 @@ func TestDChoicesMatchesModel(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, s, 5)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
+					f, err := testFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
-					opaque, err := NewFactory(kind, WithDetector(func(n int, theta float64) (Detector, error) {
+					opaque, err := testFactory(kind, WithDetector(func(n int, theta float64) (Detector, error) {
 						o, err := hotkey.NewFixed(probs, theta)
 						return opaqueDetector{o}, err
 					}))
@@ -276,9 +276,9 @@ func TestFixedHeadCapability(t *testing.T) {
 				f, err := hotkey.NewFixed(probs, tc.theta)
 				require.NoError(t, err)
 				require.Equal(t, tc.fixed, len(f.Heads()) <= maxFixedHead, "the test's head size")
-				listed, err := New(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return newListedHead(f), nil }))
+				listed, err := testNew(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return newListedHead(f), nil }))
 				require.NoError(t, err)
-				opaque, err := New(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return opaqueDetector{newListedHead(f)}, nil }))
+				opaque, err := testNew(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return opaqueDetector{newListedHead(f)}, nil }))
 				require.NoError(t, err)
 				switch p := listed.(type) {
 				case *dChoices:

@@ -32,10 +32,10 @@ import (
 //
 // The default variant (kind "dchoices") draws d DISTINCT candidates, a start
 // and a stride coprime to n from the key's hash, so c(d) = d/n exactly. The
-// paper's variant (kind "dchoices-paper") draws d candidates from d hashes
-// (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide:
-// c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one sequence per
-// key, so raising d only adds workers.
+// paper's variant (research kind "dchoices-paper", partitionlab's) draws d
+// candidates from d hashes (Reduce(key) then Reduce(Mix64(key + i*h2))),
+// which collide: c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one
+// sequence per key, so raising d only adds workers.
 type dChoices struct {
 	load []uint64
 	det  Detector

@@ -8,8 +8,9 @@ import (
 
 // headAll routes tail keys as PKG does and spreads head keys over all n
 // workers: to the least loaded (W-Choices, Nasir et al. ICDE 2016, kind
-// "wchoices") or round-robin (kind "rr-head"). Head keys may then reach
-// every worker, so the merge stage combines up to n partials per head key.
+// "wchoices") or round-robin (research kind "rr-head", partitionlab's).
+// Head keys may then reach every worker, so the merge stage combines up to
+// n partials per head key.
 type headAll struct {
 	load []uint64
 	det  Detector

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"slices"
+
 	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
@@ -36,4 +38,27 @@ func windowedFactory(name string) DetectorFactory {
 	return func(_ int, theta float64) (Detector, error) {
 		return windowed[name](theta, hotkey.DefaultWindow(theta))
 	}
+}
+
+// allKinds is every kind this package builds, sorted: Kinds and the
+// research kinds (labKinds) that partitionlab reaches.
+func allKinds() []string {
+	return slices.Sorted(slices.Values(append(Kinds(), kindNames(labKinds)...)))
+}
+
+// testFactory is NewFactory for any kind of allKinds.
+func testFactory(kind string, opts ...Option) (Factory, error) {
+	if _, ok := labKinds[kind]; ok {
+		return newFactory(labKinds, kind, opts)
+	}
+	return NewFactory(kind, opts...)
+}
+
+// testNew is New for any kind of allKinds.
+func testNew(kind string, workers int, opts ...Option) (Partitioner, error) {
+	f, err := testFactory(kind, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return f(workers)
 }

@@ -194,22 +194,20 @@ var kinds = map[string]func(n int, c *config) (Partitioner, error){
 	"dchoices": func(n int, c *config) (Partitioner, error) {
 		return newDChoices(n, c, false)
 	},
-	"dchoices-paper": func(n int, c *config) (Partitioner, error) {
-		return newDChoices(n, c, true)
-	},
 	"wchoices": func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) },
-	"rr-head":  func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) },
 	"auto":     func(n int, c *config) (Partitioner, error) { return newAuto(n, c) },
 }
 
 // Kinds lists the partitioner kinds New and NewFactory accept, sorted:
-// auto, dchoices, hash, pkg, shuffle and wchoices (each with its typed
-// constructor), and dchoices-paper (the paper's D-Choices: candidates from
-// independent hashes, which collide) and rr-head (head keys round-robin
-// over all workers), kept for the comparisons of docs/results/partitioning.md.
-func Kinds() []string {
-	ks := make([]string, 0, len(kinds))
-	for k := range kinds {
+// auto, dchoices, hash, pkg, shuffle and wchoices, each with its typed
+// constructor. (The research kinds that docs/results/partitioning.md
+// compares them with are package partitionlab's.)
+func Kinds() []string { return kindNames(kinds) }
+
+// kindNames lists a registry's kinds, sorted.
+func kindNames(reg map[string]func(n int, c *config) (Partitioner, error)) []string {
+	ks := make([]string, 0, len(reg))
+	for k := range reg {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
@@ -232,9 +230,14 @@ func New(kind string, workers int, opts ...Option) (Partitioner, error) {
 // between equally loaded workers differently, so that S sources do not all
 // favour the same workers; give it WithSources(S).
 func NewFactory(kind string, opts ...Option) (Factory, error) {
-	mk, ok := kinds[kind]
+	return newFactory(kinds, kind, opts)
+}
+
+// newFactory is NewFactory over the kinds of reg.
+func newFactory(reg map[string]func(n int, c *config) (Partitioner, error), kind string, opts []Option) (Factory, error) {
+	mk, ok := reg[kind]
 	if !ok {
-		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", Kinds()))
+		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", kindNames(reg)))
 	}
 	c, err := newConfig(opts)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/internal/labkinds"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -49,12 +50,12 @@ func lambda(load []uint64) float64 {
 func TestPlacementBounds(t *testing.T) {
 	const n = 10
 	keys, probs := partlab.ExactZipf(200_000, 10_000, 1.4, 1)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		if kind == "auto" {
 			continue
 		}
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, n, WithDetector(oracleFactory(probs)))
+			p, err := testNew(kind, n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			_, seen := route(t, p, keys)
 			theta := 1 / (5.0 * n)
@@ -207,7 +208,7 @@ func TestBadInput(t *testing.T) {
 		{"detector factory returns nil (auto)", "auto", 3, []Option{WithDetector(nilDetector)}, "detector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(tc.kind, tc.n, tc.opts...)
+			p, err := testNew(tc.kind, tc.n, tc.opts...)
 			require.True(t, p == nil, "a failed build returns a nil Partitioner, not %T", p)
 			require.ErrorIs(t, err, ErrInvalidParameter)
 			require.Contains(t, err.Error(), tc.want)
@@ -241,16 +242,16 @@ func TestWorkersBound(t *testing.T) {
 		require.ErrorContains(t, err, "workers")
 		require.Less(t, alloc, uint64(1<<20), "bytes allocated before refusing")
 	}
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		for _, n := range bad {
 			t.Run(fmt.Sprintf("kind=%s/n=%d", kind, n), func(t *testing.T) {
-				refused(t, func() error { _, err := New(kind, n); return err })
+				refused(t, func() error { _, err := testNew(kind, n); return err })
 			})
 		}
 		t.Run(fmt.Sprintf("kind=%s/n=MaxWorkers", kind), func(t *testing.T) {
 			var p Partitioner
 			var err error
-			alloc := allocatedBy(func() { p, err = New(kind, MaxWorkers) })
+			alloc := allocatedBy(func() { p, err = testNew(kind, MaxWorkers) })
 			require.NoError(t, err)
 			require.Equal(t, MaxWorkers, p.Workers())
 			require.Less(t, alloc, uint64(64<<20), "bytes for one partitioner at MaxWorkers")
@@ -318,7 +319,7 @@ func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
 	keys, _ := partlab.ExactZipf(100_000, 20_000, 1.1, 4)
 	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"} {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16)
+			p, err := testNew(kind, 16)
 			require.NoError(t, err)
 			w := hotkey.DefaultWindow(1.0 / 80)
 			i := 0
@@ -343,9 +344,9 @@ func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
 
 func TestRouteDoesNotAllocate(t *testing.T) {
 	keys, probs := partlab.ExactZipf(50_000, 5_000, 1.2, 2)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16, WithDetector(oracleFactory(probs)))
+			p, err := testNew(kind, 16, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			i := 0
 			for ; i < 20_000; i++ { // warm-up: Auto's sparse HyperLogLog turns dense
@@ -389,7 +390,7 @@ func TestImbalanceBeatsHash(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, tc.s, 3)
 			h, _ := NewHash(tc.n)
 			lh, _ := route(t, h, keys)
-			p, err := New(tc.kind, tc.n, WithDetector(oracleFactory(probs)))
+			p, err := testNew(tc.kind, tc.n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			lp, _ := route(t, p, keys)
 			require.Less(t, lambda(lp), tc.max)
@@ -417,7 +418,7 @@ func TestDefaultDetectorReplicationNearOracle(t *testing.T) {
 		for _, kind := range []string{"dchoices", "wchoices"} {
 			t.Run(fmt.Sprintf("%s/s=%.1f/n=%d/S=%d", kind, tc.s, tc.n, tc.srcs), func(t *testing.T) {
 				run := func(opts ...Option) *Result {
-					f, err := NewFactory(kind, opts...)
+					f, err := testFactory(kind, opts...)
 					require.NoError(t, err)
 					res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: tc.srcs, Workers: tc.n})
 					require.NoError(t, err)
@@ -430,4 +431,28 @@ func TestDefaultDetectorReplicationNearOracle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestResearchKindsOutsideKinds pins that the research kinds are not
+// partition's: Kinds does not list them, New and NewFactory refuse them
+// naming the kind, and the door to partitionlab (labkinds) names exactly
+// them and builds them.
+func TestResearchKindsOutsideKinds(t *testing.T) {
+	require.Equal(t, []string{"dchoices-paper", "rr-head"}, kindNames(labKinds))
+	require.Equal(t, kindNames(labKinds), labkinds.Kinds)
+	for _, kind := range kindNames(labKinds) {
+		require.NotContains(t, Kinds(), kind)
+		_, err := New(kind, 4)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "kind")
+		_, err = NewFactory(kind)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		f, err := labkinds.NewFactory.(func(string, ...Option) (Factory, error))(kind, WithSeed(1))
+		require.NoError(t, err)
+		p, err := f(4)
+		require.NoError(t, err)
+		require.True(t, SplitsKeys(p))
+	}
+	_, err := labkinds.NewFactory.(func(string, ...Option) (Factory, error))("dchoices")
+	require.ErrorIs(t, err, ErrInvalidParameter, "the door builds the research kinds only")
 }

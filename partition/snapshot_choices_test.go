@@ -92,7 +92,7 @@ func TestSnapshotChoicesRoutesAsOriginal(t *testing.T) {
 						n = 5
 					}
 					t.Run(fmt.Sprintf("%s/%s/seed=%d/%s", kind, stream, seed, det), func(t *testing.T) {
-						f, err := NewFactory(kind, append(opts, WithAutoWindow(8192, 1024), WithSeed(seed))...)
+						f, err := testFactory(kind, append(opts, WithAutoWindow(8192, 1024), WithSeed(seed))...)
 						require.NoError(t, err)
 						for _, cut := range cuts {
 							a, err := f(n)
@@ -131,7 +131,7 @@ func TestSnapshotChoicesRejects(t *testing.T) {
 	kinds := []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"}
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			f, err := NewFactory(kind, WithAutoWindow(8192, 1024))
+			f, err := testFactory(kind, WithAutoWindow(8192, 1024))
 			require.NoError(t, err)
 			a, err := f(n)
 			require.NoError(t, err)
@@ -161,14 +161,14 @@ func TestSnapshotChoicesRejects(t *testing.T) {
 				if other == kind {
 					continue
 				}
-				o, err := New(other, n)
+				o, err := testNew(other, n)
 				require.NoError(t, err)
 				require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "%s state into %s", kind, other)
 			}
-			o, err := New(kind, n+1)
+			o, err := testNew(kind, n+1)
 			require.NoError(t, err)
 			require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "another worker count")
-			o, err = New(kind, n, oracleOption(probs))
+			o, err = testNew(kind, n, oracleOption(probs))
 			require.NoError(t, err)
 			require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "another detector")
 			for _, k := range keys[20_000:40_000] {
@@ -203,7 +203,7 @@ func TestSnapshotChoicesAllocs(t *testing.T) {
 	for _, n := range []int{8, 100} {
 		keys, _ := snapshotStream("skewed", m, 1)
 		for _, kind := range []string{"dchoices", "wchoices", "auto"} {
-			p, err := New(kind, n)
+			p, err := testNew(kind, n)
 			require.NoError(t, err)
 			for _, k := range keys {
 				p.Route(k)
@@ -253,7 +253,7 @@ func TestSnapshotRestoreIntoUsed(t *testing.T) {
 	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "auto"} {
 		for det, opts := range map[string][]Option{"default": nil, "oracle": {oracleOption(probs)}} {
 			t.Run(kind+"/"+det, func(t *testing.T) {
-				f, err := NewFactory(kind, append(opts, WithAutoWindow(8192, 1024))...)
+				f, err := testFactory(kind, append(opts, WithAutoWindow(8192, 1024))...)
 				require.NoError(t, err)
 				a, err := f(10)
 				require.NoError(t, err)
