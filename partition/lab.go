@@ -9,9 +9,9 @@ import "github.com/skewerhq/skewer/partition/internal/labkinds"
 // Kinds: New and NewFactory refuse them, and package partitionlab builds
 // them (partitionlab.NewFactory), with the same Options, through
 // partition/internal/labkinds.
-var labKinds = map[string]func(n int, c *config) (Partitioner, error){
-	"dchoices-paper": func(n int, c *config) (Partitioner, error) { return newDChoices(n, c, true) },
-	"rr-head":        func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) },
+var labKinds = map[string]kindSpec{
+	"dchoices-paper": {func(n int, c *config) (Partitioner, error) { return newDChoices(n, c, true) }, true},
+	"rr-head":        {func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) }, true},
 }
 
 func init() {

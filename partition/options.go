@@ -185,17 +185,23 @@ func (c *config) autoWindowFor() int {
 	return max(c.autoSample, c.autoWindow/c.sources)
 }
 
-// kinds builds each kind for n workers (already checked) and a validated
-// config.
-var kinds = map[string]func(n int, c *config) (Partitioner, error){
-	"hash":    func(n int, _ *config) (Partitioner, error) { return &Hash{n: n}, nil },
-	"shuffle": func(n int, _ *config) (Partitioner, error) { return newShuffle(n), nil },
-	"pkg":     func(n int, c *config) (Partitioner, error) { return newPKG(n, c.tie), nil },
-	"dchoices": func(n int, c *config) (Partitioner, error) {
-		return newDChoices(n, c, false)
-	},
-	"wchoices": func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) },
-	"auto":     func(n int, c *config) (Partitioner, error) { return newAuto(n, c) },
+// kindSpec is one entry of a registry of kinds: build makes it for n workers
+// (already checked) and a validated config; splits is whether its
+// partitioners may send one key to several workers (SplitsKeys), the same
+// for every instance, worker count and option.
+type kindSpec struct {
+	build  func(n int, c *config) (Partitioner, error)
+	splits bool
+}
+
+// kinds are the kinds of New and NewFactory.
+var kinds = map[string]kindSpec{
+	"hash":     {func(n int, _ *config) (Partitioner, error) { return &Hash{n: n}, nil }, false},
+	"shuffle":  {func(n int, _ *config) (Partitioner, error) { return newShuffle(n), nil }, true},
+	"pkg":      {func(n int, c *config) (Partitioner, error) { return newPKG(n, c.tie), nil }, true},
+	"dchoices": {func(n int, c *config) (Partitioner, error) { return newDChoices(n, c, false) }, true},
+	"wchoices": {func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) }, true},
+	"auto":     {func(n int, c *config) (Partitioner, error) { return newAuto(n, c) }, true},
 }
 
 // Kinds lists the partitioner kinds New and NewFactory accept, sorted:
@@ -205,13 +211,32 @@ var kinds = map[string]func(n int, c *config) (Partitioner, error){
 func Kinds() []string { return kindNames(kinds) }
 
 // kindNames lists a registry's kinds, sorted.
-func kindNames(reg map[string]func(n int, c *config) (Partitioner, error)) []string {
+func kindNames(reg map[string]kindSpec) []string {
 	ks := make([]string, 0, len(reg))
 	for k := range reg {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// KindSplitsKeys reports whether the partitioners of a kind (see Kinds)
+// may send one key to several workers, as SplitsKeys would report of each
+// of them, whatever the worker count and options: every kind but hash. A
+// caller that needs to know before it routes (a runtime deciding whether
+// an aggregation needs a merge stage) asks here instead of building a
+// partitioner to ask. An unknown kind is refused as New refuses it.
+func KindSplitsKeys(kind string) (bool, error) {
+	k, ok := kinds[kind]
+	if !ok {
+		return false, unknownKind(kinds, kind)
+	}
+	return k.splits, nil
+}
+
+// unknownKind is the error for a kind reg does not have.
+func unknownKind(reg map[string]kindSpec, name string) error {
+	return invalidParam("kind", fmt.Sprintf("%q", name), fmt.Sprintf("one of %v", kindNames(reg)))
 }
 
 // New builds a partitioner of the named kind (see Kinds) for n workers: the
@@ -234,10 +259,10 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 }
 
 // newFactory is NewFactory over the kinds of reg.
-func newFactory(reg map[string]func(n int, c *config) (Partitioner, error), kind string, opts []Option) (Factory, error) {
-	mk, ok := reg[kind]
+func newFactory(reg map[string]kindSpec, name string, opts []Option) (Factory, error) {
+	k, ok := reg[name]
 	if !ok {
-		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", kindNames(reg)))
+		return nil, unknownKind(reg, name)
 	}
 	c, err := newConfig(opts)
 	if err != nil {
@@ -255,7 +280,7 @@ func newFactory(reg map[string]func(n int, c *config) (Partitioner, error), kind
 		if i := instances.Add(1) - 1; i > 0 {
 			cc.tie = hashx.Mix64(i) | 1
 		}
-		p, err := mk(workers, &cc)
+		p, err := k.build(workers, &cc)
 		if err != nil {
 			// A builder's typed nil (*dChoices)(nil) would make a
 			// non-nil Partitioner beside the error.

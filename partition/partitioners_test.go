@@ -456,3 +456,35 @@ func TestResearchKindsOutsideKinds(t *testing.T) {
 	_, err := labkinds.NewFactory.(func(string, ...Option) (Factory, error))("dchoices")
 	require.ErrorIs(t, err, ErrInvalidParameter, "the door builds the research kinds only")
 }
+
+// TestKindSplitsKeys pins that KindSplitsKeys says of every kind what
+// SplitsKeys says of its partitioners, at every worker count and with
+// options (and of the research kinds, what their entries say), and refuses
+// an unknown kind as New does.
+func TestKindSplitsKeys(t *testing.T) {
+	for _, kind := range allKinds() {
+		want := kinds[kind].splits
+		if s, ok := labKinds[kind]; ok {
+			want = s.splits
+		} else {
+			got, err := KindSplitsKeys(kind)
+			require.NoError(t, err)
+			require.Equal(t, want, got, kind)
+		}
+		for _, n := range []int{1, 2, 10} {
+			for _, opts := range [][]Option{nil, {WithSources(4), WithTheta(0.1)}} {
+				p, err := testNew(kind, n, opts...)
+				require.NoError(t, err)
+				require.Equal(t, want, SplitsKeys(p), "%s n=%d", kind, n)
+			}
+		}
+	}
+	got, err := KindSplitsKeys("hash")
+	require.NoError(t, err)
+	require.False(t, got, "key grouping keeps every key on one worker")
+	for _, kind := range []string{"nope", "dchoices-paper"} {
+		_, err := KindSplitsKeys(kind)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "kind")
+	}
+}

@@ -26,6 +26,26 @@ type Edge struct {
 	opts []partition.Option
 	// keyGroups: Hash, routing by key group (see MaxParallelism).
 	keyGroups bool
+	// splits says whether the partitioners of a partitioned edge may split
+	// keys, when that is known without building one: Kind's
+	// (partition.KindSplitsKeys) and Shuffle's.
+	splits splitting
+}
+
+// splitting is what an edge knows of whether its partitioners split keys.
+type splitting uint8
+
+const (
+	splitsAsk    splitting = iota // a Factory of the caller's: ask one of its partitioners
+	splitsNever                   // never: every key on one receiver
+	splitsAlways                  // may send a key to several receivers
+)
+
+func splittingOf(splits bool) splitting {
+	if splits {
+		return splitsAlways
+	}
+	return splitsNever
 }
 
 // Forward sends sending worker i's records to receiving worker i mod n.
@@ -44,13 +64,18 @@ func Hash() Edge { return Edge{kind: edgePartitioned, name: "hash", keyGroups: t
 
 // Shuffle deals records round-robin (partition.NewShuffle).
 func Shuffle() Edge {
-	return Partitioned("shuffle", func(n int) (partition.Partitioner, error) { return partition.NewShuffle(n) })
+	e := Partitioned("shuffle", func(n int) (partition.Partitioner, error) { return partition.NewShuffle(n) })
+	e.splits = splitsAlways
+	return e
 }
 
 // Partitioned routes with partitioners made by f, one per sending worker,
 // such as PKG, D-Choices or W-Choices from package partition. If they split
 // keys (partition.SplitsKeys), an aggregation behind this edge runs in two
-// phases.
+// phases; to know, the runtime asks one partitioner that f builds when the
+// aggregation is added (a Factory says nothing of its partitioners
+// otherwise), before it builds one per sending worker in worker order. Kind
+// knows it from the kind and builds none for that.
 func Partitioned(name string, f partition.Factory) Edge {
 	return Edge{kind: edgePartitioned, name: name, factory: f}
 }
@@ -64,8 +89,13 @@ func Kind(kind string, opts ...partition.Option) (Edge, error) {
 	if err != nil {
 		return Edge{}, err
 	}
+	splits, err := partition.KindSplitsKeys(kind)
+	if err != nil {
+		return Edge{}, err
+	}
 	e := Partitioned(kind, f)
 	e.opts = append([]partition.Option{}, opts...)
+	e.splits = splittingOf(splits)
 	return e, nil
 }
 
@@ -114,13 +144,19 @@ func (e Edge) partitioner(sender, senders, receivers, maxPar int) (partition.Par
 }
 
 // splitsKeys reports whether the edge may send one key to several of the
-// receivers when senders send.
+// receivers when senders send: from the edge's kind where it says (Forward,
+// Broadcast, Hash, Shuffle and Kind's edges), else from a partitioner of
+// the caller's Factory.
 func (e Edge) splitsKeys(senders, receivers, maxPar int) (bool, error) {
-	switch e.kind {
-	case edgeForward:
+	switch {
+	case e.kind == edgeForward:
 		return senders > 1 && receivers > 1, nil
-	case edgeBroadcast:
+	case e.kind == edgeBroadcast:
 		return true, nil
+	case e.keyGroups:
+		return false, nil
+	case e.splits != splitsAsk:
+		return e.splits == splitsAlways, nil
 	}
 	p, err := e.partitioner(0, senders, receivers, maxPar)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -99,4 +100,43 @@ func TestHashKeyGroups(t *testing.T) {
 	require.ErrorContains(t, j.Err(), "MaxParallelism = 4")
 	_, err = NewJob(MaxParallelism(0))
 	require.ErrorContains(t, err, "MaxParallelism")
+}
+
+// TestEdgeSplitsKeysWithoutBuilding pins that an edge whose kind says
+// whether it splits keys answers from the kind, building no partitioner
+// (and so no detector) to ask: Kind's edges (partition.KindSplitsKeys),
+// Shuffle, Hash, Forward and Broadcast. Only a Factory of the caller's is
+// asked through one partitioner it builds.
+func TestEdgeSplitsKeysWithoutBuilding(t *testing.T) {
+	built := 0
+	counting := partition.WithDetector(func(int, float64) (partition.Detector, error) {
+		built++
+		return hotkey.NewFixed(map[uint64]float64{}, 0.1)
+	})
+	for _, kind := range partition.Kinds() {
+		e, err := Kind(kind, counting)
+		require.NoError(t, err)
+		want, err := partition.KindSplitsKeys(kind)
+		require.NoError(t, err)
+		got, err := e.splitsKeys(4, 8, DefaultMaxParallelism)
+		require.NoError(t, err)
+		require.Equal(t, want, got, kind)
+	}
+	require.Zero(t, built, "a Kind edge built a partitioner to say whether it splits keys")
+	for _, tc := range []struct {
+		e     Edge
+		split bool
+	}{{Shuffle(), true}, {Hash(), false}, {Forward(), true}, {Broadcast(), true}} {
+		got, err := tc.e.splitsKeys(4, 8, DefaultMaxParallelism)
+		require.NoError(t, err)
+		require.Equal(t, tc.split, got, tc.e.String())
+	}
+	calls := 0
+	f, err := partition.NewFactory("pkg")
+	require.NoError(t, err)
+	own := Partitioned("mine", func(n int) (partition.Partitioner, error) { calls++; return f(n) })
+	got, err := own.splitsKeys(4, 8, DefaultMaxParallelism)
+	require.NoError(t, err)
+	require.True(t, got)
+	require.Equal(t, 1, calls, "a caller's Factory is asked through one partitioner")
 }
