@@ -54,7 +54,9 @@
 // # Several sources
 //
 // A Factory (NewFactory) builds one instance per source; its instances
-// break ties between equally loaded workers differently. With S sources each
+// break ties between equally loaded workers differently (WithInstance
+// numbers them, for sources that each build theirs from a factory of
+// their own). With S sources each
 // instance sees about 1/S of the stream: WithSources(S) divides the default
 // detector's window and Auto's decision window by S, so they react within
 // the same stretch of the stream as one source would.

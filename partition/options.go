@@ -30,9 +30,10 @@ type config struct {
 	hashLimit    float64 // predicted hash imbalance Auto accepts
 	sources      int
 	seed         uint64
-	// tie is a per-instance salt (0 for a factory's first instance) that
-	// decorrelates how sources break ties, so that S sources do not all
-	// favour the same workers.
+	instance     int // the number of a factory's first instance
+	// tie is a per-instance salt (0 for instance 0) that decorrelates how
+	// sources break ties, so that S sources do not all favour the same
+	// workers.
 	tie uint64
 }
 
@@ -107,6 +108,15 @@ func WithAutoHashLimit(lambda float64) Option {
 // An explicit WithDetector is left as it is.
 func WithSources(s int) Option { return optionFunc(func(c *config) { c.sources = s }) }
 
+// WithInstance numbers the partitioners a Factory builds from i (default
+// 0): its k-th breaks ties between equally loaded workers as instance i+k
+// does. Instances of one factory already differ; a caller that builds each
+// source's partitioner from a factory of its own (a runtime building
+// sending worker i's partitioner alone, as runtime.Kind's edges do;
+// producers in separate processes) gives source i WithInstance(i), so
+// that the sources do not all favour the same workers. i must be >= 0.
+func WithInstance(i int) Option { return optionFunc(func(c *config) { c.instance = i }) }
+
 // WithSeed seeds the randomness of partitioners that use any (Auto's
 // reservoir). Default 0.
 func WithSeed(seed uint64) Option { return optionFunc(func(c *config) { c.seed = seed }) }
@@ -161,6 +171,9 @@ func (c *config) validate() error {
 	}
 	if c.sources < 1 {
 		return invalidParam("sources", c.sources, ">= 1")
+	}
+	if c.instance < 0 {
+		return invalidParam("instance", c.instance, ">= 0")
 	}
 	if c.autoSample < 16 {
 		return invalidParam("autoSample", c.autoSample, ">= 16")
@@ -253,7 +266,8 @@ func New(kind string, workers int, opts ...Option) (Partitioner, error) {
 // NewFactory validates kind and options once and returns a Factory that
 // builds one partitioner per source. Instances of one factory break ties
 // between equally loaded workers differently, so that S sources do not all
-// favour the same workers; give it WithSources(S).
+// favour the same workers (WithInstance numbers them); give it
+// WithSources(S).
 func NewFactory(kind string, opts ...Option) (Factory, error) {
 	return newFactory(kinds, kind, opts)
 }
@@ -277,7 +291,7 @@ func newFactory(reg map[string]kindSpec, name string, opts []Option) (Factory, e
 			return nil, invalidParam("theta", c.theta, "in (0, 1)")
 		}
 		cc := c
-		if i := instances.Add(1) - 1; i > 0 {
+		if i := uint64(c.instance) + instances.Add(1) - 1; i > 0 {
 			cc.tie = hashx.Mix64(i) | 1
 		}
 		p, err := k.build(workers, &cc)

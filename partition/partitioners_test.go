@@ -203,6 +203,7 @@ func TestBadInput(t *testing.T) {
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
 		{"nil option", "hash", 3, []Option{nil}, "option"},
 		{"sources", "dchoices", 3, []Option{WithSources(0)}, "sources"},
+		{"instance", "pkg", 3, []Option{WithInstance(-1)}, "instance"},
 		{"detector factory returns nil", "dchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
 		{"detector factory returns nil (wchoices)", "wchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
 		{"detector factory returns nil (auto)", "auto", 3, []Option{WithDetector(nilDetector)}, "detector"},
@@ -487,4 +488,42 @@ func TestKindSplitsKeys(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidParameter)
 		require.ErrorContains(t, err, "kind")
 	}
+}
+
+// TestWithInstance pins that WithInstance(i) numbers a factory's
+// partitioners from i: its first routes as another factory's instance i,
+// its second as instance i+1, and instance 0 as a factory without it.
+func TestWithInstance(t *testing.T) {
+	keys, probs := partlab.ExactZipf(20_000, 2000, 1.1, 8)
+	for _, kind := range allKinds() {
+		t.Run(kind, func(t *testing.T) {
+			opts := []Option{WithSeed(4), WithDetector(oracleFactory(probs))}
+			f, err := testFactory(kind, opts...)
+			require.NoError(t, err)
+			var plain [][]int
+			for range 4 {
+				p, err := f(10)
+				require.NoError(t, err)
+				plain = append(plain, routesOf(p, keys))
+			}
+			for _, from := range []int{0, 2} {
+				g, err := testFactory(kind, append(opts, WithInstance(from))...)
+				require.NoError(t, err)
+				for k := range 2 {
+					p, err := g(10)
+					require.NoError(t, err)
+					require.Equal(t, plain[from+k], routesOf(p, keys), "WithInstance(%d), partitioner %d", from, k)
+				}
+			}
+		})
+	}
+}
+
+// routesOf returns the worker p routes each key to.
+func routesOf(p Partitioner, keys []uint64) []int {
+	ws := make([]int, len(keys))
+	for i, k := range keys {
+		ws[i] = p.Route(k)
+	}
+	return ws
 }

@@ -20,9 +20,11 @@ type Edge struct {
 	kind    edgeKind
 	name    string
 	factory partition.Factory
-	// opts, set by Kind, rebuild the factory per job with
+	// opts, set by Kind, rebuild the factory per sending worker with
 	// partition.WithSources(senders) first, so that hot-key detectors size
-	// their windows to what one sender sees; the caller's options win.
+	// their windows to what one sender sees (the caller's options win), and
+	// partition.WithInstance(sender) last, so that each sender breaks ties
+	// as its own instance of the kind.
 	opts []partition.Option
 	// keyGroups: Hash, routing by key group (see MaxParallelism).
 	keyGroups bool
@@ -83,7 +85,11 @@ func Partitioned(name string, f partition.Factory) Edge {
 // Kind is Partitioned with partition.NewFactory(kind, opts...): "hash",
 // "shuffle", "pkg", "dchoices", "wchoices", ... (see partition.Kinds). The
 // runtime adds partition.WithSources with the number of sending workers
-// ahead of opts, so a WithSources in opts overrides it.
+// ahead of opts, so a WithSources in opts overrides it, and numbers the
+// sending workers' partitioners: sending worker i's is instance i of the
+// kind (partition.WithInstance(i), after opts), so that the senders break
+// ties between equally loaded receivers differently, as the instances of
+// one factory do.
 func Kind(kind string, opts ...partition.Option) (Edge, error) {
 	f, err := partition.NewFactory(kind, opts...)
 	if err != nil {
@@ -127,9 +133,11 @@ func (e Edge) partitioner(sender, senders, receivers, maxPar int) (partition.Par
 	}
 	f := e.factory
 	if e.opts != nil {
+		opts := make([]partition.Option, 0, len(e.opts)+2)
+		opts = append(opts, partition.WithSources(max(senders, 1)))
+		opts = append(append(opts, e.opts...), partition.WithInstance(sender))
 		var err error
-		f, err = partition.NewFactory(e.name, append([]partition.Option{partition.WithSources(max(senders, 1))}, e.opts...)...)
-		if err != nil {
+		if f, err = partition.NewFactory(e.name, opts...); err != nil {
 			return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
 		}
 	}

@@ -140,3 +140,41 @@ func TestEdgeSplitsKeysWithoutBuilding(t *testing.T) {
 	require.True(t, got)
 	require.Equal(t, 1, calls, "a caller's Factory is asked through one partitioner")
 }
+
+// TestKindNumbersSenders pins that the partitioners a Kind edge builds for
+// its S sending workers are the S instances of one factory of that kind
+// (with WithSources(S)): sender i routes as the factory's i-th instance,
+// so that the senders break ties between equally loaded receivers
+// differently, as partition.NewFactory's instances do, and sender i is
+// instance i again when the job builds its partitioners again (a restart).
+func TestKindNumbersSenders(t *testing.T) {
+	const senders, workers = 4, 8
+	keys := make([]uint64, 5000)
+	for i := range keys {
+		keys[i] = hashx.Mix64(uint64(i % 1000))
+	}
+	for _, kind := range []string{"pkg", "dchoices", "wchoices", "auto"} {
+		t.Run(kind, func(t *testing.T) {
+			e, err := Kind(kind, partition.WithSeed(3))
+			require.NoError(t, err)
+			f, err := partition.NewFactory(kind, partition.WithSources(senders), partition.WithSeed(3))
+			require.NoError(t, err)
+			var first []int
+			for s := range senders {
+				want, err := f(workers) // the factory's s-th instance
+				require.NoError(t, err)
+				wantRoutes := routes(want, keys)
+				for build := range 2 { // the job's first build, and a restart's
+					got, err := e.partitioner(s, senders, workers, DefaultMaxParallelism)
+					require.NoError(t, err)
+					require.Equal(t, wantRoutes, routes(got, keys), "sender %d, build %d", s, build)
+				}
+				if s == 0 {
+					first = wantRoutes
+				} else {
+					require.NotEqual(t, first, wantRoutes, "instance %d breaks ties as instance 0: the stream has no ties", s)
+				}
+			}
+		})
+	}
+}
