@@ -6,6 +6,7 @@ import (
 
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/partition/partitionlab"
+	"github.com/skewerhq/skewer/runtime"
 )
 
 // PartitionerKinds lists the partitioners a run or sweep may name, sorted:
@@ -36,4 +37,25 @@ func newFactory(kind string, opts ...partition.Option) (partition.Factory, error
 		return nil, fmt.Errorf("%w: -partitioner %s: %v", ErrInvalidParameter, kind, err)
 	}
 	return f, nil
+}
+
+// newEdge is the runtime edge of a -partitioner choice with opts, from a
+// stage of senders workers: for partition's kinds a runtime.Kind edge (the
+// runtime adds WithSources(senders), gives sending worker i instance i,
+// and knows from the kind whether the edge splits keys); for the research
+// kinds a runtime.Partitioned edge over partitionlab's factory, with
+// WithSources(senders) added here (the runtime then asks one of its
+// partitioners whether it splits keys). Errors as newFactory's.
+func newEdge(kind string, senders int, opts ...partition.Option) (runtime.Edge, error) {
+	if slices.Contains(partitionlab.Kinds(), kind) {
+		f, err := newFactory(kind, append([]partition.Option{partition.WithSources(senders)}, opts...)...)
+		if err != nil {
+			return runtime.Edge{}, err
+		}
+		return runtime.Partitioned(kind, f), nil
+	}
+	if _, err := newFactory(kind, opts...); err != nil {
+		return runtime.Edge{}, err
+	}
+	return runtime.Kind(kind, opts...)
 }
