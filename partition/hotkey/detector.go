@@ -49,6 +49,10 @@ type HeadStats struct {
 // deterministic functions of the keys observed so far, so that placement is
 // reproducible. One partitioner instance calls it, never concurrently: a
 // detector need not be safe for concurrent use.
+//
+// A detector may offer more, which the partitioners look for: its head
+// keys (HeadLister), a head that never changes (FixedHead), and its state
+// for checkpoints (AppendState and RestoreState: partition.Snapshotter).
 type Detector interface {
 	Observe(key uint64) (head bool, p float64)
 	Stats() HeadStats
