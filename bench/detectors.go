@@ -3,29 +3,19 @@ package bench
 import (
 	"slices"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 )
 
 // DetectorKinds names the hot-key detectors a partition sweep may route
 // with: default (the partitioners' own, whose windows WithSources divides
 // by the sources), oracle (the stream's true probabilities: the papers'
 // oracle head), cumulative (exact counts since the start, never
-// forgetting), and internal/hotkey's windowed detectors: countmin, exact
-// (windowed exact counts), filtered (the default's summaries with an
-// undivided window), lossy and spacesaving.
-var DetectorKinds = append([]string{"default", "oracle", "cumulative"}, hotkey.Names()...)
-
-// labDetector gives a partitioner one of internal/hotkey's detectors: the
-// partitioner unwraps it (HotKeyDetector), so it calls the detector
-// directly and reads an oracle's head as with its own.
-type labDetector struct{ d hotkey.Detector }
-
-func (l labDetector) Observe(key uint64) (bool, float64) { return l.d.Observe(key) }
-
-func (l labDetector) Stats() partition.HeadStats { return partition.HeadStats(l.d.Stats()) }
-
-func (l labDetector) HotKeyDetector() hotkey.Detector { return l.d }
+// forgetting), and the windowed detectors of partitionlab.Detectors:
+// countmin, exact (windowed exact counts), filtered (the default's
+// summaries with an undivided window), lossy and spacesaving.
+var DetectorKinds = append([]string{"default", "oracle", "cumulative"}, partitionlab.Detectors()...)
 
 // minSourceWindow is the smallest window -source-windows divides a
 // detector's to: partition's floor for its default detector.
@@ -43,22 +33,19 @@ func detectorFactory(name string, probs func() map[uint64]float64, sources int, 
 	case name == "oracle":
 		p := probs()
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			o, err := hotkey.NewOracle(p, theta)
-			return labDetector{o}, err
+			return hotkey.NewFixed(p, theta)
 		}
 	case name == "cumulative":
 		f = func(_ int, theta float64) (partition.Detector, error) {
-			e, err := hotkey.NewExact(theta)
-			return labDetector{e}, err
+			return partitionlab.NewExact(theta)
 		}
-	case slices.Contains(hotkey.Names(), name):
+	case slices.Contains(partitionlab.Detectors(), name):
 		f = func(_ int, theta float64) (partition.Detector, error) {
 			w := hotkey.DefaultWindow(theta)
 			if sourceWindows && sources > 1 {
 				w = max(minSourceWindow, w/sources)
 			}
-			d, err := hotkey.New(name, theta, w)
-			return labDetector{d}, err
+			return partitionlab.NewDetector(name, theta, w)
 		}
 	default:
 		return nil, invalidChoice("-detector", name, DetectorKinds)

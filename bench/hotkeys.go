@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
 // WindowedDetectors names the detectors `streambench detector` compares:
-// internal/hotkey's windowed detectors (filtered is the partitioners'
-// default).
-func WindowedDetectors() []string { return hotkey.Names() }
+// the windowed detectors of partitionlab.Detectors (filtered is the
+// partitioners' default's summaries).
+func WindowedDetectors() []string { return partitionlab.Detectors() }
 
 // DetectorConfig is one `streambench detector`: each windowed hot-key
 // detector over one stream per exponent, at threshold θ = 1/(5n) for each
@@ -161,7 +162,7 @@ func judgeDetector(ctx context.Context, name string, n int, keys []uint64, heads
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	det, err := hotkey.New(name, theta, w)
+	det, err := partitionlab.NewDetector(name, theta, w)
 	if err != nil {
 		return DetectorRow{}, err
 	}
@@ -288,11 +289,11 @@ func RunForgetting(ctx context.Context, cfg ForgettingConfig) ([]ForgettingRow, 
 			if err != nil {
 				return rows, err
 			}
-			alt, err := hotkey.NewWindowedExact(cfg.Theta, cfg.Window)
+			alt, err := partitionlab.NewWindowedExact(cfg.Theta, cfg.Window)
 			if err != nil {
 				return rows, err
 			}
-			dec, err := hotkey.NewDecay(cfg.Theta, cfg.Window)
+			dec, err := partitionlab.NewDecay(cfg.Theta, cfg.Window)
 			if err != nil {
 				return rows, err
 			}

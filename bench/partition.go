@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/skewerhq/skewer/datasets"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -58,7 +58,7 @@ func (c *PartitionConfig) validate() error {
 	case c.Tuples <= 0 || c.Tuples > MaxHeldTuples:
 		return invalidParam("-tuples", c.Tuples, fmt.Sprintf("in [1, %d] (the simulator holds the stream)", MaxHeldTuples))
 	case len(c.Partitioners) == 0:
-		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(PartitionerKinds(), ", "))
 	case c.Period < 0:
 		return invalidParam("-period", c.Period, ">= 0 (0: a tenth of the stream)")
 	case c.Spec.File == "" && len(c.ZipfS) == 0:
@@ -67,8 +67,8 @@ func (c *PartitionConfig) validate() error {
 		return invalidParam("-zipf-s", c.ZipfS, "none with -file (a file has no Zipf exponent)")
 	case c.Detector != "" && !slices.Contains(DetectorKinds, c.Detector):
 		return invalidChoice("-detector", c.Detector, DetectorKinds)
-	case c.SourceWindows && !slices.Contains(hotkey.Names(), c.Detector):
-		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(hotkey.Names(), ", ")+"); default divides its own windows")
+	case c.SourceWindows && !slices.Contains(partitionlab.Detectors(), c.Detector):
+		return invalidParam("-source-windows", true, "a windowed -detector ("+strings.Join(partitionlab.Detectors(), ", ")+"); default divides its own windows")
 	case c.Seeds < 0 || c.Seeds > MaxSeeds:
 		return invalidParam("-seeds", c.Seeds, fmt.Sprintf("in [1, %d]", MaxSeeds))
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -131,7 +131,7 @@ func TestSourceWindows(t *testing.T) {
 		require.NoError(t, err)
 		d, err := df(100, 1.0/500)
 		require.NoError(t, err)
-		return d.(labDetector).d.(*hotkey.Windowed).Window()
+		return d.(*hotkey.Windowed).Window()
 	}
 	w := hotkey.DefaultWindow(1.0 / 500)
 	require.Equal(t, w, window(5, false))

@@ -213,7 +213,7 @@ func (c *RunConfig) validate() error {
 	case c.Workload.Open == nil:
 		return invalidParam("-workload", "nil", "a workload")
 	case len(c.Partitioners) == 0:
-		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(partition.Kinds(), ", "))
+		return invalidParam("-partitioner", "none", "at least one of "+strings.Join(PartitionerKinds(), ", "))
 	case checkRate(c.Rate) != nil:
 		return checkRate(c.Rate)
 	case c.Tuples < 0:
@@ -506,11 +506,11 @@ func makeCost(w Work) work.Cost {
 
 var spinRate = sync.OnceValue(func() float64 { return work.SpinPerNanosecond(50 * time.Millisecond) })
 
-// factory builds kind's partitioner factory for one configuration of
-// sources: seeded by the run's seed, told how many sources share the
-// stream.
-func (c *RunConfig) factory(kind string, sources int) (partition.Factory, error) {
-	return newFactory(kind, partition.WithSeed(c.Seed), partition.WithSources(sources))
+// edge builds kind's edge from the sources for one configuration of
+// sources: its partitioners seeded by the run's seed and told how many
+// sources share the stream (newEdge).
+func (c *RunConfig) edge(kind string, sources int) (runtime.Edge, error) {
+	return newEdge(kind, sources, partition.WithSeed(c.Seed))
 }
 
 // runOne runs one configuration through the runtime and measures it.
@@ -543,7 +543,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if err != nil {
 		return row, err
 	}
-	factory, err := cfg.factory(kind, sources)
+	edge, err := cfg.edge(kind, sources)
 	if err != nil {
 		return row, err
 	}
@@ -562,7 +562,6 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 		streams[i] = &genSource{g: gen}
 	}
 	src := runtime.Source(job, "source", streams)
-	edge := runtime.Partitioned(kind, factory)
 	cost := makeCost(cfg.Work)
 	states, err := newWorkerStates(workers, cfg.LatencyDDSketch)
 	if err != nil {

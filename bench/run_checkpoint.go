@@ -125,7 +125,7 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 		recs[i].Time = int64(i) * int64(time.Microsecond)
 		want[resultKey{recs[i].Key, win.LastStart(recs[i].Time)}]++
 	}
-	factory, err := cfg.factory(kind, sources)
+	edge, err := cfg.edge(kind, sources)
 	if err != nil {
 		return row, err
 	}
@@ -150,7 +150,7 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	}
 	src := runtime.Source(job, "source", streams)
 	agg := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](), append(stateOpts, runtime.Window(win),
-		runtime.Via(runtime.Partitioned(kind, factory)), runtime.Parallelism(workers), runtime.WithCost(makeCost(cfg.Work)))...)
+		runtime.Via(edge), runtime.Parallelism(workers), runtime.WithCost(makeCost(cfg.Work)))...)
 	workStage, partials, results := "count", "", "count"
 	if agg.TwoPhase {
 		workStage, partials, results = "count/partial", "count/partial", "count/final"

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/sketch"
 )
 
@@ -34,7 +34,7 @@ import (
 type auto struct {
 	n       int
 	load    []uint64
-	det     hotkey.Detector
+	det     Detector
 	theta   float64
 	hashLim float64 // WithAutoHashLimit
 	dc      *dChoices

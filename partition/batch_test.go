@@ -19,7 +19,7 @@ func TestRouteBatchMatchesRoute(t *testing.T) {
 		m = 20_000
 	}
 	keys, probs := partlab.ExactZipf(m, 5_000, 1.3, 9)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		for _, det := range []string{"oracle", "default"} {
 			for _, n := range []int{1, 7, 50} {
 				t.Run(fmt.Sprintf("kind=%s/detector=%s/n=%d", kind, det, n), func(t *testing.T) {
@@ -27,9 +27,9 @@ func TestRouteBatchMatchesRoute(t *testing.T) {
 					if det == "oracle" {
 						opts = append(opts, WithDetector(oracleFactory(probs)))
 					}
-					fa, err := NewFactory(kind, opts...)
+					fa, err := testFactory(kind, opts...)
 					require.NoError(t, err)
-					fb, err := NewFactory(kind, opts...)
+					fb, err := testFactory(kind, opts...)
 					require.NoError(t, err)
 					for inst := range 2 {
 						a, err := fa(n)
@@ -76,9 +76,9 @@ func TestPKGLoadIsExact(t *testing.T) {
 func TestRouteBatchDoesNotAllocate(t *testing.T) {
 	keys, probs := partlab.ExactZipf(50_000, 5_000, 1.2, 2)
 	dst := make([]int, 512)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16, WithDetector(oracleFactory(probs)))
+			p, err := testNew(kind, 16, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			for i := 0; i+512 <= 20_000; i += 512 { // warm-up, as in TestRouteDoesNotAllocate
 				RouteBatch(p, keys[i:i+512], dst)

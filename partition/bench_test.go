@@ -55,7 +55,7 @@ func benchRoute(b *testing.B, kinds []string, det func(probs map[uint64]float64)
 				b.Run(fmt.Sprintf("partitioner=%s/zipf=%.1f/workers=%d", kind, s, n), func(b *testing.B) {
 					st := benchKeys(s)
 					opt := det(st.probs)
-					p, err := New(kind, n, opt)
+					p, err := testNew(kind, n, opt)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -63,7 +63,7 @@ func benchRoute(b *testing.B, kinds []string, det func(probs map[uint64]float64)
 					b.ResetTimer()
 					route(b, p, st.keys)
 					b.StopTimer()
-					q, _ := New(kind, n, opt)
+					q, _ := testNew(kind, n, opt)
 					mt, _ := newMetrics(n)
 					for _, k := range st.keys {
 						mt.Observe(k, q.Route(k))
@@ -147,7 +147,7 @@ func routePaired(b *testing.B, det func(probs map[uint64]float64) Option) {
 				st := benchKeys(s)
 				ps := make([]Partitioner, len(pairedKinds))
 				for i, kind := range pairedKinds {
-					p, err := New(kind, n, det(st.probs))
+					p, err := testNew(kind, n, det(st.probs))
 					if err != nil {
 						b.Fatal(err)
 					}

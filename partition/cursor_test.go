@@ -8,8 +8,8 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // TestCursorMatchesScan routes skewed streams twice per D-Choices variant:
@@ -27,7 +27,7 @@ func TestCursorMatchesScan(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, s, 3)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
+					f, err := testFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
 					for inst := range 2 {
 						a, err := f(n)
@@ -132,14 +132,14 @@ func TestDChoicesMatchesModel(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, s, 5)
 			for _, n := range ns {
 				t.Run(fmt.Sprintf("kind=%s/s=%.1f/n=%d", kind, s, n), func(t *testing.T) {
-					f, err := NewFactory(kind, WithDetector(oracleFactory(probs)))
+					f, err := testFactory(kind, WithDetector(oracleFactory(probs)))
 					require.NoError(t, err)
-					opaque, err := NewFactory(kind, WithDetector(func(n int, theta float64) (Detector, error) {
-						o, err := hotkey.NewOracle(probs, theta)
+					opaque, err := testFactory(kind, WithDetector(func(n int, theta float64) (Detector, error) {
+						o, err := hotkey.NewFixed(probs, theta)
 						return opaqueDetector{o}, err
 					}))
 					require.NoError(t, err)
-					oracle, err := hotkey.NewOracle(probs, 1/(5*float64(n)))
+					oracle, err := hotkey.NewFixed(probs, 1/(5*float64(n)))
 					require.NoError(t, err)
 					for inst := range 3 {
 						p, err := f(n)
@@ -209,7 +209,7 @@ func TestDChoicesFullHeadTable(t *testing.T) {
 	const n, theta = 100, 1e-4
 	keys, probs := partlab.ExactZipf(100_000, 20_000, 0.8, 9)
 	f, err := NewFactory("dchoices", WithTheta(theta), WithDetector(func(_ int, th float64) (Detector, error) {
-		o, err := hotkey.NewOracle(probs, th)
+		o, err := hotkey.NewFixed(probs, th)
 		return opaqueDetector{o}, err // not unwrapped: the generic path
 	}))
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func TestDChoicesFullHeadTable(t *testing.T) {
 	require.NoError(t, err)
 	dc := p.(*dChoices)
 	require.False(t, dc.heads.fixed)
-	oracle, err := hotkey.NewOracle(probs, theta)
+	oracle, err := hotkey.NewFixed(probs, theta)
 	require.NoError(t, err)
 	model := &dchoicesModel{load: make([]uint64, n), strides: coprimes(n)}
 	full := 0
@@ -236,4 +236,64 @@ func TestDChoicesFullHeadTable(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() { p.Route(keys[k%len(keys)]); k++ })
 	require.Zero(t, allocs)
 	t.Logf("tuples routed with a full head table: %d of %d", full, len(keys))
+}
+
+// listedHead is a user's detector with a head known in advance that says
+// so (hotkey.FixedHead) without being a hotkey.Fixed: a map and a list.
+type listedHead struct {
+	p     map[uint64]float64
+	head  []hotkey.HeadKey
+	stats HeadStats
+}
+
+func newListedHead(f *hotkey.Fixed) *listedHead {
+	l := &listedHead{p: map[uint64]float64{}, head: f.Heads(), stats: f.Stats()}
+	for _, h := range l.head {
+		l.p[h.Key] = h.P
+	}
+	return l
+}
+
+func (l *listedHead) Observe(key uint64) (bool, float64) { p, ok := l.p[key]; return ok, p }
+func (l *listedHead) Stats() HeadStats                   { return l.stats }
+func (l *listedHead) FixedHead() []hotkey.HeadKey        { return l.head }
+
+// TestFixedHeadCapability pins that D-Choices and W-Choices read a fixed
+// head from any detector that offers one (hotkey.FixedHead), not only from
+// hotkey.Fixed, up to maxFixedHead keys, and route exactly as when they ask
+// the same detector per tuple.
+func TestFixedHeadCapability(t *testing.T) {
+	const n = 10
+	for _, tc := range []struct {
+		k     int // keys in the stream
+		s     float64
+		theta float64
+		fixed bool // the head fits maxFixedHead
+	}{{10_000, 1.2, 1 / (5.0 * n), true}, {maxFixedHead + 100, 0, MinTheta, false}} {
+		keys, probs := partlab.ExactZipf(50_000, tc.k, tc.s, 6)
+		for _, kind := range []string{"dchoices", "wchoices"} {
+			t.Run(fmt.Sprintf("kind=%s/theta=%g", kind, tc.theta), func(t *testing.T) {
+				f, err := hotkey.NewFixed(probs, tc.theta)
+				require.NoError(t, err)
+				require.Equal(t, tc.fixed, len(f.Heads()) <= maxFixedHead, "the test's head size")
+				listed, err := testNew(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return newListedHead(f), nil }))
+				require.NoError(t, err)
+				opaque, err := testNew(kind, n, WithTheta(tc.theta), WithDetector(func(int, float64) (Detector, error) { return opaqueDetector{newListedHead(f)}, nil }))
+				require.NoError(t, err)
+				switch p := listed.(type) {
+				case *dChoices:
+					require.Equal(t, tc.fixed, p.fixed != nil && p.heads.fixed)
+					require.Nil(t, opaque.(*dChoices).fixed)
+				case *headAll:
+					require.Equal(t, tc.fixed, p.fixed != nil)
+					require.Nil(t, opaque.(*headAll).fixed)
+				}
+				for i, k := range keys {
+					if a, b := listed.Route(k), opaque.Route(k); a != b {
+						require.Equal(t, b, a, "tuple %d", i)
+					}
+				}
+			})
+		}
+	}
 }

@@ -5,12 +5,12 @@ import (
 	"math/bits"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // DChoices is D-Choices (Nasir et al., "When two choices are not enough",
 // ICDE 2016): tail keys are routed as by PKG; head keys, reported by a
-// HotKeyDetector, get d candidate workers and go to the least loaded.
+// Detector, get d candidate workers and go to the least loaded.
 //
 // d is re-solved every few thousand tuples from the detector's HeadStats:
 // start at round(p1*n) (at least 2) and raise it until
@@ -32,19 +32,20 @@ import (
 //
 // The default variant (kind "dchoices") draws d DISTINCT candidates, a start
 // and a stride coprime to n from the key's hash, so c(d) = d/n exactly. The
-// paper's variant (kind "dchoices-paper") draws d candidates from d hashes
-// (Reduce(key) then Reduce(Mix64(key + i*h2))), which collide:
-// c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one sequence per
-// key, so raising d only adds workers.
+// paper's variant (research kind "dchoices-paper", partitionlab's) draws d
+// candidates from d hashes (Reduce(key) then Reduce(Mix64(key + i*h2))),
+// which collide: c(d) = 1 - ((n-1)/n)^d. Candidate sets are prefixes of one
+// sequence per key, so raising d only adds workers.
 type dChoices struct {
 	load []uint64
-	det  hotkey.Detector
-	// oracle is det when it is a *hotkey.Oracle whose head has at most
-	// maxFixedHead keys. Its head is then put into heads once, and Route
-	// finds a head key and its cursor with one probe of that table behind
-	// the oracle's filter: no interface call, and not the oracle's table
-	// and then heads.
-	oracle  *hotkey.Oracle
+	det  Detector
+	// fixed filters the head of a detector whose head never changes
+	// (hotkey.FixedHead, such as the oracle) when it has at most
+	// maxFixedHead keys, nil otherwise. That head is then put into heads
+	// once, and Route finds a head key and its cursor with one probe of
+	// that table behind the filter: no interface call, and not the
+	// detector's table and then heads.
+	fixed   *hotkey.Filter
 	eps     float64
 	d       int
 	paper   bool
@@ -103,18 +104,18 @@ func newDChoices(n int, c *config, paper bool) (*dChoices, error) {
 }
 
 // dchoicesOn returns D-Choices over the given (zero or shared) loads.
-func dchoicesOn(load []uint64, det hotkey.Detector, c *config, paper bool) *dChoices {
+func dchoicesOn(load []uint64, det Detector, c *config, paper bool) *dChoices {
 	n := len(load)
 	p := &dChoices{
 		load: load, det: det, eps: c.epsilon, d: min(2, n), paper: paper,
 		strides: coprimes(n), every: c.resolveEvery, next: 1, tie: c.tie,
 		heads: newHeadTable(maxRealizedKeys * 4), cover: make([]uint64, (n+63)/64),
 	}
-	if o, ok := det.(*hotkey.Oracle); ok && o.Stats().Count <= maxFixedHead {
-		p.oracle = o
-		p.heads = newHeadTable(max(maxRealizedKeys*4, o.Stats().Count))
+	if f, head := fixedHead(det); f != nil {
+		p.fixed = f
+		p.heads = newHeadTable(max(maxRealizedKeys*4, len(head)))
 		p.heads.fixed = true
-		for _, h := range o.Heads() { // heaviest first: they take their home slots
+		for _, h := range head { // heaviest first: they take their home slots
 			p.heads.put(h.Key, h.P)
 		}
 	}
@@ -122,13 +123,33 @@ func dchoicesOn(load []uint64, det hotkey.Detector, c *config, paper bool) *dCho
 	return p
 }
 
-// maxFixedHead bounds the oracle heads D-Choices copies into its own
-// table: a 48-byte slot per key in a table 2-4 times the head's size, plus
-// a 16-byte sorted copy, 112-208 bytes a key (about 0.45 MiB at this
-// bound). A larger oracle head is observed through the Detector
-// interface like any detector. The default theta = 1/(5n) has at most 5n head keys, so
-// the bound holds up to n = 819.
+// maxFixedHead bounds the fixed heads (hotkey.FixedHead) D-Choices and
+// W-Choices copy into their own tables: for D-Choices a 48-byte slot per
+// key in a table 2-4 times the head's size, plus a 16-byte sorted copy,
+// 112-208 bytes a key (about 0.45 MiB at this bound), and an 8 KiB filter.
+// A larger fixed head is observed through the Detector interface like any
+// detector. The default theta = 1/(5n) has at most 5n head keys, so the
+// bound holds up to n = 819.
 const maxFixedHead = 1 << 12
+
+// fixedHead returns the head of a detector whose head never changes
+// (hotkey.FixedHead) and a filter over it, when it has at most maxFixedHead
+// keys; nil otherwise.
+func fixedHead(det Detector) (*hotkey.Filter, []hotkey.HeadKey) {
+	fh, ok := det.(hotkey.FixedHead)
+	if !ok {
+		return nil, nil
+	}
+	head := fh.FixedHead()
+	if len(head) > maxFixedHead {
+		return nil, nil
+	}
+	f := new(hotkey.Filter)
+	for _, h := range head {
+		f.Add(h.Key)
+	}
+	return f, head
+}
 
 // coprimes lists the strides in [1, n) coprime to n ({1} for n <= 2).
 func coprimes(n int) []uint32 {
@@ -161,7 +182,7 @@ func hashedCoverage(d, n int) float64 {
 
 // solveD returns the number of choices D-Choices gives head keys for head
 // statistics st, n workers and tolerance eps; coverage is c(d).
-func solveD(st hotkey.HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
+func solveD(st HeadStats, n int, eps float64, coverage func(d, n int) float64) int {
 	if st.Count == 0 || n <= 2 {
 		return min(2, n)
 	}
@@ -179,17 +200,17 @@ func solveD(st hotkey.HeadStats, n int, eps float64, coverage func(d, n int) flo
 
 // Route implements Partitioner.
 func (p *dChoices) Route(key uint64) int {
-	o := p.oracle
-	if o == nil {
+	f := p.fixed
+	if f == nil {
 		head, pr := p.det.Observe(key)
 		return p.place(key, head, pr)
 	}
-	// The oracle's whole head is in p.heads (fixed): one probe finds a
-	// head key and its cursor, behind the oracle's filter.
+	// The detector's whole fixed head is in p.heads: one probe finds a
+	// head key and its cursor, behind the filter.
 	if p.total++; p.total == p.next {
 		p.resolve()
 	}
-	if o.MayContain(key) {
+	if f.MayContain(key) {
 		if h := p.heads.m.Get(key); h != nil {
 			return p.placeSlot(h, key)
 		}
@@ -272,11 +293,6 @@ func (p *dChoices) resolve() {
 	p.d = p.solveRealized(d, keys, tail)
 }
 
-// headLister is implemented by detectors that keep their head keys with
-// the same snapshot as their Stats (internal/hotkey's windowed detectors
-// and the oracle).
-type headLister interface{ Heads() []hotkey.HeadKey }
-
 // realizedKeys returns the head keys the realized check uses, heaviest
 // first, and the tail mass: the detector's own snapshot when it lists one
 // (consistent with st), or else the keys Observe reported since the last
@@ -284,8 +300,8 @@ type headLister interface{ Heads() []hotkey.HeadKey }
 // tuple; the tail is then what neither st.Mass nor those probabilities
 // claim, so that the head's mass and the tail's never sum above 1 (with a
 // sum above 1 no d satisfies the check, not even d = n).
-func (p *dChoices) realizedKeys(st hotkey.HeadStats) ([]headKey, float64) {
-	if l, ok := p.det.(headLister); ok && !p.heads.fixed {
+func (p *dChoices) realizedKeys(st HeadStats) ([]headKey, float64) {
+	if l, ok := p.det.(hotkey.HeadLister); ok && !p.heads.fixed {
 		p.heads.clear() // only the cursors use it
 		hs := l.Heads()
 		return hs[:min(len(hs), maxRealizedKeys)], max(0, 1-st.Mass)

@@ -16,7 +16,7 @@ func (p *dChoices) distinctStart(key uint64) (int, int) {
 // A scan of the d candidates per head tuple costs up to d loads (d = 35 ...
 // 65 at n = 100 on skewed streams), so each head
 // key keeps, in its headTable slot (emptied at every re-solve, or kept in
-// an oracle's fixed table: loads only grow, so the bound stays true), a lower
+// a fixed head's table: loads only grow, so the bound stays true), a lower
 // bound min on its candidates' loads and a cursor j: the candidates before
 // j in scan order are above min. Loads only grow, so both stay true as
 // other tuples are routed: the next tuple resumes at j and the first

@@ -3,8 +3,8 @@ package partition
 import (
 	"slices"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/u64map"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // The expected-coverage conditions of SolveD assume the head keys'
@@ -13,8 +13,9 @@ import (
 // far more than expected, and the top keys' workers are then overloaded
 // (docs/notes/2026-11-30-partitioning-experiments.md). D-Choices therefore also checks the
 // realized sets: over the heaviest head keys seen since the last re-solve
-// (with an oracle, whose head D-Choices holds whole in a fixed table: over
-// its heaviest keys from the first re-solve on), sorted by probability,
+// (with a fixed head, hotkey.FixedHead, which D-Choices holds whole in its
+// table: over its heaviest keys from the first re-solve on), sorted by
+// probability,
 // every prefix i must satisfy
 //
 //	p_1 + ... + p_i + bTail * u_i^2 <= (1+eps) * u_i
@@ -46,7 +47,7 @@ type headSlot struct {
 type headKey = hotkey.HeadKey
 
 // headTable collects the head keys seen since the last re-solve with their
-// latest estimated probability (or, fixed, an oracle's whole head, kept):
+// latest estimated probability (or, fixed, a fixed head, kept whole):
 // a u64map.Map at most half full that never grows, so it allocates only
 // when made and its slots do not move.
 type headTable struct {
@@ -54,8 +55,8 @@ type headTable struct {
 	list  []headKey // scratch for sorting
 	mass  float64   // the sum of list's probabilities
 	limit int
-	// fixed: the table holds an oracle's whole head, put once; re-solves
-	// keep it (and the cursors in it).
+	// fixed: the table holds a fixed head (hotkey.FixedHead) whole, put
+	// once; re-solves keep it (and the cursors in it).
 	fixed bool
 }
 
@@ -89,8 +90,8 @@ func (t *headTable) clear() { t.m.Clear() }
 // sorted returns the collected keys by probability, heaviest first (ties
 // by key, so that the order depends on the keys alone, not on the table),
 // at most maxRealizedKeys of them, and the sum of all their probabilities,
-// and empties the table, unless it is fixed (an oracle's head, whose keys
-// and probabilities never change: sorted once).
+// and empties the table, unless it is fixed (a fixed head, whose keys and
+// probabilities never change: sorted once).
 func (t *headTable) sorted() ([]headKey, float64) {
 	if !t.fixed || len(t.list) == 0 {
 		t.list, t.mass = t.list[:0], 0

@@ -36,10 +36,11 @@
 //     2/n and PKG's pairs can hold the heavy keys.
 //
 // New and NewFactory build any kind by name (Kinds): the registry for
-// command lines and configuration files. It also has the two kinds that
-// docs/results/partitioning.md compares against: "dchoices-paper" (the paper's
-// D-Choices, d candidates from d hashes, which collide) and "rr-head" (head
-// keys round-robin over all workers). Every constructor validates every
+// command lines and configuration files. The two research kinds that
+// docs/results/partitioning.md compares against, "dchoices-paper" (the
+// paper's D-Choices, d candidates from d hashes, which collide) and
+// "rr-head" (head keys round-robin over all workers), are not among them:
+// package partitionlab builds them. Every constructor validates every
 // Option in one place; errors wrap ErrInvalidParameter and name the option
 // or parameter.
 //
@@ -53,7 +54,9 @@
 // # Several sources
 //
 // A Factory (NewFactory) builds one instance per source; its instances
-// break ties between equally loaded workers differently. With S sources each
+// break ties between equally loaded workers differently (WithInstance
+// numbers them, for sources that each build theirs from a factory of
+// their own). With S sources each
 // instance sees about 1/S of the stream: WithSources(S) divides the default
 // detector's window and Auto's decision window by S, so they react within
 // the same stretch of the stream as one source would.

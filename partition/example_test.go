@@ -56,7 +56,7 @@ func ExampleRun() {
 
 func ExampleKinds() {
 	fmt.Println(partition.Kinds())
-	// Output: [auto dchoices dchoices-paper hash pkg rr-head shuffle wchoices]
+	// Output: [auto dchoices hash pkg shuffle wchoices]
 }
 
 // knownHot is a Detector for a stream whose hot keys are known in advance

@@ -14,8 +14,8 @@ func FuzzRoute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key uint64, nb uint8) {
 		n := int(nb)%128 + 1
 		probs := map[uint64]float64{key: 0.5}
-		for _, kind := range Kinds() {
-			p, err := New(kind, n, WithDetector(oracleFactory(probs)))
+		for _, kind := range allKinds() {
+			p, err := testNew(kind, n, WithDetector(oracleFactory(probs)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,19 +2,24 @@ package partition
 
 import (
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/u64map"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
 // headAll routes tail keys as PKG does and spreads head keys over all n
 // workers: to the least loaded (W-Choices, Nasir et al. ICDE 2016, kind
-// "wchoices") or round-robin (kind "rr-head"). Head keys may then reach
-// every worker, so the merge stage combines up to n partials per head key.
+// "wchoices") or round-robin (research kind "rr-head", partitionlab's).
+// Head keys may then reach every worker, so the merge stage combines up to
+// n partials per head key.
 type headAll struct {
-	load       []uint64
-	det        hotkey.Detector
-	oracle     *hotkey.Oracle       // det when it is one (see dChoices.oracle)
-	oracleHead *u64map.Map[float64] // its head table, looked up here so that Get inlines
+	load []uint64
+	det  Detector
+	// fixed filters the head of a detector whose head never changes
+	// (hotkey.FixedHead) of at most maxFixedHead keys, nil otherwise; that
+	// head is then fixedHead, looked up here so that Get inlines, and
+	// Route does not call the detector (see dChoices.fixed).
+	fixed      *hotkey.Filter
+	fixedHead  *u64map.Map[float64]
 	roundRobin bool
 	sw         sweep // wchoices: the least loaded worker; rr-head: sw.next only
 	tie        uint64
@@ -78,10 +83,17 @@ func newHeadAll(n int, c *config, rr bool) (*headAll, error) {
 
 // headAllOn returns W-Choices (rr false) or RR-head over the given (zero
 // or shared) loads.
-func headAllOn(load []uint64, det hotkey.Detector, c *config, rr bool) *headAll {
+func headAllOn(load []uint64, det Detector, c *config, rr bool) *headAll {
 	p := &headAll{load: load, det: det, roundRobin: rr, tie: c.tie}
-	if o, ok := det.(*hotkey.Oracle); ok {
-		p.oracle, p.oracleHead = o, o.Table()
+	if f, head := fixedHead(det); f != nil {
+		// At most an eighth full and filled heaviest first: the few
+		// heaviest keys, which take most lookups, sit in their home slots.
+		p.fixed, p.fixedHead = f, new(u64map.Map[float64])
+		p.fixedHead.Init(4*len(head), 0, u64map.Half)
+		for _, h := range head {
+			v, _ := p.fixedHead.Put(h.Key)
+			*v = h.P
+		}
 	}
 	p.sw.next = sweepStart(c.tie, len(load))
 	return p
@@ -90,10 +102,10 @@ func headAllOn(load []uint64, det hotkey.Detector, c *config, rr bool) *headAll 
 // Route implements Partitioner.
 func (p *headAll) Route(key uint64) int {
 	var head bool
-	if o := p.oracle; o == nil {
+	if f := p.fixed; f == nil {
 		head, _ = p.det.Observe(key)
-	} else if o.MayContain(key) {
-		head = p.oracleHead.Get(key) != nil
+	} else if f.MayContain(key) {
+		head = p.fixedHead.Get(key) != nil
 	}
 	return p.place(key, head)
 }

@@ -30,9 +30,10 @@ type config struct {
 	hashLimit    float64 // predicted hash imbalance Auto accepts
 	sources      int
 	seed         uint64
-	// tie is a per-instance salt (0 for a factory's first instance) that
-	// decorrelates how sources break ties, so that S sources do not all
-	// favour the same workers.
+	instance     int // the number of a factory's first instance
+	// tie is a per-instance salt (0 for instance 0) that decorrelates how
+	// sources break ties, so that S sources do not all favour the same
+	// workers.
 	tie uint64
 }
 
@@ -107,6 +108,15 @@ func WithAutoHashLimit(lambda float64) Option {
 // An explicit WithDetector is left as it is.
 func WithSources(s int) Option { return optionFunc(func(c *config) { c.sources = s }) }
 
+// WithInstance numbers the partitioners a Factory builds from i (default
+// 0): its k-th breaks ties between equally loaded workers as instance i+k
+// does. Instances of one factory already differ; a caller that builds each
+// source's partitioner from a factory of its own (a runtime building
+// sending worker i's partitioner alone, as runtime.Kind's edges do;
+// producers in separate processes) gives source i WithInstance(i), so
+// that the sources do not all favour the same workers. i must be >= 0.
+func WithInstance(i int) Option { return optionFunc(func(c *config) { c.instance = i }) }
+
 // WithSeed seeds the randomness of partitioners that use any (Auto's
 // reservoir). Default 0.
 func WithSeed(seed uint64) Option { return optionFunc(func(c *config) { c.seed = seed }) }
@@ -162,6 +172,9 @@ func (c *config) validate() error {
 	if c.sources < 1 {
 		return invalidParam("sources", c.sources, ">= 1")
 	}
+	if c.instance < 0 {
+		return invalidParam("instance", c.instance, ">= 0")
+	}
 	if c.autoSample < 16 {
 		return invalidParam("autoSample", c.autoSample, ">= 16")
 	}
@@ -185,35 +198,58 @@ func (c *config) autoWindowFor() int {
 	return max(c.autoSample, c.autoWindow/c.sources)
 }
 
-// kinds builds each kind for n workers (already checked) and a validated
-// config.
-var kinds = map[string]func(n int, c *config) (Partitioner, error){
-	"hash":    func(n int, _ *config) (Partitioner, error) { return &Hash{n: n}, nil },
-	"shuffle": func(n int, _ *config) (Partitioner, error) { return newShuffle(n), nil },
-	"pkg":     func(n int, c *config) (Partitioner, error) { return newPKG(n, c.tie), nil },
-	"dchoices": func(n int, c *config) (Partitioner, error) {
-		return newDChoices(n, c, false)
-	},
-	"dchoices-paper": func(n int, c *config) (Partitioner, error) {
-		return newDChoices(n, c, true)
-	},
-	"wchoices": func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) },
-	"rr-head":  func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, true) },
-	"auto":     func(n int, c *config) (Partitioner, error) { return newAuto(n, c) },
+// kindSpec is one entry of a registry of kinds: build makes it for n workers
+// (already checked) and a validated config; splits is whether its
+// partitioners may send one key to several workers (SplitsKeys), the same
+// for every instance, worker count and option.
+type kindSpec struct {
+	build  func(n int, c *config) (Partitioner, error)
+	splits bool
+}
+
+// kinds are the kinds of New and NewFactory.
+var kinds = map[string]kindSpec{
+	"hash":     {func(n int, _ *config) (Partitioner, error) { return &Hash{n: n}, nil }, false},
+	"shuffle":  {func(n int, _ *config) (Partitioner, error) { return newShuffle(n), nil }, true},
+	"pkg":      {func(n int, c *config) (Partitioner, error) { return newPKG(n, c.tie), nil }, true},
+	"dchoices": {func(n int, c *config) (Partitioner, error) { return newDChoices(n, c, false) }, true},
+	"wchoices": {func(n int, c *config) (Partitioner, error) { return newHeadAll(n, c, false) }, true},
+	"auto":     {func(n int, c *config) (Partitioner, error) { return newAuto(n, c) }, true},
 }
 
 // Kinds lists the partitioner kinds New and NewFactory accept, sorted:
-// auto, dchoices, hash, pkg, shuffle and wchoices (each with its typed
-// constructor), and dchoices-paper (the paper's D-Choices: candidates from
-// independent hashes, which collide) and rr-head (head keys round-robin
-// over all workers), kept for the comparisons of docs/results/partitioning.md.
-func Kinds() []string {
-	ks := make([]string, 0, len(kinds))
-	for k := range kinds {
+// auto, dchoices, hash, pkg, shuffle and wchoices, each with its typed
+// constructor. (The research kinds that docs/results/partitioning.md
+// compares them with are package partitionlab's.)
+func Kinds() []string { return kindNames(kinds) }
+
+// kindNames lists a registry's kinds, sorted.
+func kindNames(reg map[string]kindSpec) []string {
+	ks := make([]string, 0, len(reg))
+	for k := range reg {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// KindSplitsKeys reports whether the partitioners of a kind (see Kinds)
+// may send one key to several workers, as SplitsKeys would report of each
+// of them, whatever the worker count and options: every kind but hash. A
+// caller that needs to know before it routes (a runtime deciding whether
+// an aggregation needs a merge stage) asks here instead of building a
+// partitioner to ask. An unknown kind is refused as New refuses it.
+func KindSplitsKeys(kind string) (bool, error) {
+	k, ok := kinds[kind]
+	if !ok {
+		return false, unknownKind(kinds, kind)
+	}
+	return k.splits, nil
+}
+
+// unknownKind is the error for a kind reg does not have.
+func unknownKind(reg map[string]kindSpec, name string) error {
+	return invalidParam("kind", fmt.Sprintf("%q", name), fmt.Sprintf("one of %v", kindNames(reg)))
 }
 
 // New builds a partitioner of the named kind (see Kinds) for n workers: the
@@ -230,11 +266,17 @@ func New(kind string, workers int, opts ...Option) (Partitioner, error) {
 // NewFactory validates kind and options once and returns a Factory that
 // builds one partitioner per source. Instances of one factory break ties
 // between equally loaded workers differently, so that S sources do not all
-// favour the same workers; give it WithSources(S).
+// favour the same workers (WithInstance numbers them); give it
+// WithSources(S).
 func NewFactory(kind string, opts ...Option) (Factory, error) {
-	mk, ok := kinds[kind]
+	return newFactory(kinds, kind, opts)
+}
+
+// newFactory is NewFactory over the kinds of reg.
+func newFactory(reg map[string]kindSpec, name string, opts []Option) (Factory, error) {
+	k, ok := reg[name]
 	if !ok {
-		return nil, invalidParam("kind", fmt.Sprintf("%q", kind), fmt.Sprintf("one of %v", Kinds()))
+		return nil, unknownKind(reg, name)
 	}
 	c, err := newConfig(opts)
 	if err != nil {
@@ -249,10 +291,10 @@ func NewFactory(kind string, opts ...Option) (Factory, error) {
 			return nil, invalidParam("theta", c.theta, "in (0, 1)")
 		}
 		cc := c
-		if i := instances.Add(1) - 1; i > 0 {
+		if i := uint64(c.instance) + instances.Add(1) - 1; i > 0 {
 			cc.tie = hashx.Mix64(i) | 1
 		}
-		p, err := mk(workers, &cc)
+		p, err := k.build(workers, &cc)
 		if err != nil {
 			// A builder's typed nil (*dChoices)(nil) would make a
 			// non-nil Partitioner beside the error.

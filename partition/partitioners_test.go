@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/internal/labkinds"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -49,12 +50,12 @@ func lambda(load []uint64) float64 {
 func TestPlacementBounds(t *testing.T) {
 	const n = 10
 	keys, probs := partlab.ExactZipf(200_000, 10_000, 1.4, 1)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		if kind == "auto" {
 			continue
 		}
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, n, WithDetector(oracleFactory(probs)))
+			p, err := testNew(kind, n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			_, seen := route(t, p, keys)
 			theta := 1 / (5.0 * n)
@@ -202,12 +203,13 @@ func TestBadInput(t *testing.T) {
 		{"resolve", "dchoices", 3, []Option{WithResolveEvery(0)}, "resolveEvery"},
 		{"nil option", "hash", 3, []Option{nil}, "option"},
 		{"sources", "dchoices", 3, []Option{WithSources(0)}, "sources"},
+		{"instance", "pkg", 3, []Option{WithInstance(-1)}, "instance"},
 		{"detector factory returns nil", "dchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
 		{"detector factory returns nil (wchoices)", "wchoices", 3, []Option{WithDetector(nilDetector)}, "detector"},
 		{"detector factory returns nil (auto)", "auto", 3, []Option{WithDetector(nilDetector)}, "detector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(tc.kind, tc.n, tc.opts...)
+			p, err := testNew(tc.kind, tc.n, tc.opts...)
 			require.True(t, p == nil, "a failed build returns a nil Partitioner, not %T", p)
 			require.ErrorIs(t, err, ErrInvalidParameter)
 			require.Contains(t, err.Error(), tc.want)
@@ -241,16 +243,16 @@ func TestWorkersBound(t *testing.T) {
 		require.ErrorContains(t, err, "workers")
 		require.Less(t, alloc, uint64(1<<20), "bytes allocated before refusing")
 	}
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		for _, n := range bad {
 			t.Run(fmt.Sprintf("kind=%s/n=%d", kind, n), func(t *testing.T) {
-				refused(t, func() error { _, err := New(kind, n); return err })
+				refused(t, func() error { _, err := testNew(kind, n); return err })
 			})
 		}
 		t.Run(fmt.Sprintf("kind=%s/n=MaxWorkers", kind), func(t *testing.T) {
 			var p Partitioner
 			var err error
-			alloc := allocatedBy(func() { p, err = New(kind, MaxWorkers) })
+			alloc := allocatedBy(func() { p, err = testNew(kind, MaxWorkers) })
 			require.NoError(t, err)
 			require.Equal(t, MaxWorkers, p.Workers())
 			require.Less(t, alloc, uint64(64<<20), "bytes for one partitioner at MaxWorkers")
@@ -275,8 +277,8 @@ func TestWorkersBound(t *testing.T) {
 // TestThetaBound pins that every kind with a detector refuses a threshold
 // below MinTheta (whose sketches would take O(1/theta) memory: gigabytes
 // near 1e-8) with an error naming theta, before allocating, and builds at
-// MinTheta within bounded memory, with the default detector and with each
-// of internal/hotkey's.
+// MinTheta within bounded memory, with the default detector, the oracle
+// and package hotkey's windowed ones (partitionlab's test theirs).
 func TestThetaBound(t *testing.T) {
 	require.Equal(t, hotkey.MinTheta, MinTheta)
 	detectors := map[string]func(theta float64) error{
@@ -287,7 +289,7 @@ func TestThetaBound(t *testing.T) {
 			return err
 		},
 	}
-	for _, name := range hotkey.Names() {
+	for name := range windowed {
 		detectors[name] = func(th float64) error {
 			_, err := New("dchoices", 4, WithTheta(th), WithDetector(windowedFactory(name)))
 			return err
@@ -318,7 +320,7 @@ func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
 	keys, _ := partlab.ExactZipf(100_000, 20_000, 1.1, 4)
 	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"} {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16)
+			p, err := testNew(kind, 16)
 			require.NoError(t, err)
 			w := hotkey.DefaultWindow(1.0 / 80)
 			i := 0
@@ -343,9 +345,9 @@ func TestRouteDoesNotAllocateAcrossSwaps(t *testing.T) {
 
 func TestRouteDoesNotAllocate(t *testing.T) {
 	keys, probs := partlab.ExactZipf(50_000, 5_000, 1.2, 2)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
-			p, err := New(kind, 16, WithDetector(oracleFactory(probs)))
+			p, err := testNew(kind, 16, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			i := 0
 			for ; i < 20_000; i++ { // warm-up: Auto's sparse HyperLogLog turns dense
@@ -389,7 +391,7 @@ func TestImbalanceBeatsHash(t *testing.T) {
 			keys, probs := partlab.ExactZipf(m, k, tc.s, 3)
 			h, _ := NewHash(tc.n)
 			lh, _ := route(t, h, keys)
-			p, err := New(tc.kind, tc.n, WithDetector(oracleFactory(probs)))
+			p, err := testNew(tc.kind, tc.n, WithDetector(oracleFactory(probs)))
 			require.NoError(t, err)
 			lp, _ := route(t, p, keys)
 			require.Less(t, lambda(lp), tc.max)
@@ -417,7 +419,7 @@ func TestDefaultDetectorReplicationNearOracle(t *testing.T) {
 		for _, kind := range []string{"dchoices", "wchoices"} {
 			t.Run(fmt.Sprintf("%s/s=%.1f/n=%d/S=%d", kind, tc.s, tc.n, tc.srcs), func(t *testing.T) {
 				run := func(opts ...Option) *Result {
-					f, err := NewFactory(kind, opts...)
+					f, err := testFactory(kind, opts...)
 					require.NoError(t, err)
 					res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: tc.srcs, Workers: tc.n})
 					require.NoError(t, err)
@@ -430,4 +432,98 @@ func TestDefaultDetectorReplicationNearOracle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestResearchKindsOutsideKinds pins that the research kinds are not
+// partition's: Kinds does not list them, New and NewFactory refuse them
+// naming the kind, and the door to partitionlab (labkinds) names exactly
+// them and builds them.
+func TestResearchKindsOutsideKinds(t *testing.T) {
+	require.Equal(t, []string{"dchoices-paper", "rr-head"}, kindNames(labKinds))
+	require.Equal(t, kindNames(labKinds), labkinds.Kinds)
+	for _, kind := range kindNames(labKinds) {
+		require.NotContains(t, Kinds(), kind)
+		_, err := New(kind, 4)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "kind")
+		_, err = NewFactory(kind)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		f, err := labkinds.NewFactory.(func(string, ...Option) (Factory, error))(kind, WithSeed(1))
+		require.NoError(t, err)
+		p, err := f(4)
+		require.NoError(t, err)
+		require.True(t, SplitsKeys(p))
+	}
+	_, err := labkinds.NewFactory.(func(string, ...Option) (Factory, error))("dchoices")
+	require.ErrorIs(t, err, ErrInvalidParameter, "the door builds the research kinds only")
+}
+
+// TestKindSplitsKeys pins that KindSplitsKeys says of every kind what
+// SplitsKeys says of its partitioners, at every worker count and with
+// options (and of the research kinds, what their entries say), and refuses
+// an unknown kind as New does.
+func TestKindSplitsKeys(t *testing.T) {
+	for _, kind := range allKinds() {
+		want := kinds[kind].splits
+		if s, ok := labKinds[kind]; ok {
+			want = s.splits
+		} else {
+			got, err := KindSplitsKeys(kind)
+			require.NoError(t, err)
+			require.Equal(t, want, got, kind)
+		}
+		for _, n := range []int{1, 2, 10} {
+			for _, opts := range [][]Option{nil, {WithSources(4), WithTheta(0.1)}} {
+				p, err := testNew(kind, n, opts...)
+				require.NoError(t, err)
+				require.Equal(t, want, SplitsKeys(p), "%s n=%d", kind, n)
+			}
+		}
+	}
+	got, err := KindSplitsKeys("hash")
+	require.NoError(t, err)
+	require.False(t, got, "key grouping keeps every key on one worker")
+	for _, kind := range []string{"nope", "dchoices-paper"} {
+		_, err := KindSplitsKeys(kind)
+		require.ErrorIs(t, err, ErrInvalidParameter)
+		require.ErrorContains(t, err, "kind")
+	}
+}
+
+// TestWithInstance pins that WithInstance(i) numbers a factory's
+// partitioners from i: its first routes as another factory's instance i,
+// its second as instance i+1, and instance 0 as a factory without it.
+func TestWithInstance(t *testing.T) {
+	keys, probs := partlab.ExactZipf(20_000, 2000, 1.1, 8)
+	for _, kind := range allKinds() {
+		t.Run(kind, func(t *testing.T) {
+			opts := []Option{WithSeed(4), WithDetector(oracleFactory(probs))}
+			f, err := testFactory(kind, opts...)
+			require.NoError(t, err)
+			var plain [][]int
+			for range 4 {
+				p, err := f(10)
+				require.NoError(t, err)
+				plain = append(plain, routesOf(p, keys))
+			}
+			for _, from := range []int{0, 2} {
+				g, err := testFactory(kind, append(opts, WithInstance(from))...)
+				require.NoError(t, err)
+				for k := range 2 {
+					p, err := g(10)
+					require.NoError(t, err)
+					require.Equal(t, plain[from+k], routesOf(p, keys), "WithInstance(%d), partitioner %d", from, k)
+				}
+			}
+		})
+	}
+}
+
+// routesOf returns the worker p routes each key to.
+func routesOf(p Partitioner, keys []uint64) []int {
+	ws := make([]int, len(keys))
+	for i, k := range keys {
+		ws[i] = p.Route(k)
+	}
+	return ws
 }

@@ -14,7 +14,7 @@ import (
 
 func simulate(t *testing.T, kind string, keys []uint64, sources, n int, opts ...Option) *Result {
 	t.Helper()
-	f, err := NewFactory(kind, opts...)
+	f, err := testFactory(kind, opts...)
 	require.NoError(t, err)
 	res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: sources, Workers: n, SampleEvery: 10_000, Period: 25_000})
 	require.NoError(t, err)
@@ -24,7 +24,7 @@ func simulate(t *testing.T, kind string, keys []uint64, sources, n int, opts ...
 func TestSimulatorMetrics(t *testing.T) {
 	keys, probs := partlab.ExactZipf(100_000, 20_000, 1.1, 4)
 	distinct := len(probs)
-	for _, kind := range Kinds() {
+	for _, kind := range allKinds() {
 		t.Run("kind="+kind, func(t *testing.T) {
 			res := simulate(t, kind, keys, 5, 10, WithDetector(oracleFactory(probs)))
 			var sum uint64
@@ -166,7 +166,7 @@ func TestReplicationEstimate(t *testing.T) {
 	keys, _ := partlab.ExactZipf(400_000, 100_000, 1.0, 14)
 	for _, kind := range []string{"hash", "pkg", "shuffle"} {
 		t.Run("kind="+kind, func(t *testing.T) {
-			f, err := NewFactory(kind)
+			f, err := testFactory(kind)
 			require.NoError(t, err)
 			res, err := Run(Config{Stream: stream.FromKeys(keys), Factory: f, Sources: 3, Workers: 20, HLLPrecision: 14})
 			require.NoError(t, err)

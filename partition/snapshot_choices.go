@@ -4,8 +4,8 @@ import (
 	"errors"
 	"math"
 
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/wire"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/sketch"
 )
 
@@ -30,29 +30,24 @@ import (
 //	     D-Choices' fields, sweep next, sweep min, detector
 //
 // D-Choices' fields are d, tuples routed, the tuple of the next re-solve,
-// overflows and, when neither an oracle nor a detector listing its head
-// supplies the realized check's keys, the head keys seen since the last
-// re-solve (count, then key (8 bytes) and probability (float64 bits)).
-// The detector is a bool, whether its state follows, then that state,
-// length-prefixed: every detector of internal/hotkey but the oracle, which
-// keeps none, has one, and so does a WithDetector detector that
-// implements Snapshotter; another restarts as it was made.
+// overflows and, when neither a fixed head (hotkey.FixedHead) nor a
+// detector listing its head (hotkey.HeadLister) supplies the realized
+// check's keys, the head keys seen since the last re-solve (count, then
+// key (8 bytes) and probability (float64 bits)). The detector is a bool,
+// whether its state follows, then that state, length-prefixed: every
+// detector of package hotkey but Fixed, which keeps none, has one, and so
+// does a WithDetector detector that implements Snapshotter; another
+// restarts as it was made.
 const choicesVersion = 1
 
 // detectorSnapshot returns a detector's Snapshotter, if it has state to
 // save.
-func detectorSnapshot(det hotkey.Detector) (Snapshotter, bool) {
-	switch d := det.(type) {
-	case userDetector:
-		s, ok := d.d.(Snapshotter)
-		return s, ok
-	case Snapshotter:
-		return d, true
-	}
-	return nil, false
+func detectorSnapshot(det Detector) (Snapshotter, bool) {
+	s, ok := det.(Snapshotter)
+	return s, ok
 }
 
-func appendDetector(dst []byte, det hotkey.Detector) ([]byte, error) {
+func appendDetector(dst []byte, det Detector) ([]byte, error) {
 	s, ok := detectorSnapshot(det)
 	dst = wire.AppendBool(dst, ok)
 	if !ok {
@@ -67,7 +62,7 @@ func appendDetector(dst []byte, det hotkey.Detector) ([]byte, error) {
 }
 
 // readDetector reads a detector state for det: nil when det keeps none.
-func readDetector(r *wire.Reader, det hotkey.Detector) []byte {
+func readDetector(r *wire.Reader, det Detector) []byte {
 	_, want := detectorSnapshot(det)
 	if has := r.Bool("detector saved"); r.Err() == nil && has != want {
 		r.Fail("detector state saved %v, the detector keeps one %v", has, want)
@@ -80,7 +75,7 @@ func readDetector(r *wire.Reader, det hotkey.Detector) []byte {
 
 // restoreDetector restores det from b (read by readDetector), the last step
 // of a restore: on error nothing else has changed.
-func restoreDetector(det hotkey.Detector, b []byte) error {
+func restoreDetector(det Detector, b []byte) error {
 	s, ok := detectorSnapshot(det)
 	if !ok {
 		return nil
@@ -109,10 +104,10 @@ type dcState struct {
 }
 
 // keepsHeads reports whether the head table's keys are state: they feed
-// the realized check unless an oracle's table or the detector's own
-// snapshot (headLister) supplies them.
+// the realized check unless a fixed head or the detector's own snapshot
+// (hotkey.HeadLister) supplies them.
 func (p *dChoices) keepsHeads() bool {
-	_, ok := p.det.(headLister)
+	_, ok := p.det.(hotkey.HeadLister)
 	return !p.heads.fixed && !ok
 }
 

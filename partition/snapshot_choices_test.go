@@ -8,15 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skewerhq/skewer/internal/hashx"
-	"github.com/skewerhq/skewer/internal/hotkey"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
 )
 
-// savedDetector is a user's Detector (whole-stream exact counts) that
-// implements Snapshotter: the partitioner saves it with its own state.
-type savedDetector struct{ *hotkey.Exact }
+// savedDetector is a user's Detector (the default detector's rule, behind
+// a type that shows only Observe, Stats and its snapshot) that implements
+// Snapshotter but lists no head: the partitioner saves it with its own
+// state, and D-Choices its head keys too.
+type savedDetector struct{ s *hotkey.Stable }
 
-func (s savedDetector) Stats() HeadStats { return HeadStats(s.Exact.Stats()) }
+func (d savedDetector) Observe(key uint64) (bool, float64)     { return d.s.Observe(key) }
+func (d savedDetector) Stats() HeadStats                       { return d.s.Stats() }
+func (d savedDetector) AppendState(dst []byte) ([]byte, error) { return d.s.AppendState(dst) }
+func (d savedDetector) RestoreState(b []byte) error            { return d.s.RestoreState(b) }
 
 // streams of the snapshot tests: m tuples over 20,000 keys, skewed (Zipf
 // 1.4), extreme (Zipf 2.0, routed over 5 workers: Auto routes as W-Choices
@@ -48,9 +53,9 @@ func snapshotDetectors(probs map[uint64]float64) map[string][]Option {
 		"default": nil,
 		"sources": {WithSources(4)}, // the default detector with short windows
 		"oracle":  {oracleOption(probs)},
-		"exact": {WithDetector(func(_ int, theta float64) (Detector, error) {
-			e, err := hotkey.NewExact(theta)
-			return savedDetector{e}, err
+		"saved": {WithDetector(func(_ int, theta float64) (Detector, error) {
+			s, err := hotkey.NewStable(theta, hotkey.DefaultWindow(theta))
+			return savedDetector{s}, err
 		})},
 	}
 }
@@ -79,7 +84,7 @@ func TestSnapshotChoicesRoutesAsOriginal(t *testing.T) {
 			for _, seed := range seeds {
 				keys, probs := snapshotStream(stream, m, seed)
 				for det, opts := range snapshotDetectors(probs) {
-					if testing.Short() && det != "default" && det != "exact" {
+					if testing.Short() && det != "default" && det != "saved" {
 						continue
 					}
 					n := 10
@@ -87,7 +92,7 @@ func TestSnapshotChoicesRoutesAsOriginal(t *testing.T) {
 						n = 5
 					}
 					t.Run(fmt.Sprintf("%s/%s/seed=%d/%s", kind, stream, seed, det), func(t *testing.T) {
-						f, err := NewFactory(kind, append(opts, WithAutoWindow(8192, 1024), WithSeed(seed))...)
+						f, err := testFactory(kind, append(opts, WithAutoWindow(8192, 1024), WithSeed(seed))...)
 						require.NoError(t, err)
 						for _, cut := range cuts {
 							a, err := f(n)
@@ -126,7 +131,7 @@ func TestSnapshotChoicesRejects(t *testing.T) {
 	kinds := []string{"dchoices", "dchoices-paper", "wchoices", "rr-head", "auto"}
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			f, err := NewFactory(kind, WithAutoWindow(8192, 1024))
+			f, err := testFactory(kind, WithAutoWindow(8192, 1024))
 			require.NoError(t, err)
 			a, err := f(n)
 			require.NoError(t, err)
@@ -156,14 +161,14 @@ func TestSnapshotChoicesRejects(t *testing.T) {
 				if other == kind {
 					continue
 				}
-				o, err := New(other, n)
+				o, err := testNew(other, n)
 				require.NoError(t, err)
 				require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "%s state into %s", kind, other)
 			}
-			o, err := New(kind, n+1)
+			o, err := testNew(kind, n+1)
 			require.NoError(t, err)
 			require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "another worker count")
-			o, err = New(kind, n, oracleOption(probs))
+			o, err = testNew(kind, n, oracleOption(probs))
 			require.NoError(t, err)
 			require.ErrorIs(t, o.(Snapshotter).RestoreState(state), ErrCorrupt, "another detector")
 			for _, k := range keys[20_000:40_000] {
@@ -198,7 +203,7 @@ func TestSnapshotChoicesAllocs(t *testing.T) {
 	for _, n := range []int{8, 100} {
 		keys, _ := snapshotStream("skewed", m, 1)
 		for _, kind := range []string{"dchoices", "wchoices", "auto"} {
-			p, err := New(kind, n)
+			p, err := testNew(kind, n)
 			require.NoError(t, err)
 			for _, k := range keys {
 				p.Route(k)
@@ -220,7 +225,7 @@ func TestSnapshotChoicesAllocs(t *testing.T) {
 func TestSnapshotUnsavedDetector(t *testing.T) {
 	keys, probs := snapshotStream("skewed", 30_000, 2)
 	f, err := NewFactory("dchoices", WithDetector(func(_ int, theta float64) (Detector, error) {
-		o, err := hotkey.NewOracle(probs, theta)
+		o, err := hotkey.NewFixed(probs, theta)
 		return opaqueDetector{o}, err
 	}))
 	require.NoError(t, err)
@@ -248,7 +253,7 @@ func TestSnapshotRestoreIntoUsed(t *testing.T) {
 	for _, kind := range []string{"dchoices", "dchoices-paper", "wchoices", "auto"} {
 		for det, opts := range map[string][]Option{"default": nil, "oracle": {oracleOption(probs)}} {
 			t.Run(kind+"/"+det, func(t *testing.T) {
-				f, err := NewFactory(kind, append(opts, WithAutoWindow(8192, 1024))...)
+				f, err := testFactory(kind, append(opts, WithAutoWindow(8192, 1024))...)
 				require.NoError(t, err)
 				a, err := f(10)
 				require.NoError(t, err)

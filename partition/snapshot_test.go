@@ -12,7 +12,7 @@ import (
 func TestSnapshotRoutesAsOriginal(t *testing.T) {
 	for _, kind := range []string{"shuffle", "pkg"} {
 		t.Run(kind, func(t *testing.T) {
-			f, err := NewFactory(kind, WithSeed(3))
+			f, err := testFactory(kind, WithSeed(3))
 			require.NoError(t, err)
 			a, err := f(7)
 			require.NoError(t, err)
@@ -49,7 +49,7 @@ func FuzzRestoreState(f *testing.F) {
 	f.Add(byte(1), []byte{'r', 2})
 	keys, _ := snapshotStream("drifting", 6000, 1)
 	for i, kind := range kinds[2:] {
-		p, err := New(kind, 3, WithTheta(0.05), WithAutoWindow(512, 64))
+		p, err := testNew(kind, 3, WithTheta(0.05), WithAutoWindow(512, 64))
 		require.NoError(f, err)
 		for _, k := range keys[:1000*(i+1)] {
 			p.Route(k)
@@ -57,7 +57,7 @@ func FuzzRestoreState(f *testing.F) {
 		f.Add(byte(i+2), mustStateF(f, p))
 	}
 	f.Fuzz(func(t *testing.T, which byte, b []byte) {
-		p, err := New(kinds[int(which)%len(kinds)], 3, WithTheta(0.05), WithAutoWindow(512, 64))
+		p, err := testNew(kinds[int(which)%len(kinds)], 3, WithTheta(0.05), WithAutoWindow(512, 64))
 		require.NoError(t, err)
 		if err := p.(Snapshotter).RestoreState(b); err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)

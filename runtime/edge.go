@@ -20,12 +20,34 @@ type Edge struct {
 	kind    edgeKind
 	name    string
 	factory partition.Factory
-	// opts, set by Kind, rebuild the factory per job with
+	// opts, set by Kind, rebuild the factory per sending worker with
 	// partition.WithSources(senders) first, so that hot-key detectors size
-	// their windows to what one sender sees; the caller's options win.
+	// their windows to what one sender sees (the caller's options win), and
+	// partition.WithInstance(sender) last, so that each sender breaks ties
+	// as its own instance of the kind.
 	opts []partition.Option
 	// keyGroups: Hash, routing by key group (see MaxParallelism).
 	keyGroups bool
+	// splits says whether the partitioners of a partitioned edge may split
+	// keys, when that is known without building one: Kind's
+	// (partition.KindSplitsKeys) and Shuffle's.
+	splits splitting
+}
+
+// splitting is what an edge knows of whether its partitioners split keys.
+type splitting uint8
+
+const (
+	splitsAsk    splitting = iota // a Factory of the caller's: ask one of its partitioners
+	splitsNever                   // never: every key on one receiver
+	splitsAlways                  // may send a key to several receivers
+)
+
+func splittingOf(splits bool) splitting {
+	if splits {
+		return splitsAlways
+	}
+	return splitsNever
 }
 
 // Forward sends sending worker i's records to receiving worker i mod n.
@@ -44,13 +66,18 @@ func Hash() Edge { return Edge{kind: edgePartitioned, name: "hash", keyGroups: t
 
 // Shuffle deals records round-robin (partition.NewShuffle).
 func Shuffle() Edge {
-	return Partitioned("shuffle", func(n int) (partition.Partitioner, error) { return partition.NewShuffle(n) })
+	e := Partitioned("shuffle", func(n int) (partition.Partitioner, error) { return partition.NewShuffle(n) })
+	e.splits = splitsAlways
+	return e
 }
 
 // Partitioned routes with partitioners made by f, one per sending worker,
 // such as PKG, D-Choices or W-Choices from package partition. If they split
 // keys (partition.SplitsKeys), an aggregation behind this edge runs in two
-// phases.
+// phases; to know, the runtime asks one partitioner that f builds when the
+// aggregation is added (a Factory says nothing of its partitioners
+// otherwise), before it builds one per sending worker in worker order. Kind
+// knows it from the kind and builds none for that.
 func Partitioned(name string, f partition.Factory) Edge {
 	return Edge{kind: edgePartitioned, name: name, factory: f}
 }
@@ -58,14 +85,23 @@ func Partitioned(name string, f partition.Factory) Edge {
 // Kind is Partitioned with partition.NewFactory(kind, opts...): "hash",
 // "shuffle", "pkg", "dchoices", "wchoices", ... (see partition.Kinds). The
 // runtime adds partition.WithSources with the number of sending workers
-// ahead of opts, so a WithSources in opts overrides it.
+// ahead of opts, so a WithSources in opts overrides it, and numbers the
+// sending workers' partitioners: sending worker i's is instance i of the
+// kind (partition.WithInstance(i), after opts), so that the senders break
+// ties between equally loaded receivers differently, as the instances of
+// one factory do.
 func Kind(kind string, opts ...partition.Option) (Edge, error) {
 	f, err := partition.NewFactory(kind, opts...)
 	if err != nil {
 		return Edge{}, err
 	}
+	splits, err := partition.KindSplitsKeys(kind)
+	if err != nil {
+		return Edge{}, err
+	}
 	e := Partitioned(kind, f)
 	e.opts = append([]partition.Option{}, opts...)
+	e.splits = splittingOf(splits)
 	return e, nil
 }
 
@@ -97,9 +133,11 @@ func (e Edge) partitioner(sender, senders, receivers, maxPar int) (partition.Par
 	}
 	f := e.factory
 	if e.opts != nil {
+		opts := make([]partition.Option, 0, len(e.opts)+2)
+		opts = append(opts, partition.WithSources(max(senders, 1)))
+		opts = append(append(opts, e.opts...), partition.WithInstance(sender))
 		var err error
-		f, err = partition.NewFactory(e.name, append([]partition.Option{partition.WithSources(max(senders, 1))}, e.opts...)...)
-		if err != nil {
+		if f, err = partition.NewFactory(e.name, opts...); err != nil {
 			return nil, fmt.Errorf("runtime: edge %s: %w", e.name, err)
 		}
 	}
@@ -114,13 +152,19 @@ func (e Edge) partitioner(sender, senders, receivers, maxPar int) (partition.Par
 }
 
 // splitsKeys reports whether the edge may send one key to several of the
-// receivers when senders send.
+// receivers when senders send: from the edge's kind where it says (Forward,
+// Broadcast, Hash, Shuffle and Kind's edges), else from a partitioner of
+// the caller's Factory.
 func (e Edge) splitsKeys(senders, receivers, maxPar int) (bool, error) {
-	switch e.kind {
-	case edgeForward:
+	switch {
+	case e.kind == edgeForward:
 		return senders > 1 && receivers > 1, nil
-	case edgeBroadcast:
+	case e.kind == edgeBroadcast:
 		return true, nil
+	case e.keyGroups:
+		return false, nil
+	case e.splits != splitsAsk:
+		return e.splits == splitsAlways, nil
 	}
 	p, err := e.partitioner(0, senders, receivers, maxPar)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/partition"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -99,4 +100,81 @@ func TestHashKeyGroups(t *testing.T) {
 	require.ErrorContains(t, j.Err(), "MaxParallelism = 4")
 	_, err = NewJob(MaxParallelism(0))
 	require.ErrorContains(t, err, "MaxParallelism")
+}
+
+// TestEdgeSplitsKeysWithoutBuilding pins that an edge whose kind says
+// whether it splits keys answers from the kind, building no partitioner
+// (and so no detector) to ask: Kind's edges (partition.KindSplitsKeys),
+// Shuffle, Hash, Forward and Broadcast. Only a Factory of the caller's is
+// asked through one partitioner it builds.
+func TestEdgeSplitsKeysWithoutBuilding(t *testing.T) {
+	built := 0
+	counting := partition.WithDetector(func(int, float64) (partition.Detector, error) {
+		built++
+		return hotkey.NewFixed(map[uint64]float64{}, 0.1)
+	})
+	for _, kind := range partition.Kinds() {
+		e, err := Kind(kind, counting)
+		require.NoError(t, err)
+		want, err := partition.KindSplitsKeys(kind)
+		require.NoError(t, err)
+		got, err := e.splitsKeys(4, 8, DefaultMaxParallelism)
+		require.NoError(t, err)
+		require.Equal(t, want, got, kind)
+	}
+	require.Zero(t, built, "a Kind edge built a partitioner to say whether it splits keys")
+	for _, tc := range []struct {
+		e     Edge
+		split bool
+	}{{Shuffle(), true}, {Hash(), false}, {Forward(), true}, {Broadcast(), true}} {
+		got, err := tc.e.splitsKeys(4, 8, DefaultMaxParallelism)
+		require.NoError(t, err)
+		require.Equal(t, tc.split, got, tc.e.String())
+	}
+	calls := 0
+	f, err := partition.NewFactory("pkg")
+	require.NoError(t, err)
+	own := Partitioned("mine", func(n int) (partition.Partitioner, error) { calls++; return f(n) })
+	got, err := own.splitsKeys(4, 8, DefaultMaxParallelism)
+	require.NoError(t, err)
+	require.True(t, got)
+	require.Equal(t, 1, calls, "a caller's Factory is asked through one partitioner")
+}
+
+// TestKindNumbersSenders pins that the partitioners a Kind edge builds for
+// its S sending workers are the S instances of one factory of that kind
+// (with WithSources(S)): sender i routes as the factory's i-th instance,
+// so that the senders break ties between equally loaded receivers
+// differently, as partition.NewFactory's instances do, and sender i is
+// instance i again when the job builds its partitioners again (a restart).
+func TestKindNumbersSenders(t *testing.T) {
+	const senders, workers = 4, 8
+	keys := make([]uint64, 5000)
+	for i := range keys {
+		keys[i] = hashx.Mix64(uint64(i % 1000))
+	}
+	for _, kind := range []string{"pkg", "dchoices", "wchoices", "auto"} {
+		t.Run(kind, func(t *testing.T) {
+			e, err := Kind(kind, partition.WithSeed(3))
+			require.NoError(t, err)
+			f, err := partition.NewFactory(kind, partition.WithSources(senders), partition.WithSeed(3))
+			require.NoError(t, err)
+			var first []int
+			for s := range senders {
+				want, err := f(workers) // the factory's s-th instance
+				require.NoError(t, err)
+				wantRoutes := routes(want, keys)
+				for build := range 2 { // the job's first build, and a restart's
+					got, err := e.partitioner(s, senders, workers, DefaultMaxParallelism)
+					require.NoError(t, err)
+					require.Equal(t, wantRoutes, routes(got, keys), "sender %d, build %d", s, build)
+				}
+				if s == 0 {
+					first = wantRoutes
+				} else {
+					require.NotEqual(t, first, wantRoutes, "instance %d breaks ties as instance 0: the stream has no ties", s)
+				}
+			}
+		})
+	}
 }

@@ -16,7 +16,7 @@ const module = "github.com/skewerhq/skewer"
 
 // core lists the packages a user of the runtime compiles: none may depend
 // on a module other than coreModules.
-var core = []string{"internal/hashx", "internal/u64map", "internal/wire", "internal/clock", "internal/hotkey", "stream", "sketch", "operators", "partition", "runtime", "runtime/autoscale", "runtime/checkpoint", "runtime/work"}
+var core = []string{"internal/hashx", "internal/u64map", "internal/wire", "internal/clock", "stream", "sketch", "operators", "partition", "partition/hotkey", "partition/internal/labkinds", "runtime", "runtime/autoscale", "runtime/checkpoint", "runtime/work"}
 
 // coreModules are the only other modules the core may compile.
 var coreModules = []string{"github.com/cespare/xxhash/v2"}

@@ -1,7 +1,7 @@
 // Package partlab builds the synthetic key streams of skewer's partitioning
 // experiments (docs/results/partitioning.md): the exact-frequency Zipf stream of the
 // partitioning grids and the hot-key switch of the forgetting comparison.
-// The tests of partition and internal/hotkey and streambench's grid and
+// The tests of partition and partition/hotkey and streambench's grid and
 // detector commands must route the very same keys, so the streams are
 // written once: the grid stream is datasets.NewGridZipf's, held as keys
 // here, and the hot-key switch is written here.

@@ -1,4 +1,4 @@
-package hotkey
+package hotkey_test
 
 import (
 	"fmt"
@@ -8,10 +8,12 @@ import (
 
 	"github.com/skewerhq/skewer/datasets"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 	"github.com/skewerhq/skewer/stream"
 )
 
-func testDrift(t *testing.T, mk func(theta float64, window int) (Detector, error)) {
+func testDrift(t *testing.T, mk func(theta float64, window int) (hotkey.Detector, error)) {
 	t.Helper()
 	const theta, window = 0.02, 4096
 	const hotA, hotB = 1, 2
@@ -50,21 +52,21 @@ func testDrift(t *testing.T, mk func(theta float64, window int) (Detector, error
 }
 
 func TestWindowedExactDetectorDrift(t *testing.T) {
-	testDrift(t, func(theta float64, window int) (Detector, error) {
-		return NewWindowedExact(theta, window)
+	testDrift(t, func(theta float64, window int) (hotkey.Detector, error) {
+		return partitionlab.NewWindowedExact(theta, window)
 	})
 }
 
 func TestWindowedDetectorBadInput(t *testing.T) {
-	_, err := NewWindowedExact(0, 10)
-	require.ErrorIs(t, err, ErrInvalidParameter)
-	_, err = NewWindowedExact(0.1, 0)
+	_, err := partitionlab.NewWindowedExact(0, 10)
+	require.ErrorIs(t, err, hotkey.ErrInvalidParameter)
+	_, err = partitionlab.NewWindowedExact(0.1, 0)
 	require.ErrorContains(t, err, "window")
 }
 
 func TestWindowedDetectorStats(t *testing.T) {
 	keys, probs := partlab.ExactZipf(100_000, 1000, 1.2, 5)
-	det, err := NewWindowedExact(0.02, 8192)
+	det, err := partitionlab.NewWindowedExact(0.02, 8192)
 	require.NoError(t, err)
 	for _, k := range keys {
 		det.Observe(k)
@@ -89,9 +91,9 @@ func TestWindowedDetectorStats(t *testing.T) {
 // checkDetectorGuarantee routes a stream through det and the model: every
 // key whose exact count in the older interval reaches theta*N must be head;
 // a head key's exact count must reach (theta-slack)*N.
-func checkDetectorGuarantee(t *testing.T, det Detector, window int, theta, slack float64, keys []uint64) {
+func checkDetectorGuarantee(t *testing.T, det hotkey.Detector, window int, theta, slack float64, keys []uint64) {
 	t.Helper()
-	m := NewWindowModel(window)
+	m := hotkey.NewWindowModel(window)
 	misses, falseHeads := 0, 0
 	for i, k := range keys {
 		head, _ := det.Observe(k)
@@ -114,7 +116,7 @@ func TestWindowedExactDetectorGuarantee(t *testing.T) {
 	for _, s := range []float64{0.6, 1.0, 1.5} {
 		t.Run(fmt.Sprintf("zipf=%.1f", s), func(t *testing.T) {
 			keys, _ := partlab.ExactZipf(60_000, 10_000, s, 13)
-			det, err := NewWindowedExact(0.01, 4096)
+			det, err := partitionlab.NewWindowedExact(0.01, 4096)
 			require.NoError(t, err)
 			checkDetectorGuarantee(t, det, 4096, 0.01, 0, keys)
 		})
@@ -132,7 +134,7 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 	require.NoError(t, err)
 	recs := make([]stream.Record, period*epochs)
 	require.Equal(t, len(recs), d.Fill(recs))
-	det, err := NewWindowedExact(theta, window)
+	det, err := partitionlab.NewWindowedExact(theta, window)
 	require.NoError(t, err)
 	for e := int64(1); e < epochs; e++ {
 		rankNow, _ := d.RankAt(d.KeyAt(1, e-1), e)
@@ -170,7 +172,7 @@ func TestDetectorOnDatasetsDrift(t *testing.T) {
 func TestWindowedStatsAgreeWithObserve(t *testing.T) {
 	const n = 64 // the first refresh
 	theta := (5 + 1e-7) / n
-	d, err := NewWindowedExact(theta, 1<<14)
+	d, err := partitionlab.NewWindowedExact(theta, 1<<14)
 	require.NoError(t, err)
 	var head bool
 	for i := range n {

@@ -5,15 +5,29 @@ import (
 	"slices"
 )
 
-// frequencySummary is what the windowed detector needs from a frequency
-// summary: count a key and return its (over-)estimated count so far, read
-// an estimate without counting, list the keys whose estimate reaches a
-// threshold, and start over without allocating.
-type frequencySummary interface {
-	add(key uint64) uint64
-	estimate(key uint64) uint64
-	heavy(min uint64, visit func(key, count uint64))
-	reset()
+// Summary is a frequency summary that counts one of a Windowed detector's
+// windows (NewWindowed). Add counts key and returns its estimated count
+// since the last Reset, never below its true count; Estimate returns that
+// estimate without counting; Heavy calls visit, in any order, for every
+// key whose estimate is at least min (so for every key whose count is);
+// Reset empties the summary without allocating. The detector's guarantee
+// (every key whose count in the older window reaches theta times its
+// length is head) rests on the estimates never being below the counts.
+//
+// Kind, AppendState and DecodeState serve the detector's snapshots: Kind
+// tags the summary's kind in a state; AppendState appends the summary's
+// state to dst and allocates nothing else; DecodeState returns a new
+// summary, made like the receiver, holding a state AppendState saved,
+// which must count exactly n tuples, or an error (wrapping ErrCorrupt or
+// wire's) for a damaged or mismatched one, leaving the receiver as it was.
+type Summary interface {
+	Add(key uint64) uint64
+	Estimate(key uint64) uint64
+	Heavy(min uint64, visit func(key, count uint64))
+	Reset()
+	Kind() byte
+	AppendState(dst []byte) ([]byte, error)
+	DecodeState(b []byte, n uint64) (Summary, error)
 }
 
 // Windowed forgets with two alternating summaries. Each summary is
@@ -29,14 +43,14 @@ type frequencySummary interface {
 type Windowed struct {
 	theta  float64
 	window uint64
-	sum    [2]frequencySummary
+	sum    [2]Summary
 	n      [2]uint64 // tuples each summary has seen since its reset
 	old    int       // index of the older summary
 	stats  HeadStats
 	// swapped is set at the first swap.
 	swapped bool
-	// visit is w.accumulate, bound once: a closure passed to heavy at every
-	// refresh would escape (heavy is an interface method) and allocate.
+	// visit is w.accumulate, bound once: a closure passed to Heavy at every
+	// refresh would escape (Heavy is an interface method) and allocate.
 	visit func(key, count uint64)
 	accN  float64 // the older summary's tuples, while refreshing
 	// heads are the head keys of the last refresh with their estimated
@@ -52,16 +66,30 @@ type Windowed struct {
 	refreshes uint64
 }
 
-func newWindowed(theta float64, window int, a, b frequencySummary) (*Windowed, error) {
+// NewWindowed returns a windowed detector with threshold theta and window
+// W over two summaries newSummary makes for theta (called twice, once
+// theta and W are known to be valid, so that a bad theta is refused before
+// a summary sized by 1/theta is made). NewFiltered and NewSpaceSaving are
+// two such detectors; docs/results/partitioning.md, "Hot-key detectors",
+// compares others (package partitionlab).
+func NewWindowed(theta float64, window int, newSummary func(theta float64) (Summary, error)) (*Windowed, error) {
 	if err := checkTheta(theta); err != nil {
 		return nil, err
 	}
 	if window <= 0 {
 		return nil, invalidParam("window", window, "> 0")
 	}
+	var sums [2]Summary
+	for i := range sums {
+		s, err := newSummary(theta)
+		if err != nil {
+			return nil, err
+		}
+		sums[i] = s
+	}
 	// At most 1/theta keys can have a count of theta·N; a summary's
 	// estimates may admit a few more, and append grows the slice then.
-	w := &Windowed{theta: theta, window: uint64(window), sum: [2]frequencySummary{a, b},
+	w := &Windowed{theta: theta, window: uint64(window), sum: sums,
 		heads: make([]HeadKey, 0, int(2/theta)+1)}
 	w.visit = w.accumulate
 	// Stagger: the second summary starts W tuples after the first.
@@ -71,17 +99,17 @@ func newWindowed(theta float64, window int, a, b frequencySummary) (*Windowed, e
 // Observe implements Detector.
 func (w *Windowed) Observe(key uint64) (bool, float64) {
 	o, y := w.old, 1-w.old
-	c := w.sum[o].add(key)
+	c := w.sum[o].Add(key)
 	w.n[o]++
 	if w.n[o] > w.window {
 		// The younger summary counts only once the older has W tuples.
-		w.sum[y].add(key)
+		w.sum[y].Add(key)
 		w.n[y]++
 	}
 	if w.n[o] == 2*w.window {
 		w.swap()
 		o = w.old
-		c = w.sum[o].estimate(key)
+		c = w.sum[o].Estimate(key)
 	} else if !w.swapped && w.n[o] >= 64 && w.n[o]&(w.n[o]-1) == 0 {
 		// Until the first swap, refresh the statistics at 64, 128, 256, ...
 		// tuples (amortised O(1) per tuple), so D-Choices does not route
@@ -99,7 +127,7 @@ func (w *Windowed) Observe(key uint64) (bool, float64) {
 // statistics are computed once, and the retired one starts over.
 func (w *Windowed) swap() {
 	o := w.old
-	w.sum[o].reset()
+	w.sum[o].Reset()
 	w.n[o] = 0
 	w.old = 1 - o
 	w.swapped = true
@@ -116,7 +144,7 @@ func (w *Windowed) refreshStats() {
 	if w.listFrac > 0 {
 		least = min(least, max(1, uint64(math.Ceil(w.listFrac*w.theta*float64(nn)))))
 	}
-	w.sum[w.old].heavy(least, w.visit)
+	w.sum[w.old].Heavy(least, w.visit)
 	slices.SortFunc(w.heads, ByWeight)
 	w.stats.Mass = headMass(w.heads)
 	w.refreshes++
@@ -173,29 +201,6 @@ func (w *Windowed) Forwarded() (uint64, bool) {
 		return 0, false
 	}
 	return a.forwarded + w.sum[1].(*filteredSummary).forwarded, true
-}
-
-// exactSummary counts exactly in a map.
-type exactSummary map[uint64]uint64
-
-func (e exactSummary) add(k uint64) uint64 { c := e[k] + 1; e[k] = c; return c }
-
-func (e exactSummary) estimate(k uint64) uint64 { return e[k] }
-
-func (e exactSummary) heavy(min uint64, visit func(k, c uint64)) {
-	for k, c := range e {
-		if c >= min {
-			visit(k, c)
-		}
-	}
-}
-
-func (e exactSummary) reset() { clear(e) }
-
-// NewWindowedExact returns a windowed detector over exact counts: memory
-// O(distinct keys in 2W tuples), the reference for the sketch summaries.
-func NewWindowedExact(theta float64, window int) (*Windowed, error) {
-	return newWindowed(theta, window, exactSummary{}, exactSummary{})
 }
 
 // DefaultWindow returns the window W used for threshold theta: 64/theta

@@ -11,13 +11,6 @@ import (
 	"github.com/skewerhq/skewer/internal/partlab"
 )
 
-// TestStableDrift: a key that turns hot at 5θ is head within 2W tuples and
-// a key that cools to θ/10 is released within 2W, as for the windowed
-// detectors.
-func TestStableDrift(t *testing.T) {
-	testDrift(t, func(theta float64, window int) (Detector, error) { return NewStable(theta, window) })
-}
-
 // TestStableRecall: every key whose count in the older window reaches
 // θN + 3·sqrt(θN), and stableMinCount tuples, is head (the windowed
 // detector's estimate is an upper bound on that count), from the first

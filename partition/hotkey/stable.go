@@ -59,7 +59,7 @@ type Stable struct {
 	cand  u64map.Map[stableSlot]
 	limit int
 	// filter holds the head keys, so that most tail tuples skip the table.
-	filter headFilter
+	filter Filter
 	heads  []HeadKey
 	stats  HeadStats
 	drop   []uint64 // scratch: the candidates update forgets
@@ -107,7 +107,7 @@ func (s *Stable) Observe(key uint64) (bool, float64) {
 	if !s.ready {
 		return false, 0
 	}
-	if s.filter.mayContain(key) {
+	if s.filter.MayContain(key) {
 		if c := s.cand.Get(key); c != nil && c.head {
 			return true, c.p
 		}
@@ -187,7 +187,7 @@ func (s *Stable) update() {
 			continue
 		}
 		if e.head {
-			s.filter.add(k)
+			s.filter.Add(k)
 		}
 	}
 	// Forget candidates that have faded (after the walk: Delete moves

@@ -1,7 +1,9 @@
-package hotkey
+package partitionlab
+
+import "github.com/skewerhq/skewer/partition/hotkey"
 
 // Decay is the forgetting strategy the two alternating summaries of
-// Windowed are compared with (docs/results/partitioning.md, "Forgetting: two windows
+// hotkey.Windowed are compared with (docs/results/partitioning.md, "Forgetting: two windows
 // against decay"): exact counts, all halved every W tuples (counts below
 // one half dropped), a key head when its count reaches theta times the
 // decayed total. It has no bound on how long a cooled key stays head. Its
@@ -28,7 +30,7 @@ func NewDecay(theta float64, window int) (*Decay, error) {
 	return &Decay{theta: theta, window: window, counts: map[uint64]float64{}}, nil
 }
 
-// Observe implements Detector.
+// Observe implements hotkey.Detector.
 func (d *Decay) Observe(key uint64) (bool, float64) {
 	d.counts[key]++
 	d.total++
@@ -47,5 +49,5 @@ func (d *Decay) Observe(key uint64) (bool, float64) {
 	return c >= d.theta*d.total, c / d.total
 }
 
-// Stats implements Detector: always empty.
-func (d *Decay) Stats() HeadStats { return HeadStats{} }
+// Stats implements hotkey.Detector: always empty.
+func (d *Decay) Stats() hotkey.HeadStats { return hotkey.HeadStats{} }

@@ -1,4 +1,4 @@
-package hotkey
+package hotkey_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/internal/partlab"
+	"github.com/skewerhq/skewer/partition/hotkey"
+	"github.com/skewerhq/skewer/partition/partitionlab"
 )
 
 // driftingKeys is m tuples of a Zipf(s) stream over 2,000 keys whose keys
@@ -24,24 +26,24 @@ func driftingKeys(m int, s float64, seed uint64) []uint64 {
 // snapshotters are the detectors with snapshots, by name, at threshold
 // theta and window W.
 var snapshotters = map[string]func(theta float64, window int) (snapshotDetector, error){
-	"stable":      func(th float64, w int) (snapshotDetector, error) { return NewStable(th, w) },
-	"filtered":    func(th float64, w int) (snapshotDetector, error) { return NewFiltered(th, w) },
-	"spacesaving": func(th float64, w int) (snapshotDetector, error) { return NewSpaceSaving(th, w) },
-	"lossy":       func(th float64, w int) (snapshotDetector, error) { return NewLossyCounting(th, w) },
-	"countmin":    func(th float64, w int) (snapshotDetector, error) { return NewCountMin(th, w) },
-	"exact":       func(th float64, w int) (snapshotDetector, error) { return NewWindowedExact(th, w) },
-	"cumulative":  func(th float64, _ int) (snapshotDetector, error) { return NewExact(th) },
+	"stable":      func(th float64, w int) (snapshotDetector, error) { return hotkey.NewStable(th, w) },
+	"filtered":    func(th float64, w int) (snapshotDetector, error) { return hotkey.NewFiltered(th, w) },
+	"spacesaving": func(th float64, w int) (snapshotDetector, error) { return hotkey.NewSpaceSaving(th, w) },
+	"lossy":       func(th float64, w int) (snapshotDetector, error) { return partitionlab.NewLossyCounting(th, w) },
+	"countmin":    func(th float64, w int) (snapshotDetector, error) { return partitionlab.NewCountMin(th, w) },
+	"exact":       func(th float64, w int) (snapshotDetector, error) { return partitionlab.NewWindowedExact(th, w) },
+	"cumulative":  func(th float64, _ int) (snapshotDetector, error) { return partitionlab.NewExact(th) },
 }
 
 type snapshotDetector interface {
-	Detector
+	hotkey.Detector
 	AppendState(dst []byte) ([]byte, error)
 	RestoreState(b []byte) error
 }
 
 // heads is a detector's head list, for the detectors that keep one.
-func heads(d Detector) []HeadKey {
-	if l, ok := d.(interface{ Heads() []HeadKey }); ok {
+func heads(d hotkey.Detector) []hotkey.HeadKey {
+	if l, ok := d.(interface{ Heads() []hotkey.HeadKey }); ok {
 		return l.Heads()
 	}
 	return nil
@@ -118,17 +120,17 @@ func TestSnapshotRejects(t *testing.T) {
 			b, err := mk(theta, window)
 			require.NoError(t, err)
 			for i := range state {
-				require.ErrorIs(t, b.RestoreState(state[:i]), ErrCorrupt, "truncated to %d", i)
+				require.ErrorIs(t, b.RestoreState(state[:i]), hotkey.ErrCorrupt, "truncated to %d", i)
 			}
 			trailing := append(append([]byte(nil), state...), 0)
-			require.ErrorIs(t, b.RestoreState(trailing), ErrCorrupt)
+			require.ErrorIs(t, b.RestoreState(trailing), hotkey.ErrCorrupt)
 			other, err := mk(theta/2, window)
 			require.NoError(t, err)
-			require.ErrorIs(t, other.RestoreState(state), ErrCorrupt, "another theta")
+			require.ErrorIs(t, other.RestoreState(state), hotkey.ErrCorrupt, "another theta")
 			if name != "cumulative" {
 				other, err = mk(theta, window/2)
 				require.NoError(t, err)
-				require.ErrorIs(t, other.RestoreState(state), ErrCorrupt, "another window")
+				require.ErrorIs(t, other.RestoreState(state), hotkey.ErrCorrupt, "another window")
 			}
 			for kind, mk2 := range snapshotters {
 				if kind == name || name == "cumulative" && kind == "stable" {
@@ -143,7 +145,7 @@ func TestSnapshotRejects(t *testing.T) {
 				bad := append([]byte(nil), state...)
 				bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
 				if err := b.RestoreState(bad); err != nil {
-					require.ErrorIs(t, err, ErrCorrupt)
+					require.ErrorIs(t, err, hotkey.ErrCorrupt)
 				}
 			}
 			require.NoError(t, b.RestoreState(state))
@@ -194,9 +196,9 @@ func TestSnapshotLeavesDetectorOnError(t *testing.T) {
 // nothing, for the default detector.
 func TestAppendStateAllocs(t *testing.T) {
 	const theta = 1.0 / 500
-	d, err := NewStable(theta, DefaultWindow(theta))
+	d, err := hotkey.NewStable(theta, hotkey.DefaultWindow(theta))
 	require.NoError(t, err)
-	keys := driftingKeys(3*DefaultWindow(theta), 1.2, 3)
+	keys := driftingKeys(3*hotkey.DefaultWindow(theta), 1.2, 3)
 	for _, k := range keys {
 		d.Observe(k)
 	}
@@ -230,7 +232,7 @@ func FuzzDetectorRestore(f *testing.F) {
 		d, err := snapshotters[names[int(which)%len(names)]](0.05, 128)
 		require.NoError(t, err)
 		if err := d.RestoreState(b); err != nil {
-			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorIs(t, err, hotkey.ErrCorrupt)
 			return
 		}
 		for _, k := range keys {

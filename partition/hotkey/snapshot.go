@@ -10,7 +10,7 @@ import (
 	"github.com/skewerhq/skewer/sketch"
 )
 
-// Snapshots. Every detector a partitioner can use saves the state that
+// Snapshots. Every detector of this package but Fixed saves the state that
 // decides its later answers (AppendState) and takes it back (RestoreState),
 // so that a partitioner restored from a checkpoint routes as the original
 // would have. RestoreState takes only a state saved by a detector made
@@ -19,8 +19,9 @@ import (
 // detector unchanged. Encodings are versioned (snapshotVersion); a decoder
 // rejects versions it does not know. AppendState appends to dst and
 // allocates nothing else (a summary's encoding included), so that it can
-// run on the worker's goroutine at every checkpoint. The Oracle keeps no
-// state and has no snapshot.
+// run on the worker's goroutine at every checkpoint. Fixed keeps no
+// state and has no snapshot. A Windowed saves its summaries through
+// Summary's AppendState and DecodeState, tagged by Kind.
 //
 // Layouts (uvarints unless said; f64 is a float64's bits, 8 bytes):
 //
@@ -31,17 +32,12 @@ import (
 //	Stable:   'S', version, the Windowed (length-prefixed), ready (bool),
 //	          vw (f64), candidates (count, then key (8 bytes), p (f64),
 //	          head (bool) each)
-//	Exact:    'E', version, theta (f64), n, max, stats (P1, Mass: f64,
-//	          Count), counts (count, then key (8 bytes), count each), head
-//	          keys (count, then key (8 bytes) each, in their order)
 //
 // and the summaries: filtered 'f' (n, forwarded, the Space-Saving summary's
 // encoding length-prefixed, the bucket counters packed two per byte as
 // 4-bit values, 15 meaning "15 plus the next uvarint of the tail that
-// follows them"), spacesaving 's' and lossy 'l' (the sketch's encoding),
-// countmin 'c' (the sketch's encoding, length-prefixed, then the
-// candidates: count, key (8 bytes), estimate (f64)), exact 'e' (count, then
-// key (8 bytes), count each).
+// follows them"), spacesaving 's' (the sketch's encoding). Package
+// partitionlab's summaries use 'l', 'c' and 'e'.
 
 // ErrCorrupt reports a detector state RestoreState cannot take: damaged,
 // or saved by a detector of another kind or other parameters.
@@ -75,22 +71,9 @@ func readHeader(r *wire.Reader, tag byte, what string) {
 	}
 }
 
-// summaryState is implemented by every frequencySummary: appendState
-// appends its state; decodeState returns a new summary, made like the
-// receiver, holding the state in b, which must count exactly n tuples.
-type summaryState interface {
-	kind() byte
-	appendState(dst []byte) ([]byte, error)
-	decodeState(b []byte, n uint64) (frequencySummary, error)
-}
-
 // AppendState appends the detector's state to dst.
 func (w *Windowed) AppendState(dst []byte) ([]byte, error) {
-	a, ok := w.sum[0].(summaryState)
-	if !ok {
-		return dst, fmt.Errorf("hotkey: summary %T keeps no snapshot", w.sum[0])
-	}
-	dst = append(dst, 'W', snapshotVersion, a.kind())
+	dst = append(dst, 'W', snapshotVersion, w.sum[0].Kind())
 	dst = wire.AppendUvarint(dst, w.window)
 	dst = appendF64(dst, w.theta)
 	dst = append(dst, byte(w.old))
@@ -103,7 +86,7 @@ func (w *Windowed) AppendState(dst []byte) ([]byte, error) {
 		var mark int
 		var err error
 		dst, mark = wire.BeginPrefixed(dst)
-		if dst, err = s.(summaryState).appendState(dst); err != nil {
+		if dst, err = s.AppendState(dst); err != nil {
 			return dst, err
 		}
 		dst = wire.EndPrefixed(dst, mark)
@@ -152,14 +135,11 @@ func (w *Windowed) RestoreState(b []byte) error {
 
 // decodeState returns a detector made like w holding the state in b.
 func (w *Windowed) decodeState(b []byte) (*Windowed, error) {
-	a, ok := w.sum[0].(summaryState)
-	if !ok {
-		return nil, fmt.Errorf("summary %T keeps no snapshot", w.sum[0])
-	}
+	a := w.sum[0]
 	r := wire.NewReader(b)
 	readHeader(r, 'W', "windowed detector")
-	if k := r.Byte("summary kind"); r.Err() == nil && k != a.kind() {
-		r.Fail("summary kind %q, want %q", k, a.kind())
+	if k := r.Byte("summary kind"); r.Err() == nil && k != a.Kind() {
+		r.Fail("summary kind %q, want %q", k, a.Kind())
 	}
 	if win := r.Uvarint("window"); r.Err() == nil && win != w.window {
 		r.Fail("window %d, want %d", win, w.window)
@@ -193,7 +173,7 @@ func (w *Windowed) decodeState(b []byte) (*Windowed, error) {
 		t.stats.P1 = heads[0].P // the largest: ByWeight
 	}
 	for i := range t.sum {
-		s, err := a.decodeState(sums[i], t.n[i])
+		s, err := a.DecodeState(sums[i], t.n[i])
 		if err != nil {
 			return nil, err
 		}
@@ -272,98 +252,18 @@ func (s *Stable) restore(b []byte) error {
 	clear(s.filter[:])
 	for k, e := range s.cand.All() {
 		if e.head {
-			s.filter.add(k)
+			s.filter.Add(k)
 		}
 	}
 	s.collectHeads()
 	return nil
 }
 
-// AppendState appends the detector's state to dst.
-func (e *Exact) AppendState(dst []byte) ([]byte, error) {
-	dst = append(dst, 'E', snapshotVersion)
-	dst = appendF64(dst, e.theta)
-	dst = wire.AppendUvarint(dst, e.n)
-	dst = wire.AppendUvarint(dst, e.max)
-	dst = appendF64(appendF64(dst, e.stats.P1), e.stats.Mass)
-	dst = wire.AppendUvarint(dst, uint64(e.stats.Count))
-	dst = appendCounts(dst, e.counts)
-	dst = wire.AppendUvarint(dst, uint64(len(e.head)))
-	for _, k := range e.head {
-		dst = wire.AppendU64(dst, k)
-	}
-	return dst, nil
-}
+// Kind implements Summary.
+func (f *filteredSummary) Kind() byte { return 'f' }
 
-func appendCounts(dst []byte, counts map[uint64]uint64) []byte {
-	dst = wire.AppendUvarint(dst, uint64(len(counts)))
-	for k, c := range counts {
-		dst = wire.AppendUvarint(wire.AppendU64(dst, k), c)
-	}
-	return dst
-}
-
-// readCounts reads exact counts, each at least 1, summing to n.
-func readCounts(r *wire.Reader, n uint64) map[uint64]uint64 {
-	k := r.Count(9, "counts")
-	counts := make(map[uint64]uint64, k)
-	var sum uint64
-	for range k {
-		key, c := r.U64("key"), r.Uvarint("count")
-		if r.Err() != nil {
-			return nil
-		}
-		if _, dup := counts[key]; dup || c == 0 || c > n-sum {
-			r.Fail("key %#x: count %d (repeated %v) past the %d tuples", key, c, dup, n)
-			return nil
-		}
-		counts[key] = c
-		sum += c
-	}
-	if r.Err() == nil && sum != n {
-		r.Fail("counts sum to %d, want %d", sum, n)
-	}
-	return counts
-}
-
-// RestoreState replaces the detector's state with one AppendState saved.
-func (e *Exact) RestoreState(b []byte) error {
-	r := wire.NewReader(b)
-	readHeader(r, 'E', "exact detector")
-	if th := readF64(r, "theta"); r.Err() == nil && th != e.theta {
-		r.Fail("theta %v, want %v", th, e.theta)
-	}
-	n := r.Uvarint("n")
-	mx := r.Uvarint("max")
-	st := HeadStats{P1: readProb(r, "P1"), Mass: readProb(r, "Mass")}
-	st.Count = r.Int(math.MaxInt32, "Count")
-	counts := readCounts(r, n)
-	k := r.Count(8, "head keys")
-	head, inHead := make([]uint64, 0, k), make(map[uint64]struct{}, k)
-	for range k {
-		key := r.U64("head key")
-		if _, dup := inHead[key]; r.Err() == nil && (dup || counts[key] == 0) {
-			r.Fail("head key %#x repeated or never counted", key)
-		}
-		head, inHead[key] = append(head, key), struct{}{}
-	}
-	if err := r.Done(); err != nil {
-		return corrupt("exact detector", err)
-	}
-	var top uint64
-	for _, c := range counts {
-		top = max(top, c)
-	}
-	if top != mx || st.Count > len(head) {
-		return corrupt("exact detector", fmt.Errorf("%w: max %d (counts say %d), %d head keys counted of %d", wire.ErrCorrupt, mx, top, st.Count, len(head)))
-	}
-	e.n, e.max, e.stats, e.counts, e.head, e.inHead = n, mx, st, counts, head, inHead
-	return nil
-}
-
-func (f *filteredSummary) kind() byte { return 'f' }
-
-func (f *filteredSummary) appendState(dst []byte) ([]byte, error) {
+// AppendState implements Summary.
+func (f *filteredSummary) AppendState(dst []byte) ([]byte, error) {
 	dst = wire.AppendUvarint(dst, f.n)
 	dst = wire.AppendUvarint(dst, f.forwarded)
 	dst, mark := wire.BeginPrefixed(dst)
@@ -416,7 +316,8 @@ func readNibbles(r *wire.Reader, cnt []uint32) {
 	}
 }
 
-func (f *filteredSummary) decodeState(b []byte, n uint64) (frequencySummary, error) {
+// DecodeState implements Summary.
+func (f *filteredSummary) DecodeState(b []byte, n uint64) (Summary, error) {
 	r := wire.NewReader(b)
 	fn := r.Uvarint("n")
 	forwarded := r.Uvarint("forwarded")
@@ -447,11 +348,14 @@ func (f *filteredSummary) decodeState(b []byte, n uint64) (frequencySummary, err
 	return t, nil
 }
 
-func (s *spaceSavingSummary) kind() byte { return 's' }
+// Kind implements Summary.
+func (s *spaceSavingSummary) Kind() byte { return 's' }
 
-func (s *spaceSavingSummary) appendState(dst []byte) ([]byte, error) { return s.ss.AppendBinary(dst) }
+// AppendState implements Summary.
+func (s *spaceSavingSummary) AppendState(dst []byte) ([]byte, error) { return s.ss.AppendBinary(dst) }
 
-func (s *spaceSavingSummary) decodeState(b []byte, n uint64) (frequencySummary, error) {
+// DecodeState implements Summary.
+func (s *spaceSavingSummary) DecodeState(b []byte, n uint64) (Summary, error) {
 	ss := &sketch.SpaceSaving[uint64]{}
 	if err := ss.UnmarshalBinary(b); err != nil {
 		return nil, err
@@ -460,85 +364,4 @@ func (s *spaceSavingSummary) decodeState(b []byte, n uint64) (frequencySummary, 
 		return nil, fmt.Errorf("%w: space-saving capacity %d (want %d), N %d (want %d)", wire.ErrCorrupt, ss.Capacity(), s.ss.Capacity(), ss.N(), n)
 	}
 	return &spaceSavingSummary{ss: ss, top: make([]sketch.Counter[uint64], 0, cap(s.top))}, nil
-}
-
-func (s lossySummary) kind() byte { return 'l' }
-
-func (s lossySummary) appendState(dst []byte) ([]byte, error) { return s.lc.AppendBinary(dst) }
-
-func (s lossySummary) decodeState(b []byte, n uint64) (frequencySummary, error) {
-	lc := &sketch.LossyCounting[uint64]{}
-	if err := lc.UnmarshalBinary(b); err != nil {
-		return nil, err
-	}
-	if lc.Epsilon() != s.lc.Epsilon() || lc.N() != n {
-		return nil, fmt.Errorf("%w: lossy counting epsilon %v (want %v), N %d (want %d)", wire.ErrCorrupt, lc.Epsilon(), s.lc.Epsilon(), lc.N(), n)
-	}
-	return lossySummary{lc}, nil
-}
-
-func (s *cmSummary) kind() byte { return 'c' }
-
-func (s *cmSummary) appendState(dst []byte) ([]byte, error) {
-	dst, mark := wire.BeginPrefixed(dst)
-	dst, err := s.cm.AppendBinary(dst)
-	if err != nil {
-		return dst, err
-	}
-	dst = wire.EndPrefixed(dst, mark)
-	dst = wire.AppendUvarint(dst, uint64(s.cand.Len()))
-	for k, v := range s.cand.All() {
-		dst = appendF64(wire.AppendU64(dst, k), *v)
-	}
-	return dst, nil
-}
-
-func (s *cmSummary) decodeState(b []byte, n uint64) (frequencySummary, error) {
-	r := wire.NewReader(b)
-	cmb := r.Bytes("count-min sketch")
-	k := r.Count(16, "candidates")
-	if r.Err() == nil && k > s.limit {
-		r.Fail("%d candidates, want at most %d", k, s.limit)
-	}
-	if r.Err() != nil {
-		return nil, r.Err()
-	}
-	t := &cmSummary{eps: s.eps, delta: s.delta, theta: s.theta, limit: s.limit}
-	t.cand.Init(t.limit, 0, u64map.Half)
-	for range k {
-		key, est := r.U64("key"), readF64(r, "estimate")
-		if r.Err() != nil {
-			return nil, r.Err()
-		}
-		v, added := t.cand.Put(key)
-		if !added || !(est >= 1 && est <= float64(n)) {
-			return nil, fmt.Errorf("%w: candidate %#x (estimate %v, repeated %v)", wire.ErrCorrupt, key, est, !added)
-		}
-		*v = est
-	}
-	if err := r.Done(); err != nil {
-		return nil, err
-	}
-	cm := &sketch.CountMin{}
-	if err := cm.UnmarshalBinary(cmb); err != nil {
-		return nil, err
-	}
-	if cm.Width() != s.cm.Width() || cm.Depth() != s.cm.Depth() || !cm.Conservative() || cm.Total() != n {
-		return nil, fmt.Errorf("%w: count-min %dx%d (want %dx%d), total %d (want %d)", wire.ErrCorrupt, cm.Width(), cm.Depth(), s.cm.Width(), s.cm.Depth(), cm.Total(), n)
-	}
-	t.cm = cm
-	return t, nil
-}
-
-func (e exactSummary) kind() byte { return 'e' }
-
-func (e exactSummary) appendState(dst []byte) ([]byte, error) { return appendCounts(dst, e), nil }
-
-func (e exactSummary) decodeState(b []byte, n uint64) (frequencySummary, error) {
-	r := wire.NewReader(b)
-	counts := readCounts(r, n)
-	if err := r.Done(); err != nil {
-		return nil, err
-	}
-	return exactSummary(counts), nil
 }

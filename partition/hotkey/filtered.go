@@ -70,7 +70,7 @@ func filteredCapacity(theta float64) int { return int(math.Ceil(8 / theta)) }
 // filterWidth is the number of bucket counters: the power of two >= 64/theta.
 func filterWidth(theta float64) int { return 1 << bits.Len(uint(math.Ceil(64/theta))-1) }
 
-func newFilteredSummary(theta float64) (*filteredSummary, error) {
+func newFilteredSummary(theta float64) (Summary, error) {
 	k := filteredCapacity(theta)
 	ss, err := sketch.NewSpaceSaving[uint64](k)
 	if err != nil {
@@ -79,7 +79,7 @@ func newFilteredSummary(theta float64) (*filteredSummary, error) {
 	w := filterWidth(theta)
 	f := &filteredSummary{ss: ss, top: make([]sketch.Counter[uint64], 0, k), cnt: make([]uint32, w),
 		shift: uint(64 - bits.Len(uint(w)-1)), period: uint64(math.Ceil(8 / theta))}
-	f.reset()
+	f.Reset()
 	return f, nil
 }
 
@@ -87,7 +87,8 @@ func (f *filteredSummary) bucket(key uint64) *uint32 {
 	return &f.cnt[(key*0x9e3779b97f4a7c15)>>f.shift&uint64(len(f.cnt)-1)]
 }
 
-func (f *filteredSummary) add(key uint64) uint64 {
+// Add implements Summary.
+func (f *filteredSummary) Add(key uint64) uint64 {
 	if f.n++; f.n == f.next {
 		f.tau++
 		f.next += f.period
@@ -102,7 +103,8 @@ func (f *filteredSummary) add(key uint64) uint64 {
 	return c
 }
 
-func (f *filteredSummary) estimate(key uint64) uint64 {
+// Estimate implements Summary.
+func (f *filteredSummary) Estimate(key uint64) uint64 {
 	c := uint64(*f.bucket(key))
 	if t := f.tau; c > t {
 		e, _ := f.ss.Estimate(key)
@@ -111,7 +113,8 @@ func (f *filteredSummary) estimate(key uint64) uint64 {
 	return c
 }
 
-func (f *filteredSummary) heavy(least uint64, visit func(k, c uint64)) {
+// Heavy implements Summary.
+func (f *filteredSummary) Heavy(least uint64, visit func(k, c uint64)) {
 	t := f.tau
 	k := f.ss.Len()
 	if least > t {
@@ -128,7 +131,8 @@ func (f *filteredSummary) heavy(least uint64, visit func(k, c uint64)) {
 	}
 }
 
-func (f *filteredSummary) reset() {
+// Reset implements Summary.
+func (f *filteredSummary) Reset() {
 	f.ss.Reset()
 	clear(f.cnt)
 	f.n, f.tau, f.next = 0, 0, f.period
@@ -148,13 +152,5 @@ func NewFiltered(theta float64, window int) (*Windowed, error) {
 	if window > maxFilteredWindow {
 		return NewSpaceSaving(theta, window)
 	}
-	a, err := newFilteredSummary(theta)
-	if err != nil {
-		return nil, err
-	}
-	b, err := newFilteredSummary(theta)
-	if err != nil {
-		return nil, err
-	}
-	return newWindowed(theta, window, a, b)
+	return NewWindowed(theta, window, newFilteredSummary)
 }
