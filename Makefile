@@ -7,7 +7,13 @@ FUZZTIME    ?= 10s
 COUNT       ?= 10
 BENCH       ?= .
 
-.PHONY: test tools vet lint unit allocs benchonce peers bench fuzz accuracy chaos run
+.PHONY: test tools download vet lint unit allocs benchonce peers bench fuzz accuracy chaos run
+
+## The repository's modules: the root, the sketches (a module of their own, so
+## that a program importing only them gets xxhash and the helpers), and the two
+## dependency-free helpers both share. Each target runs in every one of them.
+MODULES := . internal/hashx internal/u64map sketch
+each = @set -e; for m in $(MODULES); do echo "== $$m: $(1)"; (cd $$m && $(1)); done
 
 ## test: vet, staticcheck, race-enabled shuffled unit tests (-short), the allocation
 ## tests without the race detector, every benchmark once.
@@ -18,23 +24,28 @@ tools:
 	@$(STATICCHECK) -version 2>/dev/null | grep -qF '$(patsubst v%,(%),$(STATICCHECK_VERSION))' || \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+## download: every module's dependencies (bench/peers' too) into the module cache.
+download:
+	$(call each,$(GO) mod download)
+	cd bench/peers && $(GO) mod download
+
 vet:
-	$(GO) vet ./...
+	$(call each,$(GO) vet ./...)
 
 lint: tools
-	$(STATICCHECK) ./...
+	$(call each,$(STATICCHECK) ./...)
 
 unit:
-	$(GO) test -short -race -shuffle=on -timeout 14m ./...
+	$(call each,$(GO) test -short -race -shuffle=on -timeout 14m ./...)
 
 ## allocs: the allocation tests again without the race detector, which allocates on
 ## its own (some of them skip under -race); the build is the one benchonce uses.
 allocs:
-	$(GO) test -short -count=1 -run 'Alloc' -timeout 5m ./...
+	$(call each,$(GO) test -short -count=1 -run 'Alloc' -timeout 5m ./...)
 
 ## benchonce: run every benchmark for one iteration so they keep compiling and running.
 benchonce:
-	$(GO) test -short -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+	$(call each,$(GO) test -short -run '^$$' -bench . -benchtime 1x -timeout 10m ./...)
 
 ## peers: the comparison module bench/peers (kept out of the main go.mod).
 peers:
@@ -44,20 +55,20 @@ peers:
 
 ## bench: all benchmarks, COUNT runs each, for benchstat.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./...
+	$(call each,$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./...)
 
 ## fuzz: a short run (FUZZTIME) of every native fuzz target.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; for m in $(MODULES); do (cd $$m; for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f"; \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
-	done
+	done); done
 
 ## accuracy: the long statistical sweeps that -short skips.
 accuracy:
-	$(GO) test -timeout 90m ./...
+	$(call each,$(GO) test -timeout 90m ./...)
 
 ## chaos: the runtime's chaos test at length (make test runs a few plans of it).
 CHAOS_TRIALS ?= 200

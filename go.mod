@@ -7,6 +7,9 @@ require (
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/skewerhq/skewer/internal/hashx v0.0.0
+	github.com/skewerhq/skewer/internal/u64map v0.0.0
+	github.com/skewerhq/skewer/sketch v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
@@ -60,3 +63,9 @@ require (
 	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
+
+replace github.com/skewerhq/skewer/sketch => ./sketch
+
+replace github.com/skewerhq/skewer/internal/hashx => ./internal/hashx
+
+replace github.com/skewerhq/skewer/internal/u64map => ./internal/u64map

@@ -22,7 +22,9 @@ func ExampleConcurrentDDSketch() {
 	}
 	var wg sync.WaitGroup
 	for g := range 4 { // four handlers
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range 1000 {
 				ms := float64(1 + (g*1000+i)%100) // 1 … 100 ms
 				if err := latency.Add(ms); err != nil {
@@ -30,7 +32,7 @@ func ExampleConcurrentDDSketch() {
 				}
 				users.AddString(fmt.Sprint("user-", i%250))
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	p99, err := latency.Quantile(0.99)

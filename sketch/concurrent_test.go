@@ -40,11 +40,13 @@ func bothModes(t *testing.T, f func(t *testing.T, spread func(*atomic.Bool))) {
 func writeAll(n int, add func(i int)) {
 	var wg sync.WaitGroup
 	for g := range concurrentWriters {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := g; i < n; i += concurrentWriters {
 				add(i)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }
@@ -165,7 +167,9 @@ func TestConcurrentReadsDuringUpdates(t *testing.T) {
 		done := make(chan struct{})
 		var readErr error
 		var wg sync.WaitGroup
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			var last, lastEst uint64
 			for {
 				select {
@@ -180,7 +184,7 @@ func TestConcurrentReadsDuringUpdates(t *testing.T) {
 				}
 				last, lastEst = got, est
 			}
-		})
+		}()
 		writeAll(n, func(i int) {
 			_ = c.Add(float64(i + 1))
 			cm.AddHash(7, 1)

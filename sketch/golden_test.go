@@ -10,7 +10,7 @@ import (
 )
 
 // Golden files under testdata/ pin the binary encodings. They are rewritten
-// only by `go test ./sketch -run Golden -update` after an intended format
+// only by `go -C sketch test . -run Golden -update` after an intended format
 // change (with a version bump); never edit them to make a test pass.
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
@@ -23,6 +23,6 @@ func checkGolden(t *testing.T, name string, got []byte) {
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./sketch -run Golden -update once")
+	require.NoError(t, err, "missing golden file; run go -C sketch test . -run Golden -update once")
 	require.Equal(t, want, got, "encoding of %s changed; if intended, bump the version and run with -update", name)
 }

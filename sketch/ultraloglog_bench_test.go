@@ -132,7 +132,7 @@ func BenchmarkUltraLogLogMerge(b *testing.B) {
 // that fraction of the memory for the same error). Under -short T and n are
 // cut so that `make test` runs it in a moment; for the figures run
 //
-//	go test -run '^$' -bench UltraLogLogVsHyperLogLogError -benchtime 1x -timeout 60m ./sketch/
+//	go -C sketch test -run '^$' -bench UltraLogLogVsHyperLogLogError -benchtime 1x -timeout 60m .
 func BenchmarkUltraLogLogVsHyperLogLogError(b *testing.B) {
 	type point struct {
 		p uint8

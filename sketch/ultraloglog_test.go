@@ -455,7 +455,9 @@ func TestUltraLogLogConcurrentReads(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for g := range errs {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 20 {
 				b, err := s.MarshalBinary()
 				c := s.Clone()
@@ -469,7 +471,7 @@ func TestUltraLogLogConcurrentReads(t *testing.T) {
 					errs[g] = fmt.Errorf("goroutine %d saw another estimate", g)
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
