@@ -43,7 +43,7 @@ const (
 func (w *workloadFlags) register(fs *flag.FlagSet, d workloadDefaults) {
 	w.kind = choice{value: "zipf", choices: bench.WorkloadKinds}
 	w.format = choice{value: "words", choices: bench.FileFormats}
-	fs.Var(&w.kind, "workload", "synthetic stream `KIND`: "+strings.Join(bench.WorkloadKinds, ", ")+" (uniform = Zipf s=0; exact-zipf: each key exactly round(p_i·tuples) times, shuffled, so the stream holds the sum of those counts, within K/2 of -tuples (partition, detector and kafka read it whole; run and sketch stop at -tuples); grid-zipf: the stream of docs/docs/results/partitioning.md's grids, floor(p_i·tuples) times each and one more for the hottest until it holds -tuples, shuffled; drift: the hot set moves)")
+	fs.Var(&w.kind, "workload", "synthetic stream `KIND`: "+strings.Join(bench.WorkloadKinds, ", ")+" (uniform = Zipf s=0; exact-zipf: each key exactly round(p_i·tuples) times, shuffled, so the stream holds the sum of those counts, within K/2 of -tuples (partition, detector and kafka read it whole; run and sketch stop at -tuples); grid-zipf: the stream of docs/results/partitioning.md's grids, floor(p_i·tuples) times each and one more for the hottest until it holds -tuples, shuffled; drift: the hot set moves)")
 	fs.StringVar(&w.file, "file", "", "read the stream from `PATH` instead (see -format); -workload, -keys, -zipf-s and -drift-every do not apply")
 	fs.Var(&w.format, "format", "`FORMAT` of -file: words (text, one key per word), items (whitespace-separated ids), freq (key<TAB>count, sampled with -seed)")
 	fs.Uint64Var(&w.keys, "keys", defaultKeys, "number of distinct keys of a synthetic stream")
