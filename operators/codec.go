@@ -9,9 +9,14 @@ import (
 	"github.com/skewerhq/skewer/internal/wire"
 )
 
-// ErrNoCodec reports keyed state asked for its encoding when its Aggregate
-// has no Codec: such state cannot be checkpointed.
-var ErrNoCodec = errors.New("operators: aggregate has no Codec")
+// ErrNoCodec reports keyed state asked for its encoding when a value it
+// holds has no Codec (an Aggregate's accumulator, a Joiner's left or right
+// records): such state cannot be checkpointed. The wrapping error names
+// what lacks one.
+var ErrNoCodec = errors.New("operators: no Codec")
+
+// errAggNoCodec is ErrNoCodec for keyed state whose Aggregate has no Codec.
+var errAggNoCodec = fmt.Errorf("%w: the Aggregate has none", ErrNoCodec)
 
 // ErrCorrupt reports bytes that are not a valid encoding of keyed state (or
 // of a value, by its Codec), or state encoded by an aggregation of

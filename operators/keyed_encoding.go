@@ -130,7 +130,7 @@ func readAcc[Acc any](r *wire.Reader, c Codec[Acc]) (Acc, bool) {
 func (k *KeyedWindows[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 	c := k.agg.Codec
 	if c == nil {
-		return nil, ErrNoCodec
+		return nil, errAggNoCodec
 	}
 	dst = appendShape(dst, kindWindows, k.phase, k.win, k.lateness, k.wm, k.stats)
 	panes := make([]*pane[Acc], 0, len(k.panes))
@@ -174,7 +174,7 @@ const maxSlots = 1 << 40
 func (k *KeyedWindows[In, Acc, Out]) RestoreState(b []byte) error {
 	c := k.agg.Codec
 	if c == nil {
-		return ErrNoCodec
+		return errAggNoCodec
 	}
 	r := wire.NewReader(b)
 	v, wm, st := readShape(r, kindWindows, k.phase, k.win, k.lateness)

@@ -63,7 +63,7 @@ func restoreEach[S any](states [][]byte, kind byte, into Phase, restore func(b [
 // partial state or a key in two states' window.
 func (k *KeyedWindows[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(key uint64) bool) error {
 	if k.agg.Codec == nil {
-		return ErrNoCodec
+		return errAggNoCodec
 	}
 	if err := mergeablePhase(k.phase, k.phase); err != nil {
 		return err
@@ -159,7 +159,7 @@ func addStats(a, b WindowStats) WindowStats {
 // the same aggregate, gap and allowed lateness in Complete or FinalPhase.
 func (k *KeyedSessions[In, Acc, Out]) RestoreMerged(states [][]byte, keep func(key uint64) bool) error {
 	if k.agg.Codec == nil {
-		return ErrNoCodec
+		return errAggNoCodec
 	}
 	if err := mergeablePhase(k.phase, k.phase); err != nil {
 		return err

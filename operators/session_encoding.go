@@ -13,7 +13,7 @@ import (
 func (k *KeyedSessions[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 	c := k.agg.Codec
 	if c == nil {
-		return nil, ErrNoCodec
+		return nil, errAggNoCodec
 	}
 	dst = appendShape(dst, kindSessions, k.phase, Windows{gap: k.gap}, k.lateness, k.wm, k.stats)
 	dst = wire.AppendUvarint(dst, uint64(k.heads.Len()))
@@ -48,7 +48,7 @@ func (k *KeyedSessions[In, Acc, Out]) AppendState(dst []byte) ([]byte, error) {
 func (k *KeyedSessions[In, Acc, Out]) RestoreState(b []byte) error {
 	c := k.agg.Codec
 	if c == nil {
-		return ErrNoCodec
+		return errAggNoCodec
 	}
 	r := wire.NewReader(b)
 	_, wm, st := readShape(r, kindSessions, k.phase, Windows{gap: k.gap}, k.lateness)
