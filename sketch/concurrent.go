@@ -234,7 +234,7 @@ func (c *ConcurrentCountMin) EstimateHash(h uint64) uint64 {
 	var est uint64
 	c.sh.read(func(shards []shard[*CountMin]) {
 		for i := range shards {
-			est = cmSatAdd(est, shards[i].s.EstimateHash(h))
+			est = satAdd(est, shards[i].s.EstimateHash(h))
 		}
 	})
 	return est
@@ -250,7 +250,7 @@ func (c *ConcurrentCountMin) Total() uint64 {
 	var n uint64
 	c.sh.read(func(shards []shard[*CountMin]) {
 		for i := range shards {
-			n = cmSatAdd(n, shards[i].s.Total())
+			n = satAdd(n, shards[i].s.Total())
 		}
 	})
 	return n
@@ -348,7 +348,7 @@ func (c *ConcurrentDDSketch) N() uint64 {
 	var n uint64
 	c.sh.read(func(shards []shard[*DDSketch]) {
 		for i := range shards {
-			n = cmSatAdd(n, shards[i].s.N())
+			n = satAdd(n, shards[i].s.N())
 		}
 	})
 	return n

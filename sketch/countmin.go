@@ -185,8 +185,8 @@ func (c *CountMin) column(h uint64, row int) int {
 	return cmRowIndex(h+uint64(row)*cmRowStep(h), c.shift)
 }
 
-// cmSatAdd returns a+b, or 2^64-1 if that overflows.
-func cmSatAdd(a, b uint64) uint64 {
+// satAdd returns a+b, or 2^64-1 if that overflows.
+func satAdd(a, b uint64) uint64 {
 	s, carry := bits.Add64(a, b, 0)
 	if carry != 0 {
 		return math.MaxUint64
@@ -273,12 +273,12 @@ func (c *CountMin) AddHashes(hs []uint64, n uint64) {
 // saturate, and for the zero CountMin (which it reports).
 func (c *CountMin) addSlow(h, n uint64) {
 	c.checkBuilt()
-	c.total = cmSatAdd(c.total, n)
+	c.total = satAdd(c.total, n)
 	w, shift, counts := c.width, c.shift, c.counts
 	step := cmRowStep(h)
 	target := uint64(0)
 	if c.conservative {
-		target = cmSatAdd(c.EstimateHash(h), n)
+		target = satAdd(c.EstimateHash(h), n)
 	}
 	g := h
 	for off := 0; off < len(counts); off += w {
@@ -287,7 +287,7 @@ func (c *CountMin) addSlow(h, n uint64) {
 		if c.conservative {
 			row[j] = max(row[j], target)
 		} else {
-			row[j] = cmSatAdd(row[j], n)
+			row[j] = satAdd(row[j], n)
 		}
 		g += step
 	}
@@ -349,9 +349,9 @@ func (c *CountMin) Merge(other *CountMin) error {
 			ErrIncompatible, c.width, c.depth, c.conservative, other.width, other.depth, other.conservative)
 	}
 	for i, v := range other.counts[:len(c.counts)] {
-		c.counts[i] = cmSatAdd(c.counts[i], v)
+		c.counts[i] = satAdd(c.counts[i], v)
 	}
-	c.total = cmSatAdd(c.total, other.total)
+	c.total = satAdd(c.total, other.total)
 	return nil
 }
 
@@ -444,7 +444,7 @@ func (c *CountMin) UnmarshalBinary(b []byte) error {
 	for r := 0; r < depth; r++ {
 		var sum uint64
 		for _, v := range counts[r*width : (r+1)*width] {
-			sum = cmSatAdd(sum, v)
+			sum = satAdd(sum, v)
 		}
 		switch {
 		case sum > total:

@@ -139,7 +139,7 @@ func cmCheckInvariants(t *testing.T, cm *CountMin) {
 	for r := range cm.depth {
 		var sum uint64
 		for _, v := range cm.counts[r*cm.width : (r+1)*cm.width] {
-			sum = cmSatAdd(sum, v)
+			sum = satAdd(sum, v)
 		}
 		require.LessOrEqual(t, sum, cm.total)
 		if !cm.conservative && cm.total != ^uint64(0) {

@@ -169,7 +169,7 @@ func (s *DDSketch) addSlow(x float64, count uint64) error {
 	case a > s.m.maxValue:
 		return invalidParam("x", x, fmt.Sprintf("a value of magnitude at most %g (MaxValue)", s.m.maxValue))
 	case a <= s.m.minValue:
-		s.zero = cmSatAdd(s.zero, count)
+		s.zero = satAdd(s.zero, count)
 	case x > 0:
 		s.pos.add(s.m.index(x), count, s.maxBins)
 	default:
@@ -180,7 +180,7 @@ func (s *DDSketch) addSlow(x float64, count uint64) error {
 	} else {
 		s.min, s.max = min(s.min, x), max(s.max, x)
 	}
-	s.n = cmSatAdd(s.n, count)
+	s.n = satAdd(s.n, count)
 	return nil
 }
 
@@ -211,13 +211,13 @@ func (s *DDSketch) Merge(o *DDSketch) error {
 	s.ensure()
 	s.pos.merge(&o.pos, s.maxBins)
 	s.neg.merge(&o.neg, s.maxBins)
-	s.zero = cmSatAdd(s.zero, o.zero)
+	s.zero = satAdd(s.zero, o.zero)
 	if s.n == 0 {
 		s.min, s.max = o.min, o.max
 	} else {
 		s.min, s.max = min(s.min, o.min), max(s.max, o.max)
 	}
-	s.n = cmSatAdd(s.n, o.n)
+	s.n = satAdd(s.n, o.n)
 	return nil
 }
 

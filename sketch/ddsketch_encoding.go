@@ -119,7 +119,7 @@ func (s *DDSketch) UnmarshalBinary(b []byte) error {
 		st.bins, st.off = make([]uint64, nb), int(lo)
 		for i := range st.bins {
 			c := d.uvarint("count")
-			next.n = cmSatAdd(next.n, c)
+			next.n = satAdd(next.n, c)
 			st.bins[i] = c
 		}
 		if d.err == nil && (st.bins[0] == 0 || st.bins[nb-1] == 0) {

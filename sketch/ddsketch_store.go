@@ -29,7 +29,7 @@ const ddGrowSlack = 32
 // while idx is inside the window.
 func (st *ddStore) add(idx int, c uint64, maxBins int) {
 	if i := uint(idx - st.off); i < uint(len(st.bins)) {
-		st.bins[i] = cmSatAdd(st.bins[i], c)
+		st.bins[i] = satAdd(st.bins[i], c)
 	} else {
 		st.addOutside(idx, c, maxBins)
 	}
@@ -40,7 +40,7 @@ func (st *ddStore) add(idx int, c uint64, maxBins int) {
 // would pass maxBins.
 func (st *ddStore) addOutside(idx int, c uint64, maxBins int) {
 	if st.collapsed && idx < st.off {
-		st.bins[0] = cmSatAdd(st.bins[0], c)
+		st.bins[0] = satAdd(st.bins[0], c)
 		return
 	}
 	lo, hi, ok := st.span()
@@ -49,7 +49,7 @@ func (st *ddStore) addOutside(idx int, c uint64, maxBins int) {
 	}
 	st.cover(min(lo, idx), max(hi, idx), maxBins)
 	i := max(0, idx-st.off)
-	st.bins[i] = cmSatAdd(st.bins[i], c)
+	st.bins[i] = satAdd(st.bins[i], c)
 }
 
 // span returns the lowest and highest non-empty buckets.
@@ -86,7 +86,7 @@ func (st *ddStore) cover(lo, hi, maxBins int) {
 func (st *ddStore) rewindow(off, n int) {
 	var folded uint64
 	for i := st.off; i < off && i-st.off < len(st.bins); i++ {
-		folded = cmSatAdd(folded, st.bins[i-st.off])
+		folded = satAdd(folded, st.bins[i-st.off])
 	}
 	// The old counts that stay: indexes in both windows.
 	var keep []uint64
@@ -105,7 +105,7 @@ func (st *ddStore) rewindow(off, n int) {
 		bins = slices.Grow([]uint64(nil), n)[:n]
 		copy(bins[dst:], keep)
 	}
-	bins[0] = cmSatAdd(bins[0], folded)
+	bins[0] = satAdd(bins[0], folded)
 	st.bins, st.off = bins, off
 }
 
@@ -126,7 +126,7 @@ func (st *ddStore) merge(o *ddStore, maxBins int) {
 	for i := olo; i <= ohi; i++ {
 		if c := o.bins[i-o.off]; c != 0 {
 			j := max(0, i-st.off)
-			st.bins[j] = cmSatAdd(st.bins[j], c)
+			st.bins[j] = satAdd(st.bins[j], c)
 		}
 	}
 	st.collapsed = st.collapsed || o.collapsed
