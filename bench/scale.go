@@ -259,7 +259,7 @@ func (c *ScaleConfig) prepare(ctx context.Context) (*scaleInput, error) {
 	}
 	perSource := int64(offeredBy(steps, c.Duration))
 	if perSource*int64(c.Sources) > MaxHeldTuples {
-		return nil, invalidParam("-rate-schedule", c.Schedule, fmt.Sprintf("at most %d records over -duration (they are held: 16 bytes each)", MaxHeldTuples))
+		return nil, invalidParam("-duration", c.Duration, fmt.Sprintf("at most %d records offered by -rate-schedule in it, not %d (they are held: 16 bytes each)", MaxHeldTuples, perSource*int64(c.Sources)))
 	}
 	recs, err := c.Workload.Read(ctx, perSource*int64(c.Sources))
 	if err != nil {

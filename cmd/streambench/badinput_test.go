@@ -138,6 +138,7 @@ var badInputs = []badInput{
 	{"scale -policy pid", 2, `-policy = "pid", want one of ds2, ds2-skew, threshold`},
 	{"scale -interval 1ms", 2, "-interval = 1ms, want >= 100ms"},
 	{"scale -tuples 10", 2, "-tuples is not used (the schedule and -duration set the records)"},
+	{"scale -duration 100000h", 2, "-duration = 100000h0m0s, want at most 268435456 records offered by -rate-schedule in it, not 36000001000000 (they are held: 16 bytes each)"},
 	{"frobnicate", 2, `unknown subcommand "frobnicate", want one of detector, forgetting, kafka, partition, run, scale, sketch`},
 	{"scale -map-cost=-1s", 2, "-map-cost = -1s, want in [0, 1h0m0s]"},
 	{"scale -count-cost=2h", 2, "-count-cost = 2h0m0s, want in [0, 1h0m0s]"},
