@@ -21,9 +21,11 @@ const (
 	FirstCategoryID = 10
 	// NumCategories is the number of auction categories.
 	NumCategories = 5
-	// HotBatch is the batch of persons or auctions that one hot seller,
-	// bidder or auction stands for: the first of the last HotBatch auctions
-	// is the hot auction, and so on (the reference's HOT_*_RATIO = 100).
+	// HotBatch is the size of the id batches that make hot ids: the hot
+	// auction is the first auction of the last auction's batch of
+	// HotBatch (base-0 ids 0-99, 100-199, ...), the hot seller the first
+	// person of the last person's batch, the hot bidder its second (the
+	// reference's HOT_*_RATIO constants, 100).
 	HotBatch = 100
 	// MaxAvgBytes bounds the Avg*Bytes fields: the Extra padding of an
 	// event is a substring of one shared padding text of 64 KiB.

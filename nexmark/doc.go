@@ -6,7 +6,7 @@
 // State University; cited as 2008, and as June 2010 by the suite below),
 // and is run today as the queries q0 to q22 (and a later q23) of the
 // nexmark/nexmark suite for Apache Flink, inspired by Apache Beam's
-// Nexmark, whose generator it carries. This package follows that
+// Nexmark, whose generator it adapts. This package follows that
 // generator's model and rules (GeneratorConfig, NexmarkConfiguration and
 // the Person, Auction and Bid generators), written anew for skewer: the
 // queries themselves are jobs of package runtime over its events.
@@ -24,14 +24,17 @@
 // order from [FirstPersonID] and [FirstAuctionID], so the last person and
 // auction at event n are [Generator.LastPersonID] and
 // [Generator.LastAuctionID], each an O(1) computation. An auction's seller
-// is, with probability 1 - 1/HotSellersRatio, the hot seller (the first
-// person of the last batch of [HotBatch] persons), else uniform over the
-// last NumActivePeople persons. A bid's auction is, with probability
-// 1 - 1/HotAuctionRatio, the hot auction (the first of the last
-// [HotBatch] auctions), else uniform over the last NumInFlightAuctions+1
-// auctions; its bidder, with probability 1 - 1/HotBiddersRatio, the hot
-// bidder (the second person of the last batch, so that hot bidders and hot
-// sellers differ), else an active person. With the default ratios 2, 4 and
+// is, with probability 1 - 1/HotSellersRatio, the hot seller, else
+// uniform over the last NumActivePeople persons. Ids fall in batches of
+// [HotBatch] (base-0 ids 0-99, 100-199, ...): the hot seller is the first
+// person of the last person's batch, the hot auction the first auction of
+// the last auction's batch, the hot bidder the second person of the last
+// person's batch (so that hot bidders and hot sellers differ); each holds
+// for HotBatch persons or auctions, then the next batch's takes over. A
+// bid's auction is, with probability 1 - 1/HotAuctionRatio, the hot
+// auction, else uniform over the last NumInFlightAuctions+1 auctions; its
+// bidder, with probability 1 - 1/HotBiddersRatio, the hot bidder, else
+// an active person. With the default ratios 2, 4 and
 // 4, half of the bids take the hot auction's path and three quarters the
 // hot bidder's; a cold draw can land on a hot id too.
 //
