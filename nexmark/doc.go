@@ -14,7 +14,9 @@
 // # The model
 //
 // An [Event] carries one [Person], [Auction] or [Bid], its Kind, its
-// event number and its event time (ns since the Unix epoch). The kinds
+// event number and its event time (ns since the Unix epoch). The records'
+// fields are the reference model's, named in Go's way (emailAddress is
+// Email, url is URL, dateTime is DateTime, in ns). The kinds
 // interleave by event number n: with P, A and B the three proportions of
 // [Config] (1, 3 and 46 by default), n mod (P+A+B) below P is a person,
 // below P+A an auction, else a bid, so every 50 consecutive events hold

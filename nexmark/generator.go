@@ -99,9 +99,9 @@ func (g *Generator) Config() Config { return g.cfg }
 // Len returns the number of events of the whole stream (of every part).
 func (g *Generator) Len() int64 { return g.end }
 
-// Next returns the number of the event the next Fill starts with; Len()
-// once the part has ended.
-func (g *Generator) Next() int64 { return g.cur.n }
+// NextNumber returns the number of the event the next Fill starts with;
+// Len() once the part has ended.
+func (g *Generator) NextNumber() int64 { return g.cur.n }
 
 func (g *Generator) cursorAt(n int64) cursor {
 	hi, lo := bits.Mul64(uint64(n), 1e9)
@@ -222,7 +222,8 @@ func (g *Generator) lastAuction(epoch, offset int64) int64 {
 }
 
 // AppendPosition implements stream.Positioner: the number of the next
-// event, as a uvarint.
+// event (NextNumber), as a uvarint. Seek takes it on a generator of the
+// same Config and part.
 func (g *Generator) AppendPosition(dst []byte) ([]byte, error) {
 	return wire.AppendUvarint(dst, uint64(g.cur.n)), nil
 }

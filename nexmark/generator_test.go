@@ -361,7 +361,7 @@ func TestParts(t *testing.T) {
 					t.Fatalf("part %d of %d: event %d", i, k, e.Number)
 				}
 			}
-			require.Equal(t, c.NumEvents, g.Next())
+			require.Equal(t, c.NumEvents, g.NextNumber())
 			require.Zero(t, g.Fill(make([]Event, 4)))
 			all = append(all, part...)
 		}
@@ -393,7 +393,7 @@ func TestPositions(t *testing.T) {
 
 	other, err := NewPart(c, 1, 3)
 	require.NoError(t, err)
-	before := other.Next()
+	before := other.NextNumber()
 	for name, bad := range map[string][]byte{
 		"empty":         nil,
 		"trailing":      append(append([]byte{}, pos...), 0),
@@ -403,7 +403,7 @@ func TestPositions(t *testing.T) {
 	} {
 		err := other.Seek(bad)
 		require.ErrorIs(t, err, stream.ErrPosition, name)
-		require.Equal(t, before, other.Next(), name)
+		require.Equal(t, before, other.NextNumber(), name)
 	}
 }
 
@@ -466,4 +466,17 @@ func TestFillAllocatesNothing(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(50, func() { g.EventAt(12345) }))
 	pos := make([]byte, 0, 16)
 	require.Zero(t, testing.AllocsPerRun(50, func() { pos, _ = g.AppendPosition(pos[:0]) }))
+}
+
+func TestKindString(t *testing.T) {
+	require.Equal(t, "person", KindPerson.String())
+	require.Equal(t, "auction", KindAuction.String())
+	require.Equal(t, "bid", KindBid.String())
+	require.Equal(t, "kind(?)", Kind(7).String())
+	g := newGen(t, testConfig(14))
+	for n := range int64(150) {
+		e, _ := g.EventAt(n)
+		require.Equal(t, g.KindAt(n), e.Kind)
+		require.Equal(t, g.TimeAt(n), EventTime(e))
+	}
 }
