@@ -27,7 +27,7 @@ type Generator struct {
 	part  int64
 	parts int64
 	// horizon is the number of events in which NumInFlightAuctions
-	// auctions are created: an auction lasts twice its time on average.
+	// auctions are created: auctions last their event time on average.
 	horizon int64
 	cur     cursor
 	step    cursor // what one Fill step adds to cur: parts events
