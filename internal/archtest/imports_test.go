@@ -39,9 +39,15 @@ func architectureTable(t *testing.T) map[string]row {
 	defer f.Close()
 	rows := map[string]row{}
 	sc := bufio.NewScanner(f)
+	inTable := false // the package table alone: the Modules table's rows also start with "| `"
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "| `") {
+		if strings.HasPrefix(line, "| package |") {
+			inTable = true
+		} else if !strings.HasPrefix(line, "|") {
+			inTable = false
+		}
+		if !inTable || !strings.HasPrefix(line, "| `") {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
