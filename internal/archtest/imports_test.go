@@ -39,7 +39,7 @@ func architectureTable(t *testing.T) map[string]row {
 	defer f.Close()
 	rows := map[string]row{}
 	sc := bufio.NewScanner(f)
-	inTable := false // the package table alone: the Modules table's rows also start with "| `"
+	inTable := false // the package table alone, not the tables after it
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "| package |") {
