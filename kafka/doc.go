@@ -96,7 +96,8 @@
 // operation, with nothing more committed. A cancelled Run's shutdown
 // flushes and commits while the brokers answer and gives up at once on
 // brokers that do not (an error wrapping the context's). Records the
-// brokers refuse stop the stage with ErrProduce.
+// brokers refuse stop the stage with ErrProduce. A Repartitioner's waits
+// are bounded the same way (RepartitionConfig.UnreachableTimeout).
 //
 // Memory: a worker holds, per input partition, the accumulators of its
 // open windows (as operators.KeyedWindows does) and one copy of the key

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,10 @@ type RepartitionConfig struct {
 	PartitionerOpt PartitionerOpt
 	// CommitInterval as for Config (default 200ms).
 	CommitInterval time.Duration
+	// UnreachableTimeout as for Config (default 30s): Run returns an
+	// error wrapping ErrBrokersUnreachable once no broker has answered
+	// for this long, instead of waiting for them.
+	UnreachableTimeout time.Duration
 }
 
 // Repartitioner is the light first stage of a job over a topic whose
@@ -53,6 +58,8 @@ type Repartitioner struct {
 	failed  atomic.Pointer[error]
 	promise func(*kgo.Record, error)
 	pool    sync.Pool
+	// watch bounds the waits on the brokers (UnreachableTimeout).
+	watch *brokerWatch
 }
 
 // NewRepartitioner connects a repartitioner and checks both topics.
@@ -71,6 +78,8 @@ func NewRepartitioner(ctx context.Context, cfg RepartitionConfig) (*Repartitione
 		return nil, invalidParam("Group", `""`, "a name")
 	case cfg.CommitInterval < 0:
 		return nil, invalidParam("CommitInterval", cfg.CommitInterval, ">= 0")
+	case cfg.UnreachableTimeout < 0:
+		return nil, invalidParam("UnreachableTimeout", cfg.UnreachableTimeout, ">= 0 (0: the default, 30s)")
 	}
 	if cfg.CommitInterval == 0 {
 		cfg.CommitInterval = 200 * time.Millisecond
@@ -79,7 +88,10 @@ func NewRepartitioner(ctx context.Context, cfg RepartitionConfig) (*Repartitione
 	if err != nil {
 		return nil, err
 	}
-	r := &Repartitioner{cfg: cfg}
+	if cfg.UnreachableTimeout == 0 {
+		cfg.UnreachableTimeout = defaultUnreachableTimeout
+	}
+	r := &Repartitioner{cfg: cfg, watch: newBrokerWatch(cfg.UnreachableTimeout)}
 	r.promise = func(rec *kgo.Record, err error) {
 		if err != nil {
 			err = fmt.Errorf("kafka: repartition: %w", produceError(cfg.Target, err))
@@ -90,8 +102,9 @@ func NewRepartitioner(ctx context.Context, cfg RepartitionConfig) (*Repartitione
 	r.cl, err = newClient(cfg.Brokers, cfg.ClientOpts, kgo.FetchMaxWait(100*time.Millisecond),
 		kgo.ConsumerGroup(cfg.Group), kgo.ConsumeTopics(cfg.Source), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(), kgo.OnPartitionsRevoked(r.revoked),
-		kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Target))
+		kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Target), r.watch.hook())
 	if err != nil {
+		r.watch.close()
 		return nil, err
 	}
 	_, err = checkPartitions(ctx, r.cl, cfg.Source, "SourcePartitions", cfg.SourcePartitions)
@@ -100,6 +113,7 @@ func NewRepartitioner(ctx context.Context, cfg RepartitionConfig) (*Repartitione
 	}
 	if err != nil {
 		r.cl.Close()
+		r.watch.close()
 		return nil, err
 	}
 	return r, nil
@@ -117,8 +131,10 @@ func (r *Repartitioner) err() error {
 
 // revoked commits what is acknowledged before partitions move.
 func (r *Repartitioner) revoked(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
-	if err := cl.Flush(ctx); err == nil && r.err() == nil {
-		_ = cl.CommitUncommittedOffsets(ctx)
+	wctx, cancel := r.watch.wait(ctx, shutdownTimeout) // not for brokers that do not answer
+	defer cancel()
+	if err := cl.Flush(wctx); err == nil && r.err() == nil {
+		_ = cl.CommitUncommittedOffsets(wctx)
 	}
 }
 
@@ -152,12 +168,46 @@ func (r *Repartitioner) RunUntil(ctx context.Context, ends <-chan []int64) error
 }
 
 func (r *Repartitioner) run(ctx context.Context, endsCh <-chan []int64) error {
-	defer r.cl.Close()
+	defer r.close()
+	defer context.AfterFunc(ctx, func() { r.watch.stop(ctx.Err()) })()
+	// Every wait of the loop (a poll, a produce into a full buffer, a
+	// flush, a commit) ends when the brokers stay unreachable: rctx is
+	// ctx, cut off by the watch.
+	rctx, cut := context.WithCancelCause(ctx)
+	defer cut(nil)
+	defer context.AfterFunc(r.watch.quit, func() { cut(context.Cause(r.watch.quit)) })()
+	return r.loop(ctx, rctx, endsCh)
+}
+
+// close leaves the group, waiting for the brokers within the shutdown's
+// timeout at most and not at all once they stayed unreachable, so that
+// the client's Close does not wait for them, and closes the client.
+func (r *Repartitioner) close() {
+	r.cl.AllowRebalance() // a poll may hold the rebalance that leaving starts
+	wctx, cancel := r.watch.wait(context.Background(), shutdownTimeout)
+	_ = r.cl.LeaveGroupContext(wctx) // not left: the brokers expire the member
+	cancel()
+	r.cl.Close()
+	r.watch.close()
+}
+
+// unreachable returns the watch's cause, named for the repartitioner and
+// the wait op, once the brokers stayed unreachable; nil before.
+func (r *Repartitioner) unreachable(op string) error {
+	if err := r.watch.down(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("kafka: repartition (group %q, %q to %q): %s: %w", r.cfg.Group, r.cfg.Source, r.cfg.Target, op, err)
+	}
+	return nil
+}
+
+// loop copies records until the ends, if any, are reached or ctx ends,
+// then flushes and commits; rctx is ctx cut off by the watch.
+func (r *Repartitioner) loop(ctx, rctx context.Context, endsCh <-chan []int64) error {
 	next := make([]int64, r.cfg.SourcePartitions)
 	var ends []int64
 	left := -1 // partitions not yet written up to their end; -1 before the ends are known
 	var got atomic.Pointer[[]int64]
-	pctx, wake := context.WithCancel(ctx)
+	pctx, wake := context.WithCancel(rctx)
 	defer wake()
 	if endsCh != nil {
 		go func() {
@@ -175,13 +225,16 @@ func (r *Repartitioner) run(ctx context.Context, endsCh <-chan []int64) error {
 		if ctx.Err() != nil {
 			break
 		}
+		if err := r.unreachable("poll"); err != nil {
+			return err
+		}
 		fs.EachRecord(func(in *kgo.Record) {
 			out, _ := r.pool.Get().(*kgo.Record)
 			if out == nil {
 				out = new(kgo.Record)
 			}
 			*out = kgo.Record{Key: in.Key, Value: in.Value, Headers: in.Headers, Timestamp: in.Timestamp}
-			r.cl.Produce(ctx, out, r.promise)
+			r.cl.Produce(rctx, out, r.promise)
 			r.records.Add(1)
 			if int(in.Partition) < len(next) {
 				if ends != nil && next[in.Partition] < ends[in.Partition] && in.Offset+1 >= ends[in.Partition] {
@@ -197,13 +250,16 @@ func (r *Repartitioner) run(ctx context.Context, endsCh <-chan []int64) error {
 					left++
 				}
 			}
-			pctx = ctx
+			pctx = rctx
 		}
 		if time.Since(last) >= r.cfg.CommitInterval {
-			if err := r.cl.Flush(ctx); err != nil || r.err() != nil {
+			if err := r.cl.Flush(rctx); err != nil || r.err() != nil {
+				if err := r.unreachable("flush"); err != nil {
+					return err
+				}
 				break
 			}
-			_ = r.cl.CommitUncommittedOffsets(ctx)
+			_ = r.cl.CommitUncommittedOffsets(rctx)
 			last = time.Now()
 		}
 		r.cl.AllowRebalance()
@@ -214,16 +270,19 @@ func (r *Repartitioner) run(ctx context.Context, endsCh <-chan []int64) error {
 	if err := r.err(); err != nil {
 		return err
 	}
-	fctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	if err := r.unreachable("produce"); err != nil {
+		return err
+	}
+	fctx, cancel := r.watch.wait(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := r.cl.Flush(fctx); err != nil {
-		return err
+		return r.watch.cutOff(err)
 	}
 	if err := r.err(); err != nil {
 		return err
 	}
 	if err := r.cl.CommitUncommittedOffsets(fctx); err != nil {
-		return fmt.Errorf("kafka: repartition: commit: %w", err)
+		return fmt.Errorf("kafka: repartition: commit: %w", r.watch.cutOff(err))
 	}
 	r.cl.AllowRebalance()
 	if endsCh != nil && left != 0 {

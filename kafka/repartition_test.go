@@ -71,12 +71,13 @@ func TestRepartitionerBadConfig(t *testing.T) {
 	defer c.Close()
 	good := RepartitionConfig{Brokers: c.ListenAddrs(), Source: "a", SourcePartitions: 2, Target: "b", TargetPartitions: 3, Group: "g", Partitioner: "pkg"}
 	for name, mutate := range map[string]func(*RepartitionConfig){
-		"Source":           func(c *RepartitionConfig) { c.Source = "" },
-		"same":             func(c *RepartitionConfig) { c.Target = c.Source },
-		"SourcePartitions": func(c *RepartitionConfig) { c.SourcePartitions = 0 },
-		"TargetPartitions": func(c *RepartitionConfig) { c.TargetPartitions = -1 },
-		"Group":            func(c *RepartitionConfig) { c.Group = "" },
-		"CommitInterval":   func(c *RepartitionConfig) { c.CommitInterval = -1 },
+		"Source":             func(c *RepartitionConfig) { c.Source = "" },
+		"same":               func(c *RepartitionConfig) { c.Target = c.Source },
+		"SourcePartitions":   func(c *RepartitionConfig) { c.SourcePartitions = 0 },
+		"TargetPartitions":   func(c *RepartitionConfig) { c.TargetPartitions = -1 },
+		"Group":              func(c *RepartitionConfig) { c.Group = "" },
+		"CommitInterval":     func(c *RepartitionConfig) { c.CommitInterval = -1 },
+		"UnreachableTimeout": func(c *RepartitionConfig) { c.UnreachableTimeout = -time.Second },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := good
@@ -92,4 +93,41 @@ func TestRepartitionerBadConfig(t *testing.T) {
 	r, err := NewRepartitioner(ctx, good)
 	require.NoError(t, err)
 	require.NoError(t, r.Drain(ctx), "an empty source drains at once")
+}
+
+// TestRepartitionerBrokersUnreachable: a running Repartitioner whose
+// cluster goes away returns an error wrapping ErrBrokersUnreachable and
+// naming it once no broker has answered for its UnreachableTimeout,
+// instead of polling for ever (as it did before the bound).
+func TestRepartitionerBrokersUnreachable(t *testing.T) {
+	ctx := testContext(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "a"), kfake.SeedTopics(3, "b"))
+	require.NoError(t, err)
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("a"))
+	require.NoError(t, err)
+	defer cl.Close()
+	recs := testkit.ZipfRecords(59, 500, 1.2, 100, time.Millisecond, 0)
+	for _, rec := range recs {
+		cl.Produce(ctx, &kgo.Record{Key: appendKey(nil, rec.Key), Value: appendRecord(nil, rec)}, nil)
+	}
+	require.NoError(t, cl.Flush(ctx))
+	r, err := NewRepartitioner(ctx, RepartitionConfig{Brokers: c.ListenAddrs(), Source: "a", SourcePartitions: 2,
+		Target: "b", TargetPartitions: 3, Group: "g", Partitioner: "pkg", UnreachableTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	for r.Records() < int64(len(recs)) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond) // until the copy is under way; not a timing assertion
+	}
+	c.Close()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t.Fatal("Run did not return after its brokers went away")
+	}
+	require.ErrorIs(t, err, ErrBrokersUnreachable)
+	require.ErrorIs(t, err, ErrUnreachable)
+	require.Contains(t, err.Error(), `repartition (group "g", "a" to "b")`)
+	t.Log(err)
 }
