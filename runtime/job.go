@@ -104,6 +104,8 @@ type stageBase struct {
 	// says what its handler's state is, for rescaling.
 	upstream *stageBase
 	role     stageRole
+	// upstream2 is a join's right input stage (upstream its left one).
+	upstream2 *stageBase
 	// live is set on a stage that rescales while it runs (ActiveWorkers).
 	live *liveStage
 }
