@@ -42,6 +42,7 @@ type joinHandler[L, R, Out any] struct {
 	lateR  *collector[R]
 	m      *workerMetrics
 	keyBuf []uint64
+	watch  func(wm int64) // tests' (jobConfig.joinWM), else nil
 }
 
 // keysOf is the records' keys: those the senders computed, else the
@@ -97,6 +98,9 @@ func (h *joinHandler[L, R, Out]) emit() {
 func (h *joinHandler[L, R, Out]) advance(wm int64) error {
 	h.buf = h.js.Advance(wm, h.buf)
 	h.emit()
+	if h.watch != nil {
+		h.watch(wm)
+	}
 	return nil
 }
 
@@ -252,6 +256,9 @@ func addJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j op
 			return nil, nil, err
 		}
 		h := &joinHandler[L, R, Out]{js: js, lk: lk, rk: rk, out: out, lateL: cl, lateR: cr, m: m}
+		if f := job.cfg.joinWM; f != nil {
+			h.watch = func(wm int64) { f(name, w, wm) }
+		}
 		return h, []output{cl, cr}, nil
 	}
 	el, err := connect(ls, cfg.edge, cfg.parallelism)

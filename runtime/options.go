@@ -32,6 +32,9 @@ type jobConfig struct {
 	ckpt  ckptConfig
 	// maxPar is the number of key groups (MaxParallelism).
 	maxPar int
+	// joinWM, set by tests, sees each join worker's watermark as it
+	// advances.
+	joinWM func(stage string, worker int, wm int64)
 }
 
 func defaultJobConfig() jobConfig {

@@ -1,0 +1,369 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skewerhq/skewer/internal/hashx"
+	"github.com/skewerhq/skewer/operators"
+	"github.com/stretchr/testify/require"
+)
+
+// jrec is a record of either input of the join tests: a small key, a
+// unique id and an event time.
+type jrec struct {
+	K  uint32
+	ID int32
+	T  int64
+}
+
+func jrecKey(r jrec) uint64  { return hashx.Mix64(uint64(r.K)) }
+func jrecTime(r jrec) int64  { return r.T }
+func jrecPair(l, r jrec) jid { return jid{L: l.ID, R: r.ID} }
+
+// jid is a pair's output: the ids of its left and right records.
+type jid struct{ L, R int32 }
+
+type jrecCodec struct{}
+
+func (jrecCodec) Append(dst []byte, v jrec) ([]byte, error) {
+	dst = binary.LittleEndian.AppendUint32(dst, v.K)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(v.ID))
+	return binary.LittleEndian.AppendUint64(dst, uint64(v.T)), nil
+}
+
+func (jrecCodec) Decode(src []byte) (jrec, error) {
+	if len(src) != 16 {
+		return jrec{}, fmt.Errorf("jrec: %d bytes", len(src))
+	}
+	return jrec{K: binary.LittleEndian.Uint32(src), ID: int32(binary.LittleEndian.Uint32(src[4:])), T: int64(binary.LittleEndian.Uint64(src[8:]))}, nil
+}
+
+func testJoiner() operators.Joiner[jrec, jrec, jid] {
+	return operators.Joiner[jrec, jrec, jid]{
+		Pair:       jrecPair,
+		SameKey:    func(l, r jrec) bool { return l.K == r.K },
+		LeftCodec:  jrecCodec{},
+		RightCodec: jrecCodec{},
+	}
+}
+
+// jout is a pair as the tests compare them.
+type jout struct {
+	Key              uint64
+	Time, Start, End int64
+	L, R             int32
+}
+
+func joutOf(j operators.Joined[jid]) jout {
+	return jout{Key: j.Key, Time: j.Time, Start: j.Start, End: j.End, L: j.Value.L, R: j.Value.R}
+}
+
+func compareJout(a, b jout) int {
+	return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start), cmp.Compare(a.L, b.L), cmp.Compare(a.R, b.R), cmp.Compare(a.Time, b.Time))
+}
+
+// joinKind is one kind of join under test: how the runtime builds it, the
+// nested-loop reference of its pairs, and whether a record at t is late
+// for certain once the watermark has reached wm.
+type joinKind struct {
+	name     string
+	lateness time.Duration
+	build    func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid]
+	pairs    func(l, r jrec, emit func(jout))
+	late     func(t, wm int64) bool
+}
+
+const (
+	jStep     = 20 * time.Microsecond // between a source's records
+	jDisorder = time.Millisecond      // each source's out-of-orderness
+)
+
+func windowJoinKind(t *testing.T, name string, win operators.Windows, lateness time.Duration) joinKind {
+	t.Helper()
+	return joinKind{
+		name: name, lateness: lateness,
+		build: func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid] {
+			return WindowJoin(l, r, name, j, win, opts...)
+		},
+		pairs: func(l, r jrec, emit func(jout)) {
+			for s := range win.Starts(l.T) {
+				if e := win.End(s); s <= r.T && r.T < e {
+					emit(jout{Key: jrecKey(l), Time: e - 1, Start: s, End: e, L: l.ID, R: r.ID})
+				}
+			}
+		},
+		late: func(t, wm int64) bool { return win.End(win.LastStart(t))-1+int64(lateness) <= wm },
+	}
+}
+
+func intervalKind(name string, lower, upper, lateness time.Duration,
+	build func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid]) joinKind {
+	return joinKind{
+		name: name, lateness: lateness, build: build,
+		pairs: func(l, r jrec, emit func(jout)) {
+			if d := r.T - l.T; int64(lower) <= d && d <= int64(upper) {
+				emit(jout{Key: jrecKey(l), Time: max(l.T, r.T), L: l.ID, R: r.ID})
+			}
+		},
+		late: func(t, wm int64) bool { return t+int64(lateness) <= wm },
+	}
+}
+
+func joinKinds(t *testing.T) []joinKind {
+	t.Helper()
+	tumbling, err := operators.Tumbling(2 * time.Millisecond)
+	require.NoError(t, err)
+	sliding, err := operators.Sliding(2*time.Millisecond, 500*time.Microsecond)
+	require.NoError(t, err)
+	lower, upper := -300*time.Microsecond, 500*time.Microsecond
+	interval := func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid] {
+		return IntervalJoin(l, r, name, j, lower, upper, opts...)
+	}
+	leftRet, rightRet := time.Millisecond, 400*time.Microsecond
+	regular := func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid] {
+		return RegularJoin(l, r, name, j, leftRet, rightRet, opts...)
+	}
+	return []joinKind{
+		windowJoinKind(t, "tumbling", tumbling, 0),
+		windowJoinKind(t, "tumbling+lateness", tumbling, 500*time.Microsecond),
+		windowJoinKind(t, "sliding", sliding, 200*time.Microsecond),
+		intervalKind("interval", lower, upper, 0, interval),
+		intervalKind("interval+lateness", lower, upper, 300*time.Microsecond, interval),
+		intervalKind("regular", -rightRet, leftRet, 100*time.Microsecond, regular),
+	}
+}
+
+// joinWorkload is the input of a join test: each source's records in
+// the order it reads them, the first split of them (phase one) before
+// the rest. Every record of phase one, and every record of phase two but
+// those in late, is within its source's out-of-orderness bound, so never
+// late; the records of late come in phase two and are late for certain
+// once the join's watermark has reached wm1, every source's watermark at
+// the end of phase one.
+type joinWorkload struct {
+	left, right [][]jrec
+	// leftAt and rightAt are where each source's phase two starts.
+	leftAt, rightAt  []int
+	split            int
+	wm1              int64
+	lateL, lateR     []int32
+	onTimeL, onTimeR []jrec
+	pairs            []jout
+}
+
+// genSource draws a source's records: record i at i*jStep plus up to the
+// disorder bound, so within the bound of every record before it; in
+// phase two a fraction of late records, at times late for certain once
+// the watermark is wm1, is mixed in.
+func genSource(r *rand.Rand, n, split, keys int, next *int32, lateAt func(int64) bool, wm1 int64, lateFrac float64) (recs []jrec, late []int32, at int) {
+	for i := range n {
+		if i == split {
+			at = len(recs)
+		}
+		*next++
+		rec := jrec{K: uint32(r.IntN(keys)), ID: *next, T: int64(i)*int64(jStep) + r.Int64N(int64(jDisorder))}
+		recs = append(recs, rec)
+		if i >= split && lateAt != nil && r.Float64() < lateFrac {
+			*next++
+			lt := r.Int64N(max(wm1, 1))
+			if lateAt(lt) {
+				recs = append(recs, jrec{K: uint32(r.IntN(keys)), ID: *next, T: lt})
+				late = append(late, *next)
+			}
+		}
+	}
+	return recs, late, at
+}
+
+// newJoinWorkload draws nl left and nr right sources of n records each
+// (split in phase one), with late records in phase two unless lateFrac is
+// 0, and computes the reference: the nested-loop pairs of the records
+// that are not late.
+func newJoinWorkload(seed uint64, k joinKind, nl, nr, n, split, keys int, lateFrac float64) *joinWorkload {
+	r := rand.New(rand.NewPCG(seed, 29))
+	wl := &joinWorkload{split: split}
+	// Every source's last phase-one record is at least at (split-1)*jStep,
+	// its watermark at least that less the bound and 1.
+	wl.wm1 = int64(split-1)*int64(jStep) - int64(jDisorder) - 1
+	var next int32
+	lateAt := func(t int64) bool { return k.late(t, wl.wm1) }
+	if lateFrac == 0 {
+		lateAt = nil
+	}
+	for range nl {
+		recs, late, at := genSource(r, n, split, keys, &next, lateAt, wl.wm1, lateFrac)
+		wl.left, wl.lateL, wl.leftAt = append(wl.left, recs), append(wl.lateL, late...), append(wl.leftAt, at)
+	}
+	for range nr {
+		recs, late, at := genSource(r, n, split, keys, &next, lateAt, wl.wm1, lateFrac)
+		wl.right, wl.lateR, wl.rightAt = append(wl.right, recs), append(wl.lateR, late...), append(wl.rightAt, at)
+	}
+	wl.onTimeL, wl.onTimeR = onTime(wl.left, wl.lateL), onTime(wl.right, wl.lateR)
+	for _, l := range wl.onTimeL {
+		for _, rr := range wl.onTimeR {
+			if l.K == rr.K {
+				k.pairs(l, rr, func(o jout) { wl.pairs = append(wl.pairs, o) })
+			}
+		}
+	}
+	slices.SortFunc(wl.pairs, compareJout)
+	slices.Sort(wl.lateL)
+	slices.Sort(wl.lateR)
+	return wl
+}
+
+func onTime(sources [][]jrec, late []int32) []jrec {
+	var out []jrec
+	for _, s := range sources {
+		for _, r := range s {
+			if !slices.Contains(late, r.ID) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// joinCollector gathers a join's outputs from every worker.
+type joinCollector struct {
+	mu           sync.Mutex
+	pairs        []jout
+	lateL, lateR []int32
+}
+
+func (c *joinCollector) wire(jd *Joined[jrec, jrec, jid]) {
+	Sink(jd.Results, "out", func(_ int, j operators.Joined[jid]) error {
+		c.mu.Lock()
+		c.pairs = append(c.pairs, joutOf(j))
+		c.mu.Unlock()
+		return nil
+	})
+	Sink(jd.LateLeft, "lateL", func(_ int, r jrec) error {
+		c.mu.Lock()
+		c.lateL = append(c.lateL, r.ID)
+		c.mu.Unlock()
+		return nil
+	})
+	Sink(jd.LateRight, "lateR", func(_ int, r jrec) error {
+		c.mu.Lock()
+		c.lateR = append(c.lateR, r.ID)
+		c.mu.Unlock()
+		return nil
+	})
+}
+
+func (c *joinCollector) check(t *testing.T, wl *joinWorkload) {
+	t.Helper()
+	slices.SortFunc(c.pairs, compareJout)
+	slices.Sort(c.lateL)
+	slices.Sort(c.lateR)
+	require.Equal(t, len(wl.pairs), len(c.pairs), "pairs")
+	require.Equal(t, wl.pairs, c.pairs)
+	require.Equal(t, wl.lateL, c.lateL, "late left records")
+	require.Equal(t, wl.lateR, c.lateR, "late right records")
+}
+
+// feed sends each source's records to its channel: phase one, then, once
+// gate is closed, phase two, then closes it.
+func feed(ctx context.Context, wg *sync.WaitGroup, recs []jrec, split int, gate <-chan struct{}) <-chan jrec {
+	ch := make(chan jrec, 16)
+	wg.Go(func() {
+		defer close(ch)
+		for i, r := range recs {
+			if i == split {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case ch <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return ch
+}
+
+// runGatedJoin runs join k over wl on par workers: channel sources whose
+// second phase waits until every join worker's watermark has reached
+// wl.wm1, so that the late records are late whatever the scheduling.
+func runGatedJoin(t *testing.T, k joinKind, wl *joinWorkload, par int) *joinCollector {
+	t.Helper()
+	j, err := NewJob(BatchSize(16), QueueBatches(4), FlushInterval(time.Millisecond))
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	reached := map[int]bool{}
+	j.cfg.joinWM = func(_ string, w int, wm int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if wm >= wl.wm1 && !reached[w] {
+			reached[w] = true
+			if len(reached) == par {
+				close(gate)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	chans := func(sources [][]jrec, at []int) []<-chan jrec {
+		var out []<-chan jrec
+		for i, s := range sources {
+			out = append(out, feed(ctx, &wg, s, at[i], gate))
+		}
+		return out
+	}
+	ls := FromChan(j, "l", chans(wl.left, wl.leftAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
+	rs := FromChan(j, "r", chans(wl.right, wl.rightAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
+	jd := k.build(ls, rs, "join", testJoiner(), Parallelism(par), AllowedLateness(k.lateness))
+	c := &joinCollector{}
+	c.wire(jd)
+	require.NoError(t, j.Run(ctx))
+	var late uint64
+	for _, s := range j.Metrics() {
+		if s.Stage == "join" {
+			late += s.Late
+		}
+	}
+	require.Equal(t, uint64(len(wl.lateL)+len(wl.lateR)), late, "WorkerStats.Late")
+	return c
+}
+
+// TestJoinsMatchNestedLoops is the central property of the runtime's
+// joins: for random two-sided streams with disorder within the bound and
+// late records, from several sources per side into several workers, the
+// pairs equal a single-threaded nested loop's, pair for pair, and the
+// late streams hold exactly the late records, for window (tumbling,
+// sliding), interval and regular joins.
+func TestJoinsMatchNestedLoops(t *testing.T) {
+	n, seeds := 1000, uint64(2)
+	if testing.Short() {
+		n, seeds = 500, 1
+	}
+	for _, k := range joinKinds(t) {
+		for seed := uint64(1); seed <= seeds; seed++ {
+			for _, shape := range []struct{ nl, nr, par int }{{1, 1, 1}, {2, 1, 3}, {3, 2, 2}, {1, 3, 4}} {
+				t.Run(fmt.Sprintf("%s,seed=%d,left=%d,right=%d,par=%d", k.name, seed, shape.nl, shape.nr, shape.par), func(t *testing.T) {
+					wl := newJoinWorkload(seed, k, shape.nl, shape.nr, n, n/2, 40, 0.05)
+					require.NotEmpty(t, wl.pairs)
+					require.NotEmpty(t, wl.lateL)
+					require.NotEmpty(t, wl.lateR)
+					runGatedJoin(t, k, wl, shape.par).check(t, wl)
+				})
+			}
+		}
+	}
+}
