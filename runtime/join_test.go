@@ -446,6 +446,22 @@ func joinTick(j *Job, ticks chan<- time.Time, stage string, records uint64) {
 	}
 }
 
+// waitCheckpoint waits, polling the stats, until the running attempt of
+// j has completed a checkpoint; false if the attempt ended first. A
+// source worker that calls it past the first barrier it injected holds
+// the join's end back until a checkpoint is in, so that a failure after
+// it restores one.
+func waitCheckpoint(j *Job) bool {
+	for j.CheckpointStats().Completed == 0 {
+		select {
+		case <-j.co.done:
+			return false
+		case <-time.After(100 * time.Microsecond):
+		}
+	}
+	return true
+}
+
 // TestJoinsExactlyOnceUnderFailures: a checkpointing join restarted after
 // a failure injected at a random point (a panic or an error in a source,
 // a tagging stage or a join worker, or a failed checkpoint write) commits
@@ -521,9 +537,12 @@ func runJoinWithKill(t *testing.T, k joinKind, wl *joinWorkload, kp killPoint) (
 	j, sink := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, &late, Checkpoint(time.Hour, store), Restart(3, 0))
 	ticks := make(chan time.Time)
 	j.cfg.ckpt.ticks = ticks
-	var fired atomic.Bool
+	var fired, paced atomic.Bool
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
 		joinTick(j, ticks, stage, records)
+		if stage == "l" && worker == 0 && records >= 2*checkpointEvery && paced.CompareAndSwap(false, true) {
+			waitCheckpoint(j)
+		}
 		if kp.how == "store" || stage != kp.stage || worker != kp.worker || records < kp.at ||
 			j.CheckpointStats().Completed == 0 || !fired.CompareAndSwap(false, true) {
 			return nil
@@ -567,12 +586,8 @@ func TestJoinRestoreInNewJob(t *testing.T) {
 		// Past the first barrier it injected, the source waits for the
 		// checkpoint to complete (the other workers take it without
 		// this one), then fails: a failure part-way, after a checkpoint.
-		for j.CheckpointStats().Completed == 0 {
-			select {
-			case <-j.co.done:
-				return nil
-			case <-time.After(100 * time.Microsecond):
-			}
+		if !waitCheckpoint(j) {
+			return nil
 		}
 		return errInjected
 	}
