@@ -140,7 +140,8 @@ func (s *joinStage[L, R, Out]) prepareInputs() {
 
 // WindowJoin adds a keyed window join of the keyed streams left and right
 // (see KeyBy): every left and right record of a key and a window of win
-// (tumbling or sliding) make a pair j.Pair(l, r), emitted when the
+// (tumbling, sliding, or the global window, fired at the end of input)
+// make a pair j.Pair(l, r), emitted when the
 // watermark passes the window's end (operators.WindowJoin). Both inputs
 // are hash-partitioned by their keys to the join's workers, so that every
 // record of a key, from either input, meets on one worker. Options:
