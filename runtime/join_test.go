@@ -91,7 +91,7 @@ const (
 	jDisorder = time.Millisecond      // each source's out-of-orderness
 )
 
-func windowJoinKind(t *testing.T, name string, win operators.Windows, lateness time.Duration) joinKind {
+func windowJoinKind(t testing.TB, name string, win operators.Windows, lateness time.Duration) joinKind {
 	t.Helper()
 	return joinKind{
 		name: name, lateness: lateness,
@@ -122,7 +122,7 @@ func intervalKind(name string, lower, upper, lateness time.Duration,
 	}
 }
 
-func joinKinds(t *testing.T) []joinKind {
+func joinKinds(t testing.TB) []joinKind {
 	t.Helper()
 	tumbling, err := operators.Tumbling(2 * time.Millisecond)
 	require.NoError(t, err)
