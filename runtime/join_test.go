@@ -713,3 +713,49 @@ func TestJoinAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinIdleInputDoesNotHoldWatermark: with IdleTimeout, a left source
+// worker that sends nothing stops holding the join's watermark back, so a
+// window join fires while that worker's channel is still open (the other
+// workers keep sending, so that they are not idle too); the join drains
+// when every input has ended.
+func TestJoinIdleInputDoesNotHoldWatermark(t *testing.T) {
+	j, err := NewJob(IdleTimeout(10*time.Millisecond), FlushInterval(time.Millisecond), BatchSize(16))
+	require.NoError(t, err)
+	tumbling, err := operators.Tumbling(time.Millisecond)
+	require.NoError(t, err)
+	l, idle, r := make(chan jrec, 8), make(chan jrec), make(chan jrec, 8)
+	ls := FromChan(j, "l", []<-chan jrec{l, idle}, jrecKey, EventTime(jrecTime))
+	rs := FromChan(j, "r", []<-chan jrec{r}, jrecKey, EventTime(jrecTime))
+	jd := WindowJoin(ls, rs, "join", testJoiner(), tumbling, Parallelism(2))
+	fired := make(chan jout, 1)
+	Sink(jd.Results, "out", func(_ int, p operators.Joined[jid]) error {
+		fired <- joutOf(p)
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := runAsync(ctx, j)
+	l <- jrec{K: 1, ID: 1, T: 100}
+	r <- jrec{K: 1, ID: 2, T: 200}
+	// Then keys that never pair, later and later, on both sides.
+	for i := int64(1); ; i++ {
+		rec := jrec{K: 2, ID: int32(2 + i), T: int64(time.Millisecond) + i*int64(10*time.Microsecond)}
+		ch := l
+		if i%2 == 0 {
+			ch, rec.K = r, 3
+		}
+		select {
+		case p := <-fired:
+			require.Equal(t, jout{Key: jrecKey(jrec{K: 1}), Time: int64(time.Millisecond) - 1, End: int64(time.Millisecond), L: 1, R: 2}, p)
+			close(l)
+			close(r)
+			close(idle)
+			require.NoError(t, waitRun(t, done))
+			return
+		case ch <- rec:
+		case <-ctx.Done():
+			t.Fatal("the window never fired while a left source worker was idle")
+		}
+	}
+}
