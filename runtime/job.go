@@ -35,7 +35,7 @@ func (e *WorkerError) Error() string {
 func (e *WorkerError) Unwrap() error { return e.Err }
 
 // Job is a dataflow of stages built with Source, Map, Filter, FlatMap,
-// KeyBy, WindowAggregate and Sink, then run once with Run. Building is not
+// KeyBy, WindowAggregate, the joins and Sink, then run once with Run. Building is not
 // safe for concurrent use; Metrics is safe while the job runs. Building
 // errors are kept and returned by Err and Run.
 type Job struct {

@@ -139,15 +139,17 @@ func (s *joinStage[L, R, Out]) prepareInputs() {
 }
 
 // WindowJoin adds a keyed window join of the keyed streams left and right
-// (see KeyBy): every left and right record of a key and a window of win
+// (see KeyBy): every left and right record of a key in a window of win
 // (tumbling, sliding, or the global window, fired at the end of input)
-// make a pair j.Pair(l, r), emitted when the
-// watermark passes the window's end (operators.WindowJoin). Both inputs
-// are hash-partitioned by their keys to the join's workers, so that every
-// record of a key, from either input, meets on one worker. Options:
-// Parallelism (default: the left input's), AllowedLateness, WithCost and
-// Via (Hash only). Records refused as late go to LateLeft and LateRight.
-// The join keeps its state on the heap; see the package comment's Joins.
+// make a pair j.Pair(l, r), emitted when the watermark passes the window's
+// end (operators.WindowJoin). Both inputs are hash-partitioned by their
+// keys to the join's workers, so that every record of a key, from either
+// input, meets on one worker. Options: Parallelism (default: the left
+// input's), AllowedLateness, WithCost and Via (Hash only). Records refused
+// as late go to LateLeft and LateRight. The join keeps its state on the
+// heap and is restored only at the parallelism it was checkpointed at;
+// see the package comment's Joins. Bad parameters fail the job's build
+// (Job.Err, Run) with an error naming the stage and the parameter.
 func WindowJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j operators.Joiner[L, R, Out], win operators.Windows, opts ...JoinOpt) *Joined[L, R, Out] {
 	return addJoin(left, right, name, j, opts, func(lateness time.Duration) (operators.JoinState[L, R, Out], error) {
 		return operators.NewWindowJoin(j, win, lateness)
