@@ -166,7 +166,10 @@
 // join continues exactly as the one it was taken from. The joins keep
 // their records on the heap: they do not yet go through a StateBackend.
 // Adding a record to a key allocates nothing once the join's slabs and
-// tables have grown to the most records it has held at once.
+// tables have grown to the most records it has held at once. Package
+// runtime runs them as a parallel stage (runtime.WindowJoin,
+// runtime.IntervalJoin, runtime.RegularJoin), both inputs partitioned by
+// key hash.
 //
 // Nothing in this package is safe for concurrent use.
 package operators

@@ -1,5 +1,5 @@
 // Package runtime runs skewer dataflows in parallel: sources, stateless
-// stages, keyed window aggregations and sinks, connected by edges that carry
+// stages, keyed window aggregations, joins and sinks, connected by edges that carry
 // a partitioner from package partition, on goroutines that move batches of
 // records over bounded channels.
 //
@@ -82,6 +82,51 @@
 // from an upstream worker that another still hears from: one whose records
 // all go to the other and do not advance its watermark, or a watermark
 // still in flight when the idle timeout passes.
+//
+// # Joins
+//
+// WindowJoin, IntervalJoin and RegularJoin join two keyed streams (see
+// KeyBy) on a parallel stage that drives the join states of package
+// operators: a window join pairs every left and right record of a key in
+// the same window (tumbling, sliding, or global: fired at the end of
+// input) when the watermark passes the window's end; an interval join pairs the records whose times differ by
+// [lower, upper], and a regular join those retained for a given event
+// time, each as soon as the second record of the pair comes. Each input
+// passes through a stateless stage that tags its records with their side
+// (name+"/left", name+"/right", at the input's parallelism, over
+// Forward); then both are hash-partitioned by key into the same inboxes
+// of the join's workers, so that every record of a key, from either
+// input, meets on one worker. A join worker is a consuming worker like
+// any other, over the senders of both inputs: its watermark is the
+// minimum over all of them, checkpoint barriers align across both, it is
+// idle when every one of them is, and it fires everything and ends when
+// both inputs have ended. The pairs go out a batch at a time, through one
+// buffer each worker reuses.
+//
+// A record is late when the join's watermark has passed it by the allowed
+// lateness (AllowedLateness; for a window join, every window holding it):
+// it joins nothing and goes to LateLeft or LateRight (and is counted in
+// WorkerStats.Late), never silently dropped. A record within its source's
+// out-of-orderness bound is never late. The pairs are exactly those of the
+// records that are not late, each emitted once (a window join's once per
+// window holding both).
+//
+// A join keeps its state on the heap (KeyedStateBackend is an
+// aggregation's option only): the records its rules keep, and more while
+// one input runs ahead of the other in event time, since the watermark
+// follows the slower input and the faster one's records wait in the state
+// until it catches up. Sources read as fast as they can (files, slices)
+// may so leave a large part of the faster input in the state; pace them
+// (Rate) or feed both sides from one source. With checkpoints the join
+// state is part of each worker's snapshot (the Joiner needs LeftCodec and
+// RightCodec), and Restore and Restart give exactly-once state as for
+// aggregations; a join's inputs have no codec for their records in
+// flight, so its barriers align even with UnalignedCheckpoints. A join
+// does not rescale: a checkpoint restores into a job whose join and
+// tagging stages have the parallelism they had, else Run fails with
+// ErrIncompatibleCheckpoint naming the join stage (moving join state by
+// key group would need the join states to split by key, which they do not
+// offer).
 //
 // # Checkpoints and recovery
 //

@@ -110,9 +110,13 @@ type edge[T any] struct {
 	// Stream.codec); nil: its receivers align barriers.
 	codec   operators.Codec[T]
 	inboxes []*inbox[T]
-	maxPar  int        // the job's key groups (MaxParallelism)
-	to      *stageBase // the receiving stage
-	live    *liveStage // the receiving stage's, when it rescales live
+	// offset is the index of the edge's first sender among its
+	// receivers' senders: a join's right input shares its receivers'
+	// inboxes with the left one, whose senders come first.
+	offset int
+	maxPar int        // the job's key groups (MaxParallelism)
+	to     *stageBase // the receiving stage
+	live   *liveStage // the receiving stage's, when it rescales live
 }
 
 // outbox is one sending worker's side of an edge: its partitioner instance
@@ -139,7 +143,7 @@ type outbox[T any] struct {
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
-	o := &outbox[T]{ctx: ctx, e: e, from: int32(from), cur: make([]*batch[T], len(e.inboxes)),
+	o := &outbox[T]{ctx: ctx, e: e, from: int32(e.offset + from), cur: make([]*batch[T], len(e.inboxes)),
 		sentWM: make([]int64, len(e.inboxes)), sentIdle: make([]bool, len(e.inboxes)), size: batchSize, m: m, ingest: ingest}
 	for i := range o.sentWM {
 		o.sentWM[i] = operators.NoWatermark

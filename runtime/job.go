@@ -35,7 +35,7 @@ func (e *WorkerError) Error() string {
 func (e *WorkerError) Unwrap() error { return e.Err }
 
 // Job is a dataflow of stages built with Source, Map, Filter, FlatMap,
-// KeyBy, WindowAggregate and Sink, then run once with Run. Building is not
+// KeyBy, WindowAggregate, the joins and Sink, then run once with Run. Building is not
 // safe for concurrent use; Metrics is safe while the job runs. Building
 // errors are kept and returned by Err and Run.
 type Job struct {
@@ -104,6 +104,8 @@ type stageBase struct {
 	// says what its handler's state is, for rescaling.
 	upstream *stageBase
 	role     stageRole
+	// upstream2 is a join's right input stage (upstream its left one).
+	upstream2 *stageBase
 	// live is set on a stage that rescales while it runs (ActiveWorkers).
 	live *liveStage
 }

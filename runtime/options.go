@@ -32,6 +32,9 @@ type jobConfig struct {
 	ckpt  ckptConfig
 	// maxPar is the number of key groups (MaxParallelism).
 	maxPar int
+	// joinWM, set by tests, sees each join worker's watermark as it
+	// advances.
+	joinWM func(stage string, worker int, wm int64)
 }
 
 func defaultJobConfig() jobConfig {
@@ -135,15 +138,26 @@ func (c *stageConfig) validate() error {
 }
 
 // StageOpt configures any stage; it is also accepted where a narrower
-// option (AggOpt, SinkOpt, SourceOpt) is expected.
+// option (AggOpt, JoinOpt, SinkOpt, SourceOpt) is expected.
 type StageOpt interface {
 	AggOpt
+	JoinOpt
 	SinkOpt
 	SourceOpt
 }
 
 // AggOpt configures a windowed aggregation.
 type AggOpt interface{ applyAgg(*stageConfig) }
+
+// JoinOpt configures a join (WindowJoin, IntervalJoin, RegularJoin):
+// Parallelism, Via, WithCost and AllowedLateness.
+type JoinOpt interface{ applyJoin(*stageConfig) }
+
+// AggJoinOpt configures a windowed aggregation or a join.
+type AggJoinOpt interface {
+	AggOpt
+	JoinOpt
+}
 
 // SinkOpt configures a sink.
 type SinkOpt interface{ applySink(*stageConfig) }
@@ -154,12 +168,18 @@ type SourceOpt interface{ applySource(*stageConfig) }
 type stageOpt func(*stageConfig)
 
 func (f stageOpt) applyAgg(c *stageConfig)    { f(c) }
+func (f stageOpt) applyJoin(c *stageConfig)   { f(c) }
 func (f stageOpt) applySink(c *stageConfig)   { f(c) }
 func (f stageOpt) applySource(c *stageConfig) { f(c) }
 
 type aggOpt func(*stageConfig)
 
 func (f aggOpt) applyAgg(c *stageConfig) { f(c) }
+
+type aggJoinOpt func(*stageConfig)
+
+func (f aggJoinOpt) applyAgg(c *stageConfig)  { f(c) }
+func (f aggJoinOpt) applyJoin(c *stageConfig) { f(c) }
 
 type sinkOpt func(*stageConfig)
 
@@ -175,7 +195,8 @@ func (f sourceOpt) applySource(c *stageConfig) { f(c) }
 func Parallelism(n int) StageOpt { return stageOpt(func(c *stageConfig) { c.parallelism = n }) }
 
 // Via sets the edge from the upstream stage (default Forward for stateless
-// stages and sinks, Hash for aggregations).
+// stages and sinks, Hash for aggregations and joins; a join takes only a
+// Hash edge).
 func Via(e Edge) StageOpt {
 	return stageOpt(func(c *stageConfig) { c.edge, c.edgeSet = e, true })
 }
@@ -193,9 +214,12 @@ func Window(w operators.Windows) AggOpt { return aggOpt(func(c *stageConfig) { c
 // arrive in that time update it (a Result with Update set); later ones are
 // late (default 0). For session windows an input is late when the
 // watermark has passed its time by d or more; one within d that extends or
-// bridges fired sessions fires an update covering them.
-func AllowedLateness(d time.Duration) AggOpt {
-	return aggOpt(func(c *stageConfig) { c.lateness = d })
+// bridges fired sessions fires an update covering them. For a join it is
+// the allowedLateness of operators.NewWindowJoin, NewIntervalJoin and
+// NewRegularJoin: how long state is kept past the watermark, and when a
+// record is late.
+func AllowedLateness(d time.Duration) AggJoinOpt {
+	return aggJoinOpt(func(c *stageConfig) { c.lateness = d })
 }
 
 // FinalParallelism sets the number of workers of a two-phase

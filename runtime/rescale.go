@@ -18,6 +18,7 @@ const (
 	rolePartial                    // the partial stage of two phases
 	roleFinal                      // the final stage of two phases
 	roleTxn                        // a TwoPhaseSink
+	roleJoin                       // a join: restored only as it was
 )
 
 // rescale is how a stage restored at other parallelism than the

@@ -176,9 +176,12 @@ func (j *Job) restoreFrom(c *checkpoint.Checkpoint) error {
 			b.restored, used[o] = o.snaps, true
 			continue
 		}
-		if up := olds[b.upstream.name]; o != nil && o.workers == b.cfg.parallelism && up != nil && up.workers == b.upstream.cfg.parallelism {
+		if o != nil && o.workers == b.cfg.parallelism && sameAsOld(b.upstream, olds) && (b.upstream2 == nil || sameAsOld(b.upstream2, olds)) {
 			b.restored, used[o] = o.snaps, true
 			continue
+		}
+		if b.role == roleJoin {
+			return fmt.Errorf("%w: join stage %q, or one of its inputs, is not in checkpoint %d at the same parallelism: a join is restored only at the parallelism it was checkpointed at", ErrIncompatibleCheckpoint, b.name, c.ID)
 		}
 		rs := planRescale(b, olds)
 		if rs == nil {
@@ -197,6 +200,13 @@ func (j *Job) restoreFrom(c *checkpoint.Checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// sameAsOld reports whether stage b is in the checkpoint's stages olds at
+// its parallelism.
+func sameAsOld(b *stageBase, olds map[string]*oldStage) bool {
+	o := olds[b.name]
+	return o != nil && o.workers == b.cfg.parallelism
 }
 
 // planRescale says which of the checkpoint's stages rescaled stage b

@@ -14,7 +14,8 @@ import (
 // reader is one source worker's input: read fills buf with up to len(buf)
 // values and reports whether the input ended after them. held is called
 // before read blocks on an input that has nothing ready (a channel), so
-// that the worker first sends the batches it holds.
+// that the worker first sends what it holds: its batches and its
+// watermark.
 type reader[T any] interface {
 	read(ctx context.Context, buf []T, held func()) (n int, end bool)
 	// stop releases what the reader holds (an iterator's goroutine).
@@ -172,8 +173,9 @@ func FromSeq[T any](j *Job, name string, seqs []iter.Seq[T], keyOf func(T) uint6
 // FromChan adds a source of the user's records of type T, each channel
 // received from in its own worker; a closed channel ends its worker's
 // input. A worker takes what its channel holds without waiting and sends
-// its batches before it waits for more, so records from a live channel
-// are not held back for a batch to fill. keyOf and event time as for
+// its batches and its watermark before it waits for more, so records
+// from a live channel are not held back for a batch to fill, nor
+// windows downstream for its next record. keyOf and event time as for
 // FromFiller.
 func FromChan[T any](j *Job, name string, chs []<-chan T, keyOf func(T) uint64, opts ...SourceOpt) *Stream[T] {
 	inputs := make([]func() reader[T], len(chs))
@@ -272,8 +274,10 @@ type sourceWorker[T any] struct {
 	m   *workerMetrics
 	out *collector[T]
 	in  reader[T]
-	// held is out.flushHeld, the read's callback before it waits (a
-	// method value made once: making it per read allocates).
+	// held is out.flush, the read's callback before it waits (a method
+	// value made once: making it per read allocates): every receiver gets
+	// what it is pending, the watermark too, since nothing else sends it
+	// while the input is quiet.
 	held func()
 	gen  *operators.BoundedOutOfOrderness
 	pos  stream.Positioner
@@ -325,7 +329,7 @@ func newSourceWorker[T any](ctx context.Context, s *sourceStage[T], w int, in re
 		k.emitted = int(k.m.in.Load()) // the restored position
 	}
 	k.lastFlush = j.now()
-	k.held = k.out.flushHeld
+	k.held = k.out.flush
 	return k, false, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime/work"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -220,6 +221,48 @@ func TestFromChanSendsWhatItHas(t *testing.T) {
 		require.Equal(t, "first", u)
 	case <-ctx.Done():
 		t.Fatal("the first click never reached the sink while the channel stayed open")
+	}
+	close(ch)
+	require.NoError(t, <-done)
+}
+
+// TestFromChanSendsItsWatermark: a window fires while the channel that
+// passed its end stays open and empty, though the flush interval never
+// ticks and the aggregation's queue was busy when the last records went
+// out: the source sends its watermark before it waits.
+func TestFromChanSendsItsWatermark(t *testing.T) {
+	j, err := NewJob(BatchSize(4), QueueBatches(1), FlushInterval(time.Hour))
+	require.NoError(t, err)
+	ch := make(chan int64, 4096)
+	fired := make(chan struct{})
+	tw, err := operators.Tumbling(time.Millisecond)
+	require.NoError(t, err)
+	src := FromChan(j, "times", []<-chan int64{ch}, func(int64) uint64 { return 1 }, EventTime(func(t int64) int64 { return t }))
+	agg := WindowAggregate(src, "count", operators.Count[int64](), Window(tw), Parallelism(1), WithCost(work.ServiceTime(20*time.Microsecond)))
+	var once sync.Once
+	Sink(agg.Results, "out", func(_ int, r operators.Result[uint64]) error {
+		if r.Start == 0 {
+			once.Do(func() { close(fired) })
+		}
+		return nil
+	})
+	// Whole batches, queued before the job starts: the last four, past
+	// the first window's end, fill the last batch, which goes out with
+	// the watermark before them.
+	for i := range int64(3996) {
+		ch <- i * 250
+	}
+	for range 4 {
+		ch <- 5 * int64(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- j.Run(ctx) }()
+	select {
+	case <-fired:
+	case <-ctx.Done():
+		t.Fatal("the first window never fired while the channel stayed open")
 	}
 	close(ch)
 	require.NoError(t, <-done)

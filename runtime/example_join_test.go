@@ -1,0 +1,81 @@
+package runtime_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime"
+	"github.com/skewerhq/skewer/sketch"
+)
+
+type order struct {
+	ID   string
+	At   time.Duration // event time since the epoch
+	Item string
+}
+
+type payment struct {
+	Order string
+	At    time.Duration
+	Cents int
+}
+
+// An interval join of orders with their payments on three workers: a
+// payment joins its order when it comes at most 10 s after it. Both
+// inputs are hash-partitioned by order ID, so an order and its payments
+// meet on one worker. The payments 30 s and 40 s after their orders are
+// outside the interval and join nothing. A payment that came after the
+// watermark had passed it (and the allowed lateness) would go to the
+// LateRight stream; every record here is on time.
+func Example_intervalJoin() {
+	orders := []order{{"o1", 0, "book"}, {"o2", 2 * time.Second, "pen"}, {"o3", 4 * time.Second, "ink"}}
+	payments := [][]payment{
+		{{"o1", 3 * time.Second, 1200}, {"o3", 9 * time.Second, 300}},
+		{{"o2", 32 * time.Second, 150}, {"o1", 40 * time.Second, 5}},
+	}
+	job, err := runtime.NewJob(runtime.BatchSize(2))
+	if err != nil {
+		panic(err)
+	}
+	o := runtime.FromSeq(job, "orders", []iter.Seq[order]{slices.Values(orders)},
+		func(o order) uint64 { return sketch.HashString(o.ID) },
+		runtime.EventTime(func(o order) int64 { return int64(o.At) }))
+	p := runtime.FromSeq(job, "payments", []iter.Seq[payment]{slices.Values(payments[0]), slices.Values(payments[1])},
+		func(p payment) uint64 { return sketch.HashString(p.Order) },
+		runtime.EventTime(func(p payment) int64 { return int64(p.At) }))
+	joiner := operators.Joiner[order, payment, string]{
+		Pair:    func(o order, p payment) string { return fmt.Sprintf("%s %s paid %d", o.ID, o.Item, p.Cents) },
+		SameKey: func(o order, p payment) bool { return o.ID == p.Order },
+	}
+	paid := runtime.IntervalJoin(o, p, "paid", joiner, 0, 10*time.Second, runtime.Parallelism(3))
+	var mu sync.Mutex
+	var out []string
+	runtime.Sink(paid.Results, "collect", func(_ int, j operators.Joined[string]) error {
+		mu.Lock()
+		out = append(out, j.Value)
+		mu.Unlock()
+		return nil
+	})
+	runtime.Sink(paid.LateRight, "late", func(_ int, p payment) error {
+		mu.Lock()
+		out = append(out, fmt.Sprintf("late: %s at %v", p.Order, p.At))
+		mu.Unlock()
+		return nil
+	})
+	if err := job.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	slices.SortFunc(out, cmp.Compare)
+	for _, s := range out {
+		fmt.Println(s)
+	}
+	// Output:
+	// o1 book paid 1200
+	// o3 ink paid 300
+}
