@@ -25,8 +25,15 @@ func Rank(price int64) int {
 	return 3
 }
 
-// hourOf is the UTC hour of t (ns since the Unix epoch).
-func hourOf(t int64) int { return time.Unix(0, t).UTC().Hour() }
+// hourOf is the UTC hour of t (ns since the Unix epoch): UTC has no leap
+// seconds in Go's time, so it is floor(t / 1 h) mod 24.
+func hourOf(t int64) int {
+	h := t / int64(time.Hour)
+	if t%int64(time.Hour) < 0 {
+		h--
+	}
+	return int((h%24 + 24) % 24)
+}
 
 // DayOf formats the UTC day of t as yyyy-MM-dd.
 func DayOf(t int64) string { return time.Unix(0, t).UTC().Format(time.DateOnly) }

@@ -3,8 +3,11 @@ package query
 import (
 	"context"
 	"maps"
+	"math"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skewerhq/skewer/nexmark"
 	"github.com/skewerhq/skewer/runtime"
@@ -148,4 +151,22 @@ func TestChannelKeys(t *testing.T) {
 		keys[k] = e.Bid.Channel
 	}
 	require.Greater(t, len(keys), 5000)
+}
+
+// TestSplitIndexAndHour pins SplitIndex against strings.Split and hourOf
+// against package time, on edge cases the generator does not produce.
+func TestSplitIndexAndHour(t *testing.T) {
+	for _, s := range []string{"", "/", "a", "a/b", "a//b/", "https://www.nexmark.com/x/y/z/item.htm?query=1", "/a/b/c/d/e/f"} {
+		parts := strings.Split(s, "/")
+		for i := range 8 {
+			want := ""
+			if i < len(parts) {
+				want = parts[i]
+			}
+			require.Equal(t, want, SplitIndex(s, i), "%q %d", s, i)
+		}
+	}
+	for _, ts := range []int64{0, -1, 3_599_999_999_999, 3_600_000_000_000, -3_600_000_000_001, 1_699_920_000e9 + 7, math.MaxInt64, math.MinInt64} {
+		require.Equal(t, time.Unix(0, ts).UTC().Hour(), hourOf(ts), "%d", ts)
+	}
 }

@@ -213,22 +213,41 @@ func Q22(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q22R
 
 func q22Row(b *nexmark.Bid) (Q22Row, bool) {
 	r := Q22Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel}
-	r.Dir1, r.Dir2, r.Dir3 = SplitIndex(b.URL, 3), SplitIndex(b.URL, 4), SplitIndex(b.URL, 5)
+	rest, ok := skipParts(b.URL, 3)
+	r.Dir1, rest, ok = nextPart(rest, ok)
+	r.Dir2, rest, ok = nextPart(rest, ok)
+	r.Dir3, _, _ = nextPart(rest, ok)
 	return r, true
+}
+
+// skipParts drops the first i '/'-separated parts of s, with their '/';
+// ok is false when s has fewer than i+1 parts.
+func skipParts(s string, i int) (rest string, ok bool) {
+	for ; i > 0; i-- {
+		k := strings.IndexByte(s, '/')
+		if k < 0 {
+			return "", false
+		}
+		s = s[k+1:]
+	}
+	return s, true
+}
+
+// nextPart splits the first '/'-separated part off rest ("" and not ok
+// when rest is not ok: there are no more parts).
+func nextPart(rest string, ok bool) (string, string, bool) {
+	if !ok {
+		return "", "", false
+	}
+	if k := strings.IndexByte(rest, '/'); k >= 0 {
+		return rest[:k], rest[k+1:], true
+	}
+	return rest, "", false
 }
 
 // SplitIndex is the reference's SPLIT_INDEX(s, '/', i): the i-th part (from
 // 0) of s split at every '/', or "" when s has fewer parts.
 func SplitIndex(s string, i int) string {
-	for ; i > 0; i-- {
-		k := strings.IndexByte(s, '/')
-		if k < 0 {
-			return ""
-		}
-		s = s[k+1:]
-	}
-	if k := strings.IndexByte(s, '/'); k >= 0 {
-		return s[:k]
-	}
-	return s
+	part, _, _ := nextPart(skipParts(s, i))
+	return part
 }
