@@ -22,7 +22,7 @@ type Q10Row struct {
 
 // Q10 turns every bid into a Q10Row; Q10Sink writes them to files.
 func Q10(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q10Row], error) {
-	return stateless(src, "q10", opts, func(b *nexmark.Bid) (Q10Row, bool) {
+	return stateless(src, "q10", opts, func(b nexmark.Bid) (Q10Row, bool) {
 		t := time.Unix(0, b.DateTime).UTC()
 		return Q10Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, DateTime: b.DateTime, Extra: b.Extra,
 			Dt: t.Format(time.DateOnly), Hm: t.Format("15:04")}, true

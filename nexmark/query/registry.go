@@ -64,11 +64,17 @@ func (c *Collector) Rows() int64 {
 	return n
 }
 
-func (c *Collector) take(name string, worker int, row any) error {
+// take counts a row of worker's and writes it when JSON is set. It is
+// generic so that a row is boxed into an interface only to be written.
+func take[R any](c *Collector, name string, worker int, row R) error {
 	c.counts[worker%len(c.counts)].n.Add(1)
 	if c.JSON == nil {
 		return nil
 	}
+	return c.write(name, row)
+}
+
+func (c *Collector) write(name string, row any) error {
 	b, err := json.Marshal(struct {
 		Query string `json:"query"`
 		Row   any    `json:"row"`
@@ -98,7 +104,7 @@ func entry[R any](name, summary string, keyed bool, build func(*runtime.Stream[n
 			if err != nil {
 				return err
 			}
-			runtime.Sink(s, name+"/sink", func(w int, r R) error { return c.take(name, w, r) })
+			runtime.Sink(s, name+"/sink", func(w int, r R) error { return take(c, name, w, r) })
 			return nil
 		}}
 }
@@ -114,7 +120,7 @@ func q10Entry() Query {
 		fs, err := runtime.NewFileSink(c.Dir, max(c.Sources, 1), func(dst []byte, r Q10Row) ([]byte, error) {
 			// A FileSink encodes on the writing worker's goroutine; the
 			// worker is not passed, so rows count in slot 0.
-			if err := c.take("q10", 0, r); err != nil {
+			if err := take(c, "q10", 0, r); err != nil {
 				return nil, err
 			}
 			return AppendQ10CSV(dst, r)

@@ -75,7 +75,7 @@ type Q22Row struct {
 
 // stateless adds one FlatMap stage on the source's workers turning each
 // bid into at most one row.
-func stateless[R any](src *runtime.Stream[nexmark.Event], name string, opts Options, f func(b *nexmark.Bid) (R, bool)) (*runtime.Stream[R], error) {
+func stateless[R any](src *runtime.Stream[nexmark.Event], name string, opts Options, f func(b nexmark.Bid) (R, bool)) (*runtime.Stream[R], error) {
 	if err := opts.validate(false, false); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,9 @@ func stateless[R any](src *runtime.Stream[nexmark.Event], name string, opts Opti
 		if e.Kind != nexmark.KindBid {
 			return
 		}
-		if r, ok := f(&e.Bid); ok {
+		// The bid goes by value: its address would escape through f, and
+		// every event would be allocated.
+		if r, ok := f(e.Bid); ok {
 			emit(r)
 		}
 	}), nil
@@ -95,7 +97,7 @@ func Q0(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q0Row
 	return stateless(src, "q0", opts, q0Row)
 }
 
-func q0Row(b *nexmark.Bid) (Q0Row, bool) {
+func q0Row(b nexmark.Bid) (Q0Row, bool) {
 	return Q0Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, DateTime: b.DateTime, Extra: b.Extra}, true
 }
 
@@ -104,7 +106,7 @@ func Q1(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q1Row
 	return stateless(src, "q1", opts, q1Row)
 }
 
-func q1Row(b *nexmark.Bid) (Q1Row, bool) {
+func q1Row(b nexmark.Bid) (Q1Row, bool) {
 	return Q1Row{Auction: b.Auction, Bidder: b.Bidder, PriceMilli: b.Price * 908, DateTime: b.DateTime, Extra: b.Extra}, true
 }
 
@@ -113,7 +115,7 @@ func Q2(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q2Row
 	return stateless(src, "q2", opts, q2Row)
 }
 
-func q2Row(b *nexmark.Bid) (Q2Row, bool) {
+func q2Row(b nexmark.Bid) (Q2Row, bool) {
 	return Q2Row{Auction: b.Auction, Price: b.Price}, b.Auction%Q2Modulus == 0
 }
 
@@ -125,7 +127,7 @@ func Q14(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q14R
 	return stateless(src, "q14", opts, q14Row)
 }
 
-func q14Row(b *nexmark.Bid) (Q14Row, bool) {
+func q14Row(b nexmark.Bid) (Q14Row, bool) {
 	milli := b.Price * 908
 	if milli <= 1_000_000_000 || milli >= 50_000_000_000 {
 		return Q14Row{}, false
@@ -153,7 +155,7 @@ func Q21(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q21R
 // hotChannelIDs are q21's ids of the hot channels, by lower-case name.
 var hotChannelIDs = [...][2]string{{"apple", "0"}, {"google", "1"}, {"facebook", "2"}, {"baidu", "3"}}
 
-func q21Row(b *nexmark.Bid) (Q21Row, bool) {
+func q21Row(b nexmark.Bid) (Q21Row, bool) {
 	r := Q21Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel}
 	for _, h := range hotChannelIDs {
 		if asciiLowerEqual(b.Channel, h[0]) {
@@ -211,7 +213,7 @@ func Q22(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q22R
 	return stateless(src, "q22", opts, q22Row)
 }
 
-func q22Row(b *nexmark.Bid) (Q22Row, bool) {
+func q22Row(b nexmark.Bid) (Q22Row, bool) {
 	r := Q22Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel}
 	rest, ok := skipParts(b.URL, 3)
 	r.Dir1, rest, ok = nextPart(rest, ok)
@@ -221,14 +223,16 @@ func q22Row(b *nexmark.Bid) (Q22Row, bool) {
 }
 
 // skipParts drops the first i '/'-separated parts of s, with their '/';
-// ok is false when s has fewer than i+1 parts.
+// ok is false when s has fewer than i+1 parts. A byte loop: the parts are
+// short, shorter than an IndexByte call costs.
 func skipParts(s string, i int) (rest string, ok bool) {
-	for ; i > 0; i-- {
-		k := strings.IndexByte(s, '/')
-		if k < 0 {
+	for k := 0; i > 0; k++ {
+		if k == len(s) {
 			return "", false
 		}
-		s = s[k+1:]
+		if s[k] == '/' {
+			s, k, i = s[k+1:], -1, i-1
+		}
 	}
 	return s, true
 }
@@ -239,8 +243,10 @@ func nextPart(rest string, ok bool) (string, string, bool) {
 	if !ok {
 		return "", "", false
 	}
-	if k := strings.IndexByte(rest, '/'); k >= 0 {
-		return rest[:k], rest[k+1:], true
+	for k := 0; k < len(rest); k++ {
+		if rest[k] == '/' {
+			return rest[:k], rest[k+1:], true
+		}
 	}
 	return rest, "", false
 }
