@@ -84,7 +84,11 @@ queries completed so far.`)
 		return fail(e, "nexmark", err)
 	}
 	if dump != "" {
-		if err := createFile(dump, func(f *os.File) error { return bench.DumpNexmarkEvents(ctx, f, cfg) }); err != nil {
+		err := createFile(dump, func(f *os.File) error { return bench.DumpNexmarkEvents(ctx, f, cfg) })
+		if ctx.Err() != nil {
+			return interrupted(ctx, e, "nexmark", 0)
+		}
+		if err != nil {
 			return fail(e, "nexmark", fmt.Errorf("-dump-events: %w", err))
 		}
 	}
