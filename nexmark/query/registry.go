@@ -35,8 +35,9 @@ type Query struct {
 }
 
 // Collector takes a query's rows: it counts them and, when JSON is set,
-// writes each as a line of JSON ({"query": name, "row": {...}}). Safe for
-// the concurrent sink workers.
+// writes each as a line of JSON ({"query": name, "row": {...}}). The
+// zero Collector counts rows and writes none. Safe for the concurrent
+// sink workers.
 type Collector struct {
 	// JSON, when set, receives every row as a JSON line.
 	JSON io.Writer
