@@ -46,7 +46,9 @@ func Example_hotItems() {
 		fmt.Println(err)
 		return
 	}
-	slices.SortFunc(rows, func(a, b query.Q5Row) int { return cmp.Or(cmp.Compare(a.End, b.End), cmp.Compare(a.Auction, b.Auction)) })
+	slices.SortFunc(rows, func(a, b query.Q5Row) int {
+		return cmp.Or(cmp.Compare(a.End, b.End), cmp.Compare(a.Auction, b.Auction))
+	})
 	for _, r := range rows {
 		if r.End <= 10e9 {
 			fmt.Printf("[%ds, %ds) auction %d: %d bids\n", r.Start/1e9, r.End/1e9, r.Auction, r.Num)
