@@ -59,6 +59,7 @@ var rowTypes = map[string]reflect.Type{
 	"detector":   reflect.TypeFor[bench.DetectorRow](),
 	"forgetting": reflect.TypeFor[bench.ForgettingRow](),
 	"scale":      reflect.TypeFor[bench.ScaleResult](),
+	"nexmark":    reflect.TypeFor[bench.NexmarkRow](),
 }
 
 func TestGoldenSchema(t *testing.T) {
