@@ -1,9 +1,11 @@
 package sketch
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -291,4 +293,135 @@ func TestMartingaleAddAllocs(t *testing.T) {
 		u.AddHash(hashx.Mix64(i << 20))
 		ullSink += h.EstimateMartingale() + u.EstimateMartingale()
 	}))
+}
+
+// TestMartingaleEncoding pins that a valid martingale survives
+// MarshalBinary and UnmarshalBinary exactly (estimate and probability) and
+// keeps counting the same afterwards, that a sparse HyperLogLog keeps its
+// validity, and that damaged martingale fields are refused with ErrCorrupt.
+func TestMartingaleEncoding(t *testing.T) {
+	t.Run("HyperLogLog", func(t *testing.T) {
+		for _, n := range []uint64{30, 5000, 100_000} {
+			s, err := NewHyperLogLog(10)
+			require.NoError(t, err)
+			for i := range n {
+				s.AddHash(hashx.Mix64(i ^ 0xabc))
+			}
+			b, err := s.MarshalBinary()
+			require.NoError(t, err)
+			var d HyperLogLog
+			require.NoError(t, d.UnmarshalBinary(b))
+			require.True(t, d.MartingaleValid(), "n=%d", n)
+			require.Equal(t, s.EstimateMartingale(), d.EstimateMartingale(), "n=%d", n)
+			if s.regs != nil {
+				require.Equal(t, s.hip, d.hip, "n=%d", n)
+			}
+			for i := range uint64(20_000) {
+				s.AddHash(hashx.Mix64(i + 1<<50))
+				d.AddHash(hashx.Mix64(i + 1<<50))
+			}
+			require.Equal(t, s.hip, d.hip, "n=%d: the same path after the round trip", n)
+		}
+	})
+	t.Run("HyperLogLogCorrupt", func(t *testing.T) {
+		good, err := hllWith(t, 6, 5, 1000).MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, uint8(hllFormDense), good[headerLen+1])
+		mg := headerLen + 2
+		withEst := func(e float64) []byte {
+			b := slices.Clone(good)
+			binary.LittleEndian.PutUint64(b[mg+1:], math.Float64bits(e))
+			return b
+		}
+		for name, c := range map[string]struct {
+			b    []byte
+			says string
+		}{
+			"martingale byte 2":   {func() []byte { b := slices.Clone(good); b[mg] = 2; return b }(), "martingale byte 2"},
+			"no martingale byte":  {good[:mg], "reading martingale"},
+			"truncated estimate":  {good[:mg+5], "martingale estimate"},
+			"estimate NaN":        {withEst(math.NaN()), "not a finite"},
+			"estimate +Inf":       {withEst(math.Inf(1)), "not a finite"},
+			"estimate -1":         {withEst(-1), "not a finite"},
+			"registers truncated": {good[:len(good)-1], "registers"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				s := hllWith(t, 8, 1, 3000)
+				before := hllStateBytes(t, s)
+				err := s.UnmarshalBinary(c.b)
+				require.ErrorIs(t, err, ErrCorrupt)
+				require.ErrorContains(t, err, c.says)
+				require.Equal(t, before, hllStateBytes(t, s), "receiver unchanged")
+				require.True(t, s.MartingaleValid(), "receiver unchanged")
+			})
+		}
+	})
+	t.Run("UltraLogLog", func(t *testing.T) {
+		s, err := NewUltraLogLog(10)
+		require.NoError(t, err)
+		for i := range uint64(50_000) {
+			s.AddHash(hashx.Mix64(i ^ 0xdef))
+		}
+		b, err := s.MarshalBinary()
+		require.NoError(t, err)
+		var d UltraLogLog
+		require.NoError(t, d.UnmarshalBinary(b))
+		require.Equal(t, s.hip, d.hip)
+		for i := range uint64(20_000) {
+			s.AddHash(hashx.Mix64(i + 1<<50))
+			d.AddHash(hashx.Mix64(i + 1<<50))
+		}
+		require.Equal(t, s.hip, d.hip, "the same path after the round trip")
+	})
+}
+
+// TestMartingaleMergeOrderIndependent merges the same sketches (sparse and
+// dense HyperLogLogs, UltraLogLogs, each with a valid martingale) in 200
+// random orders: every result encodes to the same bytes, with no
+// martingale.
+func TestMartingaleMergeOrderIndependent(t *testing.T) {
+	sizes := []uint64{0, 10, 300, 2000, 9000, 40_000}
+	rng := rand.New(rand.NewPCG(32, 200))
+	var hlls []*HyperLogLog
+	var ulls []*UltraLogLog
+	for k, n := range sizes {
+		h, err := NewHyperLogLog(10)
+		require.NoError(t, err)
+		u, err := NewUltraLogLog(10)
+		require.NoError(t, err)
+		for i := range n {
+			x := hashx.Mix64(uint64(k)<<40 | i%(n/2+1)<<1) // sets that overlap
+			h.AddHash(x)
+			u.AddHash(x)
+		}
+		hlls, ulls = append(hlls, h), append(ulls, u)
+	}
+	var wantH, wantU []byte
+	for trial := range 200 {
+		order := rng.Perm(len(sizes))
+		h, err := NewHyperLogLog(10)
+		require.NoError(t, err)
+		u, err := NewUltraLogLog(10)
+		require.NoError(t, err)
+		if trial%2 == 1 { // start from a clone of the first instead of an empty sketch
+			h, u = hlls[order[0]].Clone(), ulls[order[0]].Clone()
+			order = order[1:]
+		}
+		for _, i := range order {
+			require.NoError(t, h.Merge(hlls[i]))
+			require.NoError(t, u.Merge(ulls[i]))
+		}
+		require.False(t, h.MartingaleValid())
+		require.False(t, u.MartingaleValid())
+		bh, err := h.MarshalBinary()
+		require.NoError(t, err)
+		bu, err := u.MarshalBinary()
+		require.NoError(t, err)
+		if trial == 0 {
+			wantH, wantU = bh, bu
+			continue
+		}
+		require.Equal(t, wantH, bh, "trial %d", trial)
+		require.Equal(t, wantU, bu, "trial %d", trial)
+	}
 }
