@@ -435,3 +435,16 @@ func TestMartingaleMergeOrderIndependent(t *testing.T) {
 		require.Equal(t, wantU, bu, "trial %d", trial)
 	}
 }
+
+// TestConcurrentHyperLogLogHasNoMartingale pins what the concurrent
+// wrapper's comment says: a snapshot is a merge, with no martingale.
+func TestConcurrentHyperLogLogHasNoMartingale(t *testing.T) {
+	c, err := NewConcurrentHyperLogLog(10)
+	require.NoError(t, err)
+	for i := range uint64(20_000) {
+		c.AddHash(hashx.Mix64(i))
+	}
+	s := c.Snapshot()
+	require.False(t, s.MartingaleValid())
+	require.Equal(t, s.Estimate(), s.EstimateMartingale())
+}
