@@ -108,6 +108,11 @@ func (c *sharded[S]) read(f func(shards []shard[S])) {
 // goroutines on different processors rarely contend; it does
 // not allocate once its shard is dense (O(1) times). A read locks every
 // shard and merges them, O(shards·2^p), and updates wait for it.
+//
+// It offers no martingale estimate (HyperLogLog.EstimateMartingale): the
+// shards see interleaved parts of the stream, whose order their merge
+// loses, so a Snapshot's MartingaleValid is false (whatever the number of
+// shards) and its EstimateMartingale is its Estimate.
 type ConcurrentHyperLogLog struct {
 	sh sharded[*HyperLogLog]
 }
@@ -160,6 +165,7 @@ func (c *ConcurrentHyperLogLog) Snapshot() *HyperLogLog {
 			_ = out.Merge(shards[i].s) // one precision: cannot fail
 		}
 	})
+	out.hip.valid = false // even with one shard: see the type's comment
 	return out
 }
 

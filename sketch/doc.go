@@ -48,6 +48,21 @@
 // of accuracy, and MergeReduce merges it by lowering the receiver's
 // precision to the smaller one.
 //
+// Both HyperLogLog and UltraLogLog also offer EstimateMartingale, the
+// martingale or HIP estimator (Ting, KDD 2014; Cohen, TKDE 2015): every
+// register change adds 1/q, q the probability that a new distinct hash
+// changes a register, which the sketch keeps exactly as it changes. It is
+// unbiased, with a relative standard error of √(ln 2/m) ≈ 0.833/√m for
+// HyperLogLog and √(5 ln 2/(8m)) ≈ 0.658/√m for UltraLogLog, but it needs
+// the order of the adds, which a merge loses: MartingaleValid reports
+// whether the sketch has only been added to since it was built, Reset or
+// decoded with a valid martingale (Merge, MergeReduce, Downsize,
+// NewUltraLogLogFromRegisters and old encodings give false), and
+// EstimateMartingale is Estimate when it is false, and for a HyperLogLog
+// while it is sparse (its martingale starts at the switch to dense
+// registers, from the sparse estimate). The encodings carry the
+// martingale's estimate.
+//
 // UltraLogLog (Ertl, "UltraLogLog: A Practical and More Space-Efficient
 // Alternative to HyperLogLog for Approximate Distinct Counting", PVLDB 17,
 // 2024) keeps m = 2^p one-byte registers, p in 4..26, each holding the
@@ -60,15 +75,16 @@
 // bias tables and only read the sketch (concurrent reads are safe; writes
 // are not); the error is that from about 30m distinct hashes up and lower
 // below. Memory is 2^p bytes from the first add (no sparse form); AddHash is
-// O(1) (one table lookup, no branch) and does not allocate. Merge is
+// O(1) (one table lookup, a store only when the register changes) and
+// does not allocate. Merge is
 // exact and needs equal precisions (ErrIncompatible otherwise); Downsize
 // lowers a sketch's precision exactly, so coarse.Merge(fine.Downsize(p))
 // merges across precisions with the loss of accuracy explicit. The
 // registers are byte for byte those of hash4j's UltraLogLog (Java) for the
 // same 64-bit hashes: Registers and NewUltraLogLogFromRegisters exchange
 // sketches with it, and cross-check vectors written by hash4j pin the
-// registers and both estimators. Its encoding (kind 7, version 1) is the
-// precision and the registers.
+// registers and both estimators. Its encoding (kind 7, version 2) is the
+// precision, the registers and the martingale's estimate.
 //
 // SpaceSaving (Metwally, Agrawal and El Abbadi, 2005) monitors at most k
 // keys in a stream summary (buckets of equal count in flat arrays with int32

@@ -36,6 +36,7 @@ type HyperLogLog struct {
 	regs   []uint8    // dense registers, len 2^p; nil while sparse
 	pad    uint64     // 1<<(p-1): caps the rank at 65-p
 	sparse sparseList // sparse state, used while regs is nil
+	hip    martingale // the martingale estimator, counting from the switch to dense registers
 	p      uint8
 	shift  uint8 // 64-p
 }
@@ -48,7 +49,7 @@ func NewHyperLogLog(precision uint8) (*HyperLogLog, error) {
 	if precision < HyperLogLogMinPrecision || precision > HyperLogLogMaxPrecision {
 		return nil, invalidParam("precision", precision, "4..18")
 	}
-	s := &HyperLogLog{sparse: sparseList{fp: sparseHi}}
+	s := &HyperLogLog{sparse: sparseList{fp: sparseHi}, hip: martingale{valid: true}}
 	s.setPrecision(precision)
 	return s, nil
 }
@@ -90,19 +91,20 @@ func (s *HyperLogLog) Sparse() bool {
 // sparse sketch has seen at most about 3m/16 distinct hashes a repeated
 // hash is one probe of a hash set.
 //
-// AddHash is small enough for Go's inliner: the sparse path is reached
-// through callSlow, whose call through a function parameter the inliner
-// charges less than a direct call, so the dense path costs a caller no call.
+// AddHash is small enough for Go's inliner: the sparse path, and the rare
+// dense add that raises a register (which also updates the martingale
+// estimator), are reached through callSlow, whose call through a function
+// parameter the inliner charges less than a direct call, so a dense add
+// that changes nothing costs a caller no call.
 func (s *HyperLogLog) AddHash(h uint64) {
 	regs := s.regs
-	if regs == nil {
-		callSlow((*HyperLogLog).addSlow, s, h)
+	i := h >> (s.shift & 63)
+	// pad (bit p-1) caps the rank; |1 changes nothing but tells the compiler
+	// the operand is not zero. While sparse, len(regs) is 0.
+	if i < uint64(len(regs)) && regs[i] >= uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad|1))+1 {
 		return
 	}
-	// pad (bit p-1) caps the rank; |1 changes nothing but tells the compiler
-	// the operand is not zero, which saves a conditional move.
-	i := h >> (s.shift & 63)
-	regs[i] = max(regs[i], uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad|1))+1)
+	callSlow((*HyperLogLog).addSlow, s, h)
 }
 
 // callSlow calls f(s, h). Go's inliner charges a call through a parameter 17
@@ -125,9 +127,52 @@ func (s *HyperLogLog) AddHashes(hs []uint64) {
 	for _, h := range hs {
 		r := uint8(bits.LeadingZeros64(h<<p|pad)) + 1
 		if i := h >> ((64 - p) & 63) & mask; r > regs[i] {
+			s.hip.change(hllChange(regs[i], p) - hllChange(r, p))
 			regs[i] = r
 		}
 	}
+}
+
+// raise is AddHash's path for a dense sketch: it raises the register of h
+// if the hash's rank exceeds it, and records the change in the martingale
+// estimator.
+func (s *HyperLogLog) raise(h uint64) {
+	i := h >> (s.shift & 63)
+	r := uint8(bits.LeadingZeros64(h<<(s.p&63)|s.pad)) + 1
+	if old := s.regs[i]; r > old {
+		s.hip.change(hllChange(old, s.p) - hllChange(r, s.p))
+		s.regs[i] = r
+	}
+}
+
+// EstimateMartingale returns the martingale (HIP) estimate of the number of
+// distinct hashes added, if MartingaleValid, and Estimate otherwise. Its
+// relative standard error is about sqrt(ln 2 / m) ≈ 0.833/√m,
+// against Estimate's 1.04/√m, and it is unbiased: every register change
+// adds the inverse of the probability that a new hash would change a
+// register, kept exactly as the registers change (martingale.go). While
+// the sketch keeps its sparse state it is Estimate, whose error is far
+// smaller there; at the switch to dense registers the martingale starts
+// from the sparse state's estimate, as DataSketches' HIP does. O(1) once
+// dense.
+func (s *HyperLogLog) EstimateMartingale() uint64 {
+	s.checkBuilt()
+	if s.regs == nil || !s.hip.valid {
+		return s.Estimate()
+	}
+	return s.hip.estimate()
+}
+
+// MartingaleValid reports whether EstimateMartingale is the martingale
+// estimate: whether the sketch has only been added to (AddHash, AddHashes,
+// Add, AddString) since NewHyperLogLog, Reset, or UnmarshalBinary of an
+// image that carried a valid martingale; Clone copies it. Merge and
+// MergeReduce make it false, even where the other sketch is empty, since
+// the order of the hashes behind a union is lost; so does
+// UnmarshalBinary of a version 1 or 2 image, which has no martingale.
+func (s *HyperLogLog) MartingaleValid() bool {
+	s.checkBuilt()
+	return s.hip.valid
 }
 
 // Add adds a key given as bytes: AddHash(Hash(b)), with XXH64 written out
@@ -148,7 +193,7 @@ func (s *HyperLogLog) AddString(str string) { s.AddHash(HashString(str)) }
 // Clone returns an independent copy of the sketch.
 func (s *HyperLogLog) Clone() *HyperLogLog {
 	s.checkBuilt()
-	c := &HyperLogLog{p: s.p, shift: s.shift, pad: s.pad}
+	c := &HyperLogLog{p: s.p, shift: s.shift, pad: s.pad, hip: s.hip}
 	if s.regs != nil {
 		c.regs = slices.Clone(s.regs)
 		return c
@@ -163,6 +208,7 @@ func (s *HyperLogLog) Reset() {
 	s.checkBuilt()
 	s.regs = nil
 	s.sparse = sparseList{fp: sparseHi}
+	s.hip = martingale{valid: true}
 }
 
 // Merge adds every hash that other has seen to s, so that s estimates the
@@ -218,8 +264,10 @@ func (s *HyperLogLog) checkMerge(other *HyperLogLog) error {
 	return nil
 }
 
-// merge merges other, of a precision at least s.p, into s.
+// merge merges other, of a precision at least s.p, into s. The
+// martingale of s becomes invalid.
 func (s *HyperLogLog) merge(other *HyperLogLog) {
+	s.hip.valid = false
 	if other == s {
 		return
 	}
@@ -291,6 +339,7 @@ func (s *HyperLogLog) addToken(t uint32) {
 // foldTo lowers the precision of s to p (< s.p), exactly.
 func (s *HyperLogLog) foldTo(p uint8) {
 	old := s.p
+	s.hip.valid = false
 	if s.regs == nil {
 		toks := s.pendingAt()
 		s.setPrecision(p)

@@ -51,9 +51,35 @@ func hllEncodedForm(t testing.TB, b []byte) uint8 {
 	if b[headerLen+1] == hllFormDense {
 		return 0
 	}
-	_, n := uvarintLen(b[headerLen+2:])
+	at := headerLen + 2
+	if b[headerLen-1] >= 3 {
+		at++ // the martingale byte
+	}
+	_, n := uvarintLen(b[at:])
 	require.Positive(t, n)
-	return b[headerLen+2+n]
+	return b[at+n]
+}
+
+// hllAsV3 is the version 3 encoding of the sketch a version 2 sparse
+// encoding b holds, with the martingale byte mg: with mg = 1, what a
+// sketch fed its entries encodes to; with 0, what b re-encodes to.
+func hllAsV3(b []byte, mg byte) []byte {
+	out := append([]byte(nil), b[:headerLen+2]...)
+	out[headerLen-1] = 3
+	out = append(out, mg)
+	return append(out, b[headerLen+2:]...)
+}
+
+// hllStateBytes is the encoding of s without its martingale, as a merged
+// sketch of the same state encodes: it compares the states of sketches
+// built along different paths.
+func hllStateBytes(t testing.TB, s *HyperLogLog) []byte {
+	t.Helper()
+	c := s.Clone()
+	c.hip.valid = false
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	return b
 }
 
 // uvarintLen returns the value and length of the uvarint at the start of b
@@ -285,7 +311,7 @@ func TestHyperLogLogLoListRejected(t *testing.T) {
 				switch {
 				case name == "three" && (p == 5 || p == 6):
 					require.NoError(t, err)
-					require.Equal(t, fedEnc, b)
+					require.Equal(t, fedEnc, hllAsV3(b, 1))
 					return
 				case p == 4 && len(es) > 0:
 					// The budget is 0 bits: no entry fits at 23 either,

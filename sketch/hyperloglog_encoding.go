@@ -2,10 +2,16 @@ package sketch
 
 import "slices"
 
-// HyperLogLog encoding, version 2, after the common header:
+// HyperLogLog encoding, version 3, after the common header:
 //
-//	precision u8   (4..18)
-//	form      u8   (0 sparse, 1 dense)
+//	precision  u8   (4..18)
+//	form       u8   (0 sparse, 1 dense)
+//	martingale u8   (0 none, 1 valid: MartingaleValid)
+//	estimate   f64  the martingale estimate, finite and not negative; only
+//	                in a dense body with a valid martingale (a sparse
+//	                sketch's starts from its sparse state at the switch to
+//	                dense registers, and the probability that the registers
+//	                change is recomputed from them)
 //	sparse: count uvarint, fine precision p' u8 (26 or 23), k u8
 //	        (p'-p..p'), then the compressed list of the sparse state to the
 //	        end of the body, zero-padded to a byte: per entry in increasing
@@ -19,14 +25,20 @@ import "slices"
 //	dense:  2^precision bytes, one register each, ranks in 0..65-precision
 //
 // The encoding is canonical: sketches holding the same entries (or the same
-// registers) encode to equal bytes, whatever their pending buffers hold. A
-// sketch that is logically dense (its entries outgrow the sparse budget)
-// encodes dense.
+// registers) and the same martingale state encode to equal bytes, whatever
+// their pending buffers hold; a merged sketch has no martingale, so merges
+// of the same sketches in any order encode to equal bytes. A sketch that
+// is logically dense (its entries outgrow the sparse budget) encodes
+// dense, with, if valid, the martingale it would start at the switch to
+// dense registers (the estimate of its sparse state).
+//
+// Version 2 (still decoded, with no martingale): version 3 without the
+// martingale byte and estimate.
 //
 // Version 1 (still decoded): the same but for the sparse body, count uvarint
 // (at most 3·2^p/16) then count uvarint gaps between sorted 32-bit tokens
 // index<<6 | rank at precision 26 (ranks 1..39, indexes strictly increasing).
-const hllVersion = 2
+const hllVersion = 3
 
 const (
 	hllFormSparse = 0
@@ -43,13 +55,13 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	dst = appendHeader(dst, kindHyperLogLog, hllVersion)
 	dst = appendU8(dst, s.p)
 	if s.regs != nil {
-		dst = appendU8(dst, hllFormDense)
+		dst = s.appendMartingale(appendU8(dst, hllFormDense), s.hip.est)
 		return append(dst, s.regs...), nil
 	}
 	fp, z := s.sparseStats(nil)
 	d := uint(fp - s.p)
 	if !logicallySparse(z, fp, s.p) {
-		dst = appendU8(dst, hllFormDense)
+		dst = s.appendMartingale(appendU8(dst, hllFormDense), linearCountF(z.n, fp))
 		off := len(dst)
 		dst = append(dst, make([]byte, 1<<s.p)...)
 		regs := dst[off:]
@@ -61,6 +73,7 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	}
 	k := z.bestK(d, fp)
 	dst = appendU8(dst, hllFormSparse)
+	dst = appendU8(dst, b2u8(s.hip.valid))
 	dst = appendUvarint(dst, uint64(z.n))
 	dst = appendU8(dst, fp)
 	dst = appendU8(dst, uint8(k))
@@ -73,14 +86,23 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	return e.w.b[:start+size], nil
 }
 
+// appendMartingale appends the martingale byte of a dense body and, if the
+// martingale is valid, est.
+func (s *HyperLogLog) appendMartingale(dst []byte, est float64) []byte {
+	if !s.hip.valid {
+		return appendU8(dst, 0)
+	}
+	return appendF64(appendU8(dst, 1), est)
+}
+
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler).
 func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 	if s.p == 0 {
 		return nil, errZero("receiver", "HyperLogLog", hllBuilders)
 	}
-	n := headerLen + 2 + 1<<s.p
+	n := headerLen + 11 + 1<<s.p
 	if s.regs == nil {
-		n = headerLen + 2 + 5 + 4*(s.sparse.lw+s.sparse.k+1)
+		n = headerLen + 3 + 5 + 4*(s.sparse.lw+s.sparse.k+1)
 	}
 	return s.AppendBinary(make([]byte, 0, n))
 }
@@ -88,7 +110,8 @@ func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s by the sketch encoded in b, checking every field;
 // it fails with an error wrapping ErrCorrupt or ErrVersion and leaves s
 // unchanged if b is not a valid encoding. A zero HyperLogLog may be the
-// receiver. It reads versions 1 and 2.
+// receiver. It reads versions 1, 2 and 3; a version 1 or 2 image decodes
+// with no martingale (MartingaleValid false).
 func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	v, d, err := readHeader(b, kindHyperLogLog, hllVersion)
 	if err != nil {
@@ -104,6 +127,22 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	}
 	var next HyperLogLog
 	next.setPrecision(p)
+	if v >= 3 {
+		switch mg := d.u8("martingale"); {
+		case d.err != nil:
+			return d.err
+		case mg > 1:
+			return corrupt("martingale byte %d, want 0 or 1", mg)
+		case mg == 1 && form == hllFormDense:
+			next.hip.est = d.f64("martingale estimate")
+			if d.err == nil && !validMartingaleEstimate(next.hip.est) {
+				return corrupt("martingale estimate %v is not a finite non-negative number", next.hip.est)
+			}
+			next.hip.valid = true
+		case mg == 1:
+			next.hip.valid = true
+		}
+	}
 	switch {
 	case form == hllFormDense:
 		raw := d.bytes(1<<p, "registers")
@@ -124,6 +163,7 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 			return corrupt("dense body with %d non-zero registers: a sketch that small is sparse", nonzero)
 		}
 		next.regs = slices.Clone(raw)
+		next.hip.q = hllChangeSum(next.regs, p)
 	case form == hllFormSparse && v == 1:
 		if err := next.decodeSparseV1(d); err != nil {
 			return err

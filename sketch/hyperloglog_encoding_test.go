@@ -48,51 +48,58 @@ func TestHyperLogLogEncodingRoundTrip(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, b, again[len("prefix"):], "canonical: re-encoding gives the same bytes")
 				// The decoded sketch keeps working and still equals the original.
+				// So does its martingale, where the original is dense (a
+				// sparse one starts its martingale later, at its own switch).
 				s.AddHash(0)
 				got.AddHash(0)
 				require.Equal(t, hllRegisters(s), hllRegisters(&got))
-				a, err := s.MarshalBinary()
-				require.NoError(t, err)
-				b2, err := got.MarshalBinary()
-				require.NoError(t, err)
-				require.Equal(t, a, b2)
+				require.Equal(t, hllStateBytes(t, s), hllStateBytes(t, &got))
+				require.True(t, got.MartingaleValid())
+				if s.regs != nil {
+					require.Equal(t, s.hip, got.hip)
+				}
 			})
 		}
 	}
 }
 
-// TestHyperLogLogGolden pins the version 2 encodings and checks that the
-// version 1 golden files (written before the compressed sparse list) still
-// decode to the sketches they held.
+// TestHyperLogLogGolden pins the version 3 encodings (with the martingale)
+// and checks that the version 1 golden files (written before the
+// compressed sparse list) and the version 2 ones (before the martingale)
+// still decode to the sketches they held, with no martingale.
 func TestHyperLogLogGolden(t *testing.T) {
 	sparse := hllWith(t, 12, 42, 20)
 	require.True(t, sparse.Sparse())
 	b, err := sparse.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_v2_sparse_p12.golden", b)
+	checkGolden(t, "hll_v3_sparse_p12.golden", b)
 
 	dense := hllWith(t, 6, 43, 1000)
 	require.False(t, dense.Sparse())
 	b, err = dense.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_v2_dense_p6.golden", b)
+	checkGolden(t, "hll_v3_dense_p6.golden", b)
 
-	for name, want := range map[string]*HyperLogLog{"hll_sparse_p12.golden": sparse, "hll_dense_p6.golden": dense} {
-		t.Run("v1/"+name, func(t *testing.T) {
+	olds := map[string]*HyperLogLog{
+		"hll_sparse_p12.golden": sparse, "hll_dense_p6.golden": dense,
+		"hll_v2_sparse_p12.golden": sparse, "hll_v2_dense_p6.golden": dense,
+	}
+	for name, want := range olds {
+		t.Run(name, func(t *testing.T) {
 			old, err := os.ReadFile(filepath.Join("testdata", name))
 			require.NoError(t, err)
-			require.Equal(t, uint8(1), old[headerLen-1], "a version 1 file")
+			require.Less(t, old[headerLen-1], uint8(3), "a version 1 or 2 file")
 			var got HyperLogLog
 			require.NoError(t, got.UnmarshalBinary(old))
 			require.Equal(t, want.Precision(), got.Precision())
 			require.Equal(t, hllRegisters(want), hllRegisters(&got))
 			require.Equal(t, want.Sparse(), got.Sparse())
 			require.Equal(t, want.Estimate(), got.Estimate())
+			require.False(t, got.MartingaleValid())
+			require.Equal(t, want.Estimate(), got.EstimateMartingale())
 			again, err := got.MarshalBinary()
 			require.NoError(t, err)
-			wantBytes, err := want.MarshalBinary()
-			require.NoError(t, err)
-			require.Equal(t, wantBytes, again, "re-encoded as version 2")
+			require.Equal(t, hllStateBytes(t, want), again, "re-encoded as version 3 with no martingale")
 		})
 	}
 }
@@ -103,7 +110,7 @@ func TestHyperLogLogGolden(t *testing.T) {
 // under test.
 func hllV2Sparse(p, fp uint8, k uint, entries ...[2]uint32) []byte {
 	d := uint(fp - p)
-	b := appendHeader(nil, kindHyperLogLog, hllVersion)
+	b := appendHeader(nil, kindHyperLogLog, 2)
 	b = append(b, p, hllFormSparse)
 	b = appendUvarint(b, uint64(len(entries)))
 	b = append(b, fp, uint8(k))
@@ -126,7 +133,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	denseEnc, err := hllWith(t, 4, 2, 100).MarshalBinary()
 	require.NoError(t, err)
-	hdr := appendHeader(nil, kindHyperLogLog, hllVersion)
+	hdr := appendHeader(nil, kindHyperLogLog, 2) // the sparse body is version 2's, with no martingale byte
 	hdr1 := appendHeader(nil, kindHyperLogLog, 1)
 	v1Body := func(p uint8, toks ...uint64) []byte {
 		b := append(append([]byte(nil), hdr1...), p, hllFormSparse)
@@ -175,7 +182,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	}{
 		"empty":             {nil, ErrCorrupt, "shorter than"},
 		"other kind":        {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt, "not a HyperLogLog"},
-		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion, "version 3"},
+		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion, "version 4"},
 		"no precision":      {hdr, ErrCorrupt, "reading precision"},
 		"no form":           {append(append([]byte(nil), hdr...), 10), ErrCorrupt, "reading form"},
 		"precision 3":       {mutate(sparseEnc, headerLen, 3), ErrCorrupt, "precision 3 outside"},
@@ -233,7 +240,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	require.NoError(t, s.UnmarshalBinary(valid))
 	again, err := s.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, valid, again)
+	require.Equal(t, hllAsV3(valid, 0), again, "a version 2 image has no martingale")
 	require.Equal(t, uint64(48), s.Estimate())
 	// A sketch fed the 379 entries at 26 that okLo stands for folds to
 	// exactly okLo.
@@ -245,14 +252,14 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	}
 	fedEnc, err := fed.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, valid, fedEnc)
+	require.Equal(t, hllAsV3(valid, 1), fedEnc)
 	// The same at sparseHi = 26 (d = 16): k = 24 is canonical there
 	// ((2^26-1)>>k + 3(1+k) + 2·6: 90 bits, against 91 at 23 and 25).
 	hi := hllV2Sparse(10, 26, 24, [2]uint32{0, 3}, [2]uint32{5 << 16, 1}, [2]uint32{1<<26 - 1, 0})
 	require.NoError(t, s.UnmarshalBinary(hi))
 	again, err = s.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, hi, again)
+	require.Equal(t, hllAsV3(hi, 0), again)
 	require.Equal(t, uint64(3), s.Estimate())
 	require.NoError(t, s.UnmarshalBinary(v1Body(4, 1, 1<<6|1, 2<<6|1)))
 	require.NoError(t, s.UnmarshalBinary(v1Body(10, 5<<6|39, 6<<6|1)))
@@ -272,8 +279,11 @@ func TestHyperLogLogDenseTooSmallRejected(t *testing.T) {
 			for i := range ones {
 				regs[i*7%len(regs)] = 1
 			}
-			for _, v := range []uint8{1, hllVersion} {
+			for _, v := range []uint8{1, 2, hllVersion} {
 				b := append(appendHeader(nil, kindHyperLogLog, v), p, hllFormDense)
+				if v >= 3 {
+					b = append(b, 0) // no martingale
+				}
 				b = append(b, regs...)
 				var s HyperLogLog
 				err := s.UnmarshalBinary(b)

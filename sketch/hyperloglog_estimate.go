@@ -106,7 +106,10 @@ func ertlTau(x float64) float64 {
 
 // linearCount is m·ln(m/(m-v)) for m = 2^p buckets of which v are occupied,
 // rounded.
-func linearCount(v int, p uint8) uint64 {
+func linearCount(v int, p uint8) uint64 { return uint64(math.Round(linearCountF(v, p))) }
+
+// linearCountF is linearCount unrounded.
+func linearCountF(v int, p uint8) float64 {
 	m := float64(uint64(1) << p)
-	return uint64(math.Round(-m * math.Log1p(-float64(v)/m)))
+	return -m * math.Log1p(-float64(v)/m)
 }

@@ -18,6 +18,8 @@ func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
 		}
 	}
 	f.Add([]byte("SKWR\x02\x01\x04\x00\x01\x01"))
+	f.Add(readGolden(f, "hll_v2_dense_p6.golden"))
+	f.Add(readGolden(f, "hll_v2_sparse_p12.golden"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s HyperLogLog
 		if err := s.UnmarshalBinary(b); err != nil {
@@ -25,7 +27,8 @@ func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
 			return
 		}
 		// A valid encoding is canonical and decodes to a working sketch; a
-		// version 1 encoding re-encodes as version 2 with the same registers.
+		// version 1 or 2 encoding re-encodes as version 3 with the same
+		// registers and no martingale.
 		again, err := s.MarshalBinary()
 		require.NoError(t, err)
 		if b[headerLen-1] == hllVersion {
@@ -36,10 +39,20 @@ func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
 			require.Equal(t, hllRegisters(&s), hllRegisters(&v2))
 			require.Equal(t, s.Estimate(), v2.Estimate())
 		}
+		if b[headerLen-1] < 3 {
+			require.False(t, s.MartingaleValid())
+		}
+		valid := s.MartingaleValid()
+		if valid && s.regs != nil {
+			require.Equal(t, hllChangeSum(s.regs, s.p), s.hip.q)
+		}
 		_ = s.Estimate()
+		_ = s.EstimateMartingale()
 		s.AddHash(0x0123456789abcdef)
+		require.Equal(t, valid, s.MartingaleValid(), "an add keeps the martingale")
 		c := s.Clone()
 		require.NoError(t, c.Merge(&s))
+		require.False(t, c.MartingaleValid(), "a merge ends it")
 	})
 }
 

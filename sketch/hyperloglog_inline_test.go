@@ -11,7 +11,7 @@ import (
 
 // TestHyperLogLogAddHashInlines guards the inlining decision that makes
 // dense AddHash cost a caller no call (BenchmarkHyperLogLogAddHashVsFloor):
-// AddHash sits at cost 76 of Go's budget of 80, so a small edit can tip it
+// AddHash sits at cost 75 of Go's budget of 80, so a small edit can tip it
 // over. It asks the compiler, as `go -C sketch build -gcflags=-m .` does.
 func TestHyperLogLogAddHashInlines(t *testing.T) {
 	goBin, err := exec.LookPath("go")

@@ -29,9 +29,7 @@ type hllLogical struct {
 
 func hllLogicalOf(t *testing.T, s *HyperLogLog) hllLogical {
 	t.Helper()
-	enc, err := s.MarshalBinary()
-	require.NoError(t, err)
-	return hllLogical{enc: enc, est: s.Estimate(), sparse: s.Sparse(), regs: hllRegisters(s)}
+	return hllLogical{enc: hllStateBytes(t, s), est: s.Estimate(), sparse: s.Sparse(), regs: hllRegisters(s)}
 }
 
 // TestHyperLogLogPhysicalPathsAgree builds sketches of the same set of

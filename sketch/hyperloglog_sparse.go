@@ -355,7 +355,7 @@ func logicallySparse(z sparseSize, fp, p uint8) bool {
 // the pending set and merge the set into the list when it is full.
 func (s *HyperLogLog) addSlow(h uint64) {
 	if s.regs != nil {
-		s.addToken(sparseToken(h))
+		s.raise(h)
 		return
 	}
 	sl := &s.sparse
@@ -468,6 +468,7 @@ func (s *HyperLogLog) rebuild(oldP uint8, toks []uint32, lo bool) {
 		regs := make([]uint8, 1<<s.p)
 		foldSparseInto(regs, out, e.n, d)
 		s.regs, s.sparse = regs, sparseList{}
+		s.startMartingale(linearCountF(e.n, fp))
 		return
 	}
 	sl.place(out, s.p)
@@ -577,4 +578,12 @@ func (s *HyperLogLog) toDense() {
 		regs[i] = max(regs[i], r)
 	}
 	s.regs, s.sparse = regs, sparseList{}
+	s.startMartingale(0) // only merges turn a sketch dense here: the martingale is invalid
+}
+
+// startMartingale starts the martingale of a sketch that has just turned
+// dense from est, the estimate of its sparse state, and the probability
+// that its registers change.
+func (s *HyperLogLog) startMartingale(est float64) {
+	s.hip.est, s.hip.q = est, hllChangeSum(s.regs, s.p)
 }

@@ -2,18 +2,25 @@ package sketch
 
 import "slices"
 
-// UltraLogLog encoding, version 1, after the common header (kind 7):
+// UltraLogLog encoding, version 2, after the common header (kind 7):
 //
-//	precision u8   (4..26)
-//	registers      2^precision bytes in hash4j's layout, each one that the
-//	               precision can produce (ullValidRegister)
+//	precision  u8   (4..26)
+//	registers       2^precision bytes in hash4j's layout, each one that the
+//	                precision can produce (ullValidRegister)
+//	martingale u8   (0 none, 1 valid: MartingaleValid)
+//	estimate   f64  the martingale estimate, finite and not negative; only
+//	                with a valid martingale (the probability that the
+//	                registers change is recomputed from them)
 //
-// The body is the in-memory state, so the encoding is canonical and a
-// decoder allocates exactly the register bytes the input holds. There is no
+// The body is the in-memory state, so the encoding is canonical (a merged
+// sketch has no martingale, so merges of the same sketches in any order
+// encode to equal bytes) and a decoder allocates exactly the register
+// bytes the input holds. Version 1 (still decoded, with no martingale) is
+// version 2 without the martingale byte and estimate. There is no
 // sparse form: a sketch is 2^precision bytes in memory from its first add,
 // and a decoder that expanded a short sparse body to them would allocate
 // far more than its input (2^26 bytes for a few at precision 26).
-const ullVersion = 1
+const ullVersion = 2
 
 // AppendBinary appends the binary encoding of s to dst (encoding.BinaryAppender).
 // A zero UltraLogLog has no encoding: it returns dst unchanged and an error
@@ -24,24 +31,29 @@ func (s *UltraLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	}
 	dst = appendHeader(dst, kindUltraLogLog, ullVersion)
 	dst = appendU8(dst, s.p)
-	return append(dst, s.regs...), nil
+	dst = append(dst, s.regs...)
+	if !s.hip.valid {
+		return appendU8(dst, 0), nil
+	}
+	return appendF64(appendU8(dst, 1), s.hip.est), nil
 }
 
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler):
-// 2^precision + 7 bytes.
+// 2^precision + 8 bytes, 8 more with a valid martingale.
 func (s *UltraLogLog) MarshalBinary() ([]byte, error) {
 	if s.p == 0 {
 		return nil, errZeroULL("receiver")
 	}
-	return s.AppendBinary(make([]byte, 0, headerLen+1+len(s.regs)))
+	return s.AppendBinary(make([]byte, 0, headerLen+10+len(s.regs)))
 }
 
 // UnmarshalBinary replaces s by the sketch encoded in b, checking every
 // field; it fails with an error wrapping ErrCorrupt or ErrVersion and leaves
 // s unchanged if b is not a valid encoding. A zero UltraLogLog may be the
-// receiver.
+// receiver. It reads versions 1 and 2; a version 1 image decodes with no
+// martingale (MartingaleValid false).
 func (s *UltraLogLog) UnmarshalBinary(b []byte) error {
-	_, d, err := readHeader(b, kindUltraLogLog, ullVersion)
+	v, d, err := readHeader(b, kindUltraLogLog, ullVersion)
 	if err != nil {
 		return err
 	}
@@ -53,12 +65,31 @@ func (s *UltraLogLog) UnmarshalBinary(b []byte) error {
 		return corrupt("precision %d outside 4..26", p)
 	}
 	raw := d.bytes(1<<p, "registers")
+	var hip martingale
+	if v >= 2 {
+		switch mg := d.u8("martingale"); {
+		case d.err != nil:
+			return d.err
+		case mg > 1:
+			return corrupt("martingale byte %d, want 0 or 1", mg)
+		case mg == 1:
+			hip.est, hip.valid = d.f64("martingale estimate"), true
+			if d.err == nil && !validMartingaleEstimate(hip.est) {
+				return corrupt("martingale estimate %v is not a finite non-negative number", hip.est)
+			}
+		}
+	}
 	if err := d.finish(); err != nil {
 		return err
 	}
 	if i, ok := ullCheckRegisters(raw, p); !ok {
 		return corrupt("register %d = %d cannot arise at precision %d", i, raw[i], p)
 	}
-	*s = *newULL(p, slices.Clone(raw))
+	next := newULL(p, slices.Clone(raw))
+	if hip.valid {
+		hip.q = ullChangeSum(next.regs, p)
+		next.hip = hip
+	}
+	*s = *next
 	return nil
 }

@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func TestUltraLogLogEncodingRoundTrip(t *testing.T) {
 				s.AddHashes(ullSkewedHashes(rng, p, 10))
 				b, err := s.MarshalBinary()
 				require.NoError(t, err)
-				require.Len(t, b, headerLen+1+1<<p)
+				require.Len(t, b, headerLen+1+1<<p+9, "with a valid martingale")
 				pre := []byte("prefix")
 				ab, err := s.AppendBinary(pre)
 				require.NoError(t, err)
@@ -30,6 +31,7 @@ func TestUltraLogLogEncodingRoundTrip(t *testing.T) {
 				require.NoError(t, d.UnmarshalBinary(b))
 				require.Equal(t, s.regs, d.regs)
 				require.Equal(t, s.Estimate(), d.Estimate())
+				require.Equal(t, s.hip, d.hip, "the martingale, its probability recomputed exactly")
 				// The decoded sketch owns its registers.
 				b[headerLen+1] ^= 0x55
 				require.Equal(t, s.regs, d.regs)
@@ -38,14 +40,16 @@ func TestUltraLogLogEncodingRoundTrip(t *testing.T) {
 	}
 }
 
-// TestUltraLogLogGolden pins the version 1 encoding: a sketch of precision
-// 6 after 300 distinct hashes, and one of precision 4 whose registers
-// include values at the cap (hashes with all 60 bits after the index zero).
+// TestUltraLogLogGolden pins the version 2 encoding (with the martingale):
+// a sketch of precision 6 after 300 distinct hashes, and one of precision 4
+// whose registers include values at the cap (hashes with all 60 bits after
+// the index zero); and checks that the version 1 golden files still decode
+// to the same registers, with no martingale.
 func TestUltraLogLogGolden(t *testing.T) {
 	s := ullFromStream(t, 6, 300, 0x6011de)
 	b, err := s.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "ull_v1_p6.golden", b)
+	checkGolden(t, "ull_v2_p6.golden", b)
 
 	c := ullFromStream(t, 4, 40, 0xca9)
 	for i := range uint64(16) {
@@ -55,14 +59,23 @@ func TestUltraLogLogGolden(t *testing.T) {
 	}
 	b, err = c.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "ull_v1_p4_cap.golden", b)
-	for _, name := range []string{"ull_v1_p6.golden", "ull_v1_p4_cap.golden"} {
+	checkGolden(t, "ull_v2_p4_cap.golden", b)
+	for name, want := range map[string]*UltraLogLog{"ull_v1_p6.golden": s, "ull_v1_p4_cap.golden": c} {
 		var d UltraLogLog
 		require.NoError(t, d.UnmarshalBinary(readGolden(t, name)), name)
+		require.Equal(t, want.regs, d.regs, name)
+		require.False(t, d.MartingaleValid(), name)
+		require.Equal(t, want.Estimate(), d.EstimateMartingale(), name)
 	}
 }
 
-func readGolden(t *testing.T, name string) []byte {
+// ullWithEstimate is the encoding good, of a sketch with a valid
+// martingale, with its estimate replaced by e.
+func ullWithEstimate(good []byte, e float64) []byte {
+	return appendF64(slices.Clone(good[:len(good)-8]), e)
+}
+
+func readGolden(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
@@ -88,11 +101,18 @@ func TestUltraLogLogUnmarshalCorrupt(t *testing.T) {
 		{"bad magic", "bad magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), false},
 		{"other kind", "HyperLogLog", hll, false},
 		{"version 0", "version 0", edit(func(b []byte) []byte { b[5] = 0; return b }), true},
-		{"version 2", "version 2", edit(func(b []byte) []byte { b[5] = 2; return b }), true},
+		{"version 3", "version 3", edit(func(b []byte) []byte { b[5] = 3; return b }), true},
 		{"no precision", "precision", good[:headerLen], false},
 		{"precision 3", "precision 3", edit(func(b []byte) []byte { b[6] = 3; return b }), false},
 		{"precision 27", "precision 27", edit(func(b []byte) []byte { b[6] = 27; return b }), false},
-		{"truncated registers", "registers", good[:len(good)-1], false},
+		{"truncated registers", "registers", good[:headerLen+1+31], false},
+		{"no martingale byte", "martingale", good[:headerLen+1+32], false},
+		{"martingale byte 2", "martingale byte 2", edit(func(b []byte) []byte { b[headerLen+1+32] = 2; return b }), false},
+		{"truncated estimate", "martingale estimate", good[:len(good)-1], false},
+		{"estimate NaN", "not a finite", ullWithEstimate(good, math.NaN()), false},
+		{"estimate +Inf", "not a finite", ullWithEstimate(good, math.Inf(1)), false},
+		{"estimate -1", "not a finite", ullWithEstimate(good, -1), false},
+		{"trailing after none", "trailing", append(slices.Clone(good[:headerLen+1+32]), 0, 0), false},
 		{"trailing byte", "trailing", append(slices.Clone(good), 0), false},
 		{"precision 6 with 32 registers", "registers", edit(func(b []byte) []byte { b[6] = 6; return b }), false},
 		{"register below p-1", "cannot arise", edit(func(b []byte) []byte { b[7] = 4 * 3; return b }), false},

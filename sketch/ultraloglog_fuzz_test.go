@@ -2,6 +2,7 @@ package sketch
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,12 @@ func FuzzUltraLogLogUnmarshalBinary(f *testing.F) {
 		}
 	}
 	f.Add([]byte("SKWR\x07\x01\x04"))
+	f.Add(readGolden(f, "ull_v1_p4_cap.golden"))
+	merged := ullFromStream(f, 4, 100, 1)
+	require.NoError(f, merged.Merge(newULLT(f, 4))) // no martingale
+	mb, err := merged.MarshalBinary()
+	require.NoError(f, err)
+	f.Add(mb)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s UltraLogLog
 		if err := s.UnmarshalBinary(b); err != nil {
@@ -25,19 +32,34 @@ func FuzzUltraLogLogUnmarshalBinary(f *testing.F) {
 			require.Nil(t, s.regs, "receiver unchanged on error")
 			return
 		}
-		// A valid encoding is canonical and decodes to a working sketch
+		// A valid encoding is canonical (a version 1 one re-encodes as
+		// version 2 with no martingale) and decodes to a working sketch
 		// whose registers hash4j would accept too.
 		again, err := s.MarshalBinary()
 		require.NoError(t, err)
-		require.Equal(t, b, again)
+		if b[headerLen-1] == ullVersion {
+			require.Equal(t, b, again)
+		} else {
+			require.False(t, s.MartingaleValid())
+			want := append(slices.Clone(b), 0)
+			want[headerLen-1] = ullVersion
+			require.Equal(t, want, again)
+		}
+		valid := s.MartingaleValid()
+		if valid {
+			require.Equal(t, ullChangeSum(s.regs, s.p), s.hip.q)
+		}
+		_ = s.EstimateMartingale()
 		_, err = NewUltraLogLogFromRegisters(s.Registers())
 		require.NoError(t, err)
 		_ = s.Estimate()
 		_ = s.EstimateML()
 		s.AddHash(0x0123456789abcdef)
+		require.Equal(t, valid, s.MartingaleValid(), "an add keeps the martingale")
 		c := s.Clone()
 		require.NoError(t, c.Merge(&s))
 		require.Equal(t, s.regs, c.regs)
+		require.False(t, c.MartingaleValid(), "a merge ends it")
 	})
 }
 

@@ -113,14 +113,16 @@ func zeroTypes(t *testing.T) []zeroType {
 			"Width": reports(func() any { return new(CountMin).Width() }),
 		}},
 		{"HyperLogLog", reflect.TypeFor[*HyperLogLog](), "NewHyperLogLog", map[string]zeroCase{
-			"Add":           {zeroPanics, noErr(func() { new(HyperLogLog).Add([]byte("k")) })},
-			"AddHash":       {zeroPanics, noErr(func() { new(HyperLogLog).AddHash(1) })},
-			"AddHashes":     {zeroPanics, noErr(func() { new(HyperLogLog).AddHashes([]uint64{1, 2}) })},
-			"AddString":     {zeroPanics, noErr(func() { new(HyperLogLog).AddString("k") })},
-			"AppendBinary":  {zeroErrors, encode(new(HyperLogLog))},
-			"Clone":         {zeroPanics, noErr(func() { new(HyperLogLog).Clone() })},
-			"Estimate":      {zeroPanics, noErr(func() { new(HyperLogLog).Estimate() })},
-			"MarshalBinary": {zeroErrors, marshal(new(HyperLogLog))},
+			"Add":                {zeroPanics, noErr(func() { new(HyperLogLog).Add([]byte("k")) })},
+			"AddHash":            {zeroPanics, noErr(func() { new(HyperLogLog).AddHash(1) })},
+			"AddHashes":          {zeroPanics, noErr(func() { new(HyperLogLog).AddHashes([]uint64{1, 2}) })},
+			"AddString":          {zeroPanics, noErr(func() { new(HyperLogLog).AddString("k") })},
+			"AppendBinary":       {zeroErrors, encode(new(HyperLogLog))},
+			"Clone":              {zeroPanics, noErr(func() { new(HyperLogLog).Clone() })},
+			"Estimate":           {zeroPanics, noErr(func() { new(HyperLogLog).Estimate() })},
+			"EstimateMartingale": {zeroPanics, noErr(func() { new(HyperLogLog).EstimateMartingale() })},
+			"MartingaleValid":    {zeroPanics, noErr(func() { new(HyperLogLog).MartingaleValid() })},
+			"MarshalBinary":      {zeroErrors, marshal(new(HyperLogLog))},
 			"Merge": {zeroErrors, func(t *testing.T) error {
 				require.ErrorContains(t, hll.Merge(new(HyperLogLog)), "other = a zero HyperLogLog")
 				return new(HyperLogLog).Merge(hll)
