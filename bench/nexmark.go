@@ -133,6 +133,8 @@ func (c *NexmarkConfig) validate() error {
 			switch {
 			case !q.Keyed:
 				return invalidParam("-state-backend", "pebble", "heap for "+q.Name+", which keeps no keyed state (leave it out of -query)")
+			case q.Joins:
+				return invalidParam("-state-backend", "pebble", "heap for "+q.Name+", whose join state is on the heap (leave it out of -query)")
 			case q.Sessions:
 				return invalidParam("-state-backend", "pebble", "heap for "+q.Name+", whose session windows the Pebble backend does not hold (leave it out of -query)")
 			}

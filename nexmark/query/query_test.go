@@ -92,6 +92,7 @@ var queryChecks = []queryCheck{
 	checkOf("q0", false, Q0, refQ0),
 	checkOf("q1", false, Q1, refQ1),
 	checkOf("q2", false, Q2, refQ2),
+	checkOf("q3", true, Q3, refQ3),
 	checkOf("q5", true, Q5, refQ5),
 	checkOf("q7", true, Q7, refQ7),
 	checkOf("q10", false, Q10, refQ10),
@@ -102,6 +103,7 @@ var queryChecks = []queryCheck{
 	checkOf("q17", true, Q17, refQ17),
 	checkOf("q18", true, Q18, refQ18),
 	checkOf("q19", true, Q19, refQ19),
+	checkOf("q20", true, Q20, refQ20),
 	checkOf("q21", false, Q21, refQ21),
 	checkOf("q22", false, Q22, refQ22),
 }

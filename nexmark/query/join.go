@@ -1,0 +1,148 @@
+package query
+
+import (
+	"github.com/skewerhq/skewer/nexmark"
+	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime"
+)
+
+// Q3Category is the category of q3's and q20's auctions.
+const Q3Category = 10
+
+// Q3States are the states of q3's sellers.
+var Q3States = [...]string{"OR", "ID", "CA"}
+
+// joinOpts checks opts for a query that joins and returns its join's
+// options. A join keeps its state on the heap and partitions both inputs
+// by hash whatever Options.Partitioner says (runtime.WindowJoin): a
+// StateBackend is refused; Partitioner applies to the query's other keyed
+// stages only.
+func joinOpts(opts Options) ([]runtime.JoinOpt, error) {
+	if err := opts.validate(true, false); err != nil {
+		return nil, err
+	}
+	if opts.StateBackend != nil {
+		return nil, invalidParam("StateBackend", "set", "none for a join (its state is on the heap)")
+	}
+	if opts.Parallelism > 0 {
+		return []runtime.JoinOpt{runtime.Parallelism(opts.Parallelism)}, nil
+	}
+	return nil, nil
+}
+
+// persons, auctions and the others are src's events of one kind, unkeyed,
+// on the source's workers.
+func persons(src *runtime.Stream[nexmark.Event], name string, keep func(*nexmark.Person) bool) *runtime.Stream[nexmark.Person] {
+	return runtime.FlatMap(src, name+"/persons", func(e nexmark.Event, emit func(nexmark.Person)) {
+		if e.Kind == nexmark.KindPerson && keep(&e.Person) {
+			emit(e.Person)
+		}
+	})
+}
+
+func auctions(src *runtime.Stream[nexmark.Event], name string, keep func(*nexmark.Auction) bool) *runtime.Stream[nexmark.Auction] {
+	return runtime.FlatMap(src, name+"/auctions", func(e nexmark.Event, emit func(nexmark.Auction)) {
+		if e.Kind == nexmark.KindAuction && keep(&e.Auction) {
+			emit(e.Auction)
+		}
+	})
+}
+
+func bidsOnly(src *runtime.Stream[nexmark.Event], name string) *runtime.Stream[nexmark.Bid] {
+	return runtime.FlatMap(src, name+"/bids", func(e nexmark.Event, emit func(nexmark.Bid)) {
+		if e.Kind == nexmark.KindBid {
+			emit(e.Bid)
+		}
+	})
+}
+
+func ofCategory(a *nexmark.Auction) bool { return a.Category == Q3Category }
+
+// values are a join's pairs without their keys and times.
+func values[Out any](s *runtime.Stream[operators.Joined[Out]], name string, opts Options) *runtime.Stream[Out] {
+	return runtime.Map(s, name, func(j operators.Joined[Out]) Out { return j.Value }, opts.stageOpts()...)
+}
+
+// Q3Row is a local item suggestion (q3): an auction of category
+// Q3Category and the name, city and state of its seller, a person of
+// Oregon, Idaho or California.
+type Q3Row struct {
+	Name  string `json:"name"`
+	City  string `json:"city"`
+	State string `json:"state"`
+	ID    int64  `json:"id"`
+}
+
+// Q3 suggests local items: every auction of category Q3Category whose
+// seller lives in one of Q3States, with the seller's name, city and
+// state. It is a regular join of those auctions (keyed by seller) with
+// those persons (keyed by id) that retains both sides for ever
+// (operators.RetainForever), as Flink SQL's regular join does: its rows
+// are the SQL's, whatever order the records come in.
+func Q3(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q3Row], error) {
+	jo, err := joinOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	local := func(p *nexmark.Person) bool {
+		return p.State == Q3States[0] || p.State == Q3States[1] || p.State == Q3States[2]
+	}
+	as := runtime.KeyBy(auctions(src, "q3", ofCategory), func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
+	ps := runtime.KeyBy(persons(src, "q3", local), func(p nexmark.Person) uint64 { return idKey(p.ID) })
+	j := operators.Joiner[nexmark.Auction, nexmark.Person, Q3Row]{
+		Pair:       func(a nexmark.Auction, p nexmark.Person) Q3Row { return Q3Row{p.Name, p.City, p.State, a.ID} },
+		SameKey:    func(a nexmark.Auction, p nexmark.Person) bool { return a.Seller == p.ID },
+		LeftCodec:  operators.JSONCodec[nexmark.Auction]{},
+		RightCodec: operators.JSONCodec[nexmark.Person]{},
+	}
+	joined := runtime.RegularJoin(as, ps, "q3/join", j, operators.RetainForever, operators.RetainForever, jo...)
+	return values(joined.Results, "q3/rows", opts), nil
+}
+
+// Q20Row is a bid with its auction (q20): the bid's fields, then the
+// auction's, for auctions of category Q3Category.
+type Q20Row struct {
+	Auction         int64  `json:"auction"`
+	Bidder          int64  `json:"bidder"`
+	Price           int64  `json:"price"`
+	Channel         string `json:"channel"`
+	URL             string `json:"url"`
+	BidDateTime     int64  `json:"bid_date_time"`
+	BidExtra        string `json:"bid_extra"`
+	ItemName        string `json:"item_name"`
+	Description     string `json:"description"`
+	InitialBid      int64  `json:"initial_bid"`
+	Reserve         int64  `json:"reserve"`
+	AuctionDateTime int64  `json:"auction_date_time"`
+	Expires         int64  `json:"expires"`
+	Seller          int64  `json:"seller"`
+	Category        int64  `json:"category"`
+	AuctionExtra    string `json:"auction_extra"`
+}
+
+func q20Row(b nexmark.Bid, a nexmark.Auction) Q20Row {
+	return Q20Row{b.Auction, b.Bidder, b.Price, b.Channel, b.URL, b.DateTime, b.Extra,
+		a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires, a.Seller, a.Category, a.Extra}
+}
+
+// Q20 expands every bid on an auction of category Q3Category with the
+// auction's fields. It is a regular join of the bids with those auctions,
+// both keyed by auction id, retaining both sides for ever
+// (operators.RetainForever) as Flink SQL does: its rows are the SQL's,
+// and its state holds every bid of the stream (as Flink's does).
+func Q20(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q20Row], error) {
+	jo, err := joinOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	bs := runtime.KeyBy(bidsOnly(src, "q20"), func(b nexmark.Bid) uint64 { return idKey(b.Auction) })
+	as := runtime.KeyBy(auctions(src, "q20", ofCategory), func(a nexmark.Auction) uint64 { return idKey(a.ID) })
+	j := operators.Joiner[nexmark.Bid, nexmark.Auction, Q20Row]{
+		Pair:       q20Row,
+		SameKey:    func(b nexmark.Bid, a nexmark.Auction) bool { return b.Auction == a.ID },
+		LeftCodec:  operators.JSONCodec[nexmark.Bid]{},
+		RightCodec: operators.JSONCodec[nexmark.Auction]{},
+	}
+	joined := runtime.RegularJoin(bs, as, "q20/join", j, operators.RetainForever, operators.RetainForever, jo...)
+	return values(joined.Results, "q20/rows", opts), nil
+}
