@@ -1,6 +1,9 @@
 package query
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/skewerhq/skewer/nexmark"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
@@ -145,4 +148,94 @@ func Q20(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q20R
 	}
 	joined := runtime.RegularJoin(bs, as, "q20/join", j, operators.RetainForever, operators.RetainForever, jo...)
 	return values(joined.Results, "q20/rows", opts), nil
+}
+
+// Q8Size is q8's tumbling window.
+const Q8Size = 10 * time.Second
+
+// Q8Row is a new user (q8): a person who created an auction in the
+// tumbling window of Q8Size in which the person registered, with the
+// window's start.
+type Q8Row struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Start int64  `json:"start"`
+}
+
+// sellerWindow is one seller's auctions in one q8 window.
+type sellerWindow = operators.Result[operators.Named[int64, uint64]]
+
+// Q8 monitors new users: every person who created an auction in the
+// window of Q8Size in which the person registered. As the reference
+// groups the auctions by seller and window before joining, the sellers
+// of each window are first counted (a window aggregation keyed by
+// seller, whose results are timed in their window), then joined with the
+// persons by a window join of the same tumbling windows, keyed by person
+// id: one row per person and window, whatever the person's auctions in
+// it.
+func Q8(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q8Row], error) {
+	jo, err := joinOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	win, err := operators.Tumbling(Q8Size)
+	if err != nil {
+		return nil, err
+	}
+	aggOpts, err := opts.aggOpts(win)
+	if err != nil {
+		return nil, err
+	}
+	all := func(*nexmark.Auction) bool { return true }
+	bySeller := runtime.KeyBy(auctions(src, "q8", all), func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
+	named, err := operators.WithKey(operators.Count[nexmark.Auction](), func(a nexmark.Auction) int64 { return a.Seller })
+	if err != nil {
+		return nil, err
+	}
+	sellers := runtime.KeyBy(runtime.WindowAggregate(bySeller, "q8/sellers", named, aggOpts...).Results,
+		func(s sellerWindow) uint64 { return idKey(s.Value.Key) })
+	ps := runtime.KeyBy(persons(src, "q8", func(*nexmark.Person) bool { return true }),
+		func(p nexmark.Person) uint64 { return idKey(p.ID) })
+	j := operators.Joiner[nexmark.Person, sellerWindow, Q8Row]{
+		Pair:       func(p nexmark.Person, s sellerWindow) Q8Row { return Q8Row{p.ID, p.Name, s.Start} },
+		SameKey:    func(p nexmark.Person, s sellerWindow) bool { return p.ID == s.Value.Key },
+		LeftCodec:  operators.JSONCodec[nexmark.Person]{},
+		RightCodec: operators.JSONCodec[sellerWindow]{},
+	}
+	joined := runtime.WindowJoin(ps, sellers, "q8/join", j, win, jo...)
+	return values(joined.Results, "q8/rows", opts), nil
+}
+
+// Q13Rows is the number of rows of q13's side input, the reference's
+// side_input.txt: key i and value the decimal i, for i in [0, Q13Rows).
+const Q13Rows = 10_000
+
+// Q13Row is a bid with the value of its auction in the side input (q13).
+type Q13Row struct {
+	Auction  int64  `json:"auction"`
+	Bidder   int64  `json:"bidder"`
+	Price    int64  `json:"price"`
+	DateTime int64  `json:"date_time"`
+	Value    string `json:"value"`
+}
+
+// Q13 joins every bid with the row of a static side input whose key is
+// its auction id mod Q13Rows. The side input is the reference's (key i,
+// value the decimal i) and never changes, so its lookup join needs no
+// join state: the table is built once, before the job, and a Map on the
+// source's workers looks each bid up in it. A bid whose key the table
+// lacks (a negative auction id) joins nothing, as in the inner join.
+func Q13(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q13Row], error) {
+	if err := opts.validate(false, false); err != nil {
+		return nil, err
+	}
+	side := make([]string, Q13Rows)
+	for i := range side {
+		side[i] = strconv.Itoa(i)
+	}
+	return runtime.FlatMap(src, "q13/lookup", func(e nexmark.Event, emit func(Q13Row)) {
+		if b := &e.Bid; e.Kind == nexmark.KindBid && b.Auction >= 0 {
+			emit(Q13Row{b.Auction, b.Bidder, b.Price, b.DateTime, side[b.Auction%Q13Rows]})
+		}
+	}), nil
 }

@@ -1,6 +1,11 @@
 package query
 
-import "github.com/skewerhq/skewer/nexmark"
+import (
+	"fmt"
+	"time"
+
+	"github.com/skewerhq/skewer/nexmark"
+)
 
 // The references of the queries that join, written from the suite's SQL
 // as nested loops over hash maps of the whole stream, with no retention
@@ -37,6 +42,50 @@ func refQ20(events []nexmark.Event) []Q20Row {
 		for _, a := range byID[b.Auction] {
 			out = append(out, Q20Row{b.Auction, b.Bidder, b.Price, b.Channel, b.URL, b.DateTime, b.Extra,
 				a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires, a.Seller, a.Category, a.Extra})
+		}
+	}
+	return out
+}
+
+func refQ8(events []nexmark.Event) []Q8Row {
+	size := int64(10 * time.Second)
+	type key struct{ id, start int64 }
+	sellers := map[key]bool{}
+	for _, e := range events {
+		if e.Kind == nexmark.KindAuction {
+			sellers[key{e.Auction.Seller, floorDiv(e.Auction.DateTime, size) * size}] = true
+		}
+	}
+	type row struct {
+		id    int64
+		name  string
+		start int64
+	}
+	people := map[row]bool{} // the reference's GROUP BY id, name, window
+	for _, e := range events {
+		if p := e.Person; e.Kind == nexmark.KindPerson {
+			people[row{p.ID, p.Name, floorDiv(p.DateTime, size) * size}] = true
+		}
+	}
+	var out []Q8Row
+	for p := range people {
+		if sellers[key{p.id, p.start}] {
+			out = append(out, Q8Row{p.id, p.name, p.start})
+		}
+	}
+	return out
+}
+
+func refQ13(events []nexmark.Event) []Q13Row {
+	side := map[int64]string{}
+	for i := range int64(10_000) {
+		side[i] = fmt.Sprint(i)
+	}
+	var out []Q13Row
+	for _, e := range refBids(events) {
+		b := e.Bid
+		if v, ok := side[b.Auction%10_000]; ok {
+			out = append(out, Q13Row{b.Auction, b.Bidder, b.Price, b.DateTime, v})
 		}
 	}
 	return out

@@ -159,9 +159,11 @@ func All() []Query {
 		joinEntry("q3", "local item suggestion: auctions of category 10 by sellers in OR, ID or CA", Q3),
 		entry("q5", "hot items: the auctions with the most bids per sliding window (10 s every 2 s)", true, Q5),
 		entry("q7", "highest bids per tumbling window (10 s)", true, Q7),
+		joinEntry("q8", "new users: persons who created an auction in the 10 s window they registered in", Q8),
 		q10Entry(),
 		q11,
 		q12,
+		entry("q13", "every bid with its auction's row of a static side input", false, Q13),
 		entry("q14", "bids in a euro price range, with the time of day and a count of 'c'", false, Q14),
 		entry("q15", "per-day bid statistics with exact distinct bidders and auctions", true, Q15),
 		entry("q16", "q15's statistics per channel and day", true, Q16),
@@ -178,9 +180,7 @@ func All() []Query {
 var Unsupported = map[string]string{
 	"q4":  "joins auctions with their bids",
 	"q6":  "joins auctions with their bids",
-	"q8":  "joins persons with auctions in a window",
 	"q9":  "joins auctions with their bids",
-	"q13": "joins bids with a side input",
 	"q23": "joins persons, auctions and bids",
 }
 
