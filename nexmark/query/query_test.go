@@ -96,6 +96,7 @@ var queryChecks = []queryCheck{
 	checkOf("q5", true, Q5, refQ5),
 	checkOf("q7", true, Q7, refQ7),
 	checkOf("q8", true, Q8, refQ8),
+	checkOf("q9", true, Q9, refQ9),
 	checkOf("q10", false, Q10, refQ10),
 	checkOf("q11", true, Q11, refQ11),
 	checkOf("q13", false, Q13, refQ13),

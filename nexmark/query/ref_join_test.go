@@ -90,3 +90,31 @@ func refQ13(events []nexmark.Event) []Q13Row {
 	}
 	return out
 }
+
+func refQ9(events []nexmark.Event) []Q9Row {
+	byID := map[int64]nexmark.Auction{}
+	for _, e := range events {
+		if e.Kind == nexmark.KindAuction {
+			byID[e.Auction.ID] = e.Auction
+		}
+	}
+	best := map[int64]nexmark.Event{} // events come in number order
+	for _, e := range refBids(events) {
+		b := e.Bid
+		a, ok := byID[b.Auction]
+		if !ok || b.DateTime < a.DateTime || b.DateTime > a.Expires {
+			continue
+		}
+		w, ok := best[a.ID]
+		if !ok || b.Price > w.Bid.Price || b.Price == w.Bid.Price && b.DateTime < w.Bid.DateTime {
+			best[a.ID] = e
+		}
+	}
+	var out []Q9Row
+	for id, e := range best {
+		a, b := byID[id], e.Bid
+		out = append(out, Q9Row{a.ID, a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires,
+			a.Seller, a.Category, a.Extra, b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra})
+	}
+	return out
+}

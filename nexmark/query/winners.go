@@ -1,0 +1,124 @@
+package query
+
+import (
+	"github.com/skewerhq/skewer/nexmark"
+	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/runtime"
+)
+
+// Q9Row is an auction's winning bid (q9): the auction's fields, then
+// those of its highest bid made between its DateTime and its Expires.
+type Q9Row struct {
+	ID          int64  `json:"id"`
+	ItemName    string `json:"item_name"`
+	Description string `json:"description"`
+	InitialBid  int64  `json:"initial_bid"`
+	Reserve     int64  `json:"reserve"`
+	DateTime    int64  `json:"date_time"`
+	Expires     int64  `json:"expires"`
+	Seller      int64  `json:"seller"`
+	Category    int64  `json:"category"`
+	Extra       string `json:"extra"`
+	Auction     int64  `json:"auction"`
+	Bidder      int64  `json:"bidder"`
+	Price       int64  `json:"price"`
+	BidDateTime int64  `json:"bid_date_time"`
+	BidExtra    string `json:"bid_extra"`
+}
+
+// winAcc is q9's accumulator: the best bid of an auction so far, with its
+// event number (Set false: none yet).
+type winAcc struct {
+	Set    bool  `json:"set"`
+	Number int64 `json:"number"`
+	Row    Q9Row `json:"row"`
+}
+
+// beats reports whether a ranks before b: a higher price, or the same
+// price and an earlier time, or both the same and an earlier event number
+// (the reference leaves that order open).
+func (a winAcc) beats(b winAcc) bool {
+	switch {
+	case !b.Set:
+		return a.Set
+	case !a.Set:
+		return false
+	case a.Row.Price != b.Row.Price:
+		return a.Row.Price > b.Row.Price
+	case a.Row.BidDateTime != b.Row.BidDateTime:
+		return a.Row.BidDateTime < b.Row.BidDateTime
+	}
+	return a.Number < b.Number
+}
+
+func better(a, b winAcc) winAcc {
+	if b.beats(a) {
+		return b
+	}
+	return a
+}
+
+var winning = operators.Aggregate[winAcc, winAcc, Q9Row]{
+	Create: func() winAcc { return winAcc{} },
+	Add:    better,
+	Merge:  better,
+	Result: func(a winAcc) Q9Row { return a.Row },
+	Codec:  operators.JSONCodec[winAcc]{},
+}
+
+func q9Pair(a nexmark.Auction, e nexmark.Event) winAcc {
+	b := &e.Bid
+	return winAcc{Set: true, Number: e.Number, Row: Q9Row{a.ID, a.ItemName, a.Description, a.InitialBid, a.Reserve,
+		a.DateTime, a.Expires, a.Seller, a.Category, a.Extra, b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra}}
+}
+
+// winners is q9's stream of winning bids (q4 and q6 build on it): a
+// regular join of the auctions (keyed by id, retained for ever) with the
+// bids (keyed by auction, retained for no time), so that a bid pairs with
+// its auction exactly when the bid's time is at or after the auction's,
+// the lower bound of the reference's BETWEEN; a filter keeps the pairs
+// whose bid is at or before the auction's Expires, the upper bound. Both
+// bounds are each auction's own, whatever its length. Then a global
+// window keyed by auction keeps the best pair (winAcc.beats) and emits it
+// when the input ends.
+func winners(src *runtime.Stream[nexmark.Event], name string, opts Options) (*runtime.Stream[operators.Result[Q9Row]], error) {
+	jo, err := joinOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	aggOpts, err := opts.aggOpts(operators.GlobalWindow())
+	if err != nil {
+		return nil, err
+	}
+	all := func(*nexmark.Auction) bool { return true }
+	as := runtime.KeyBy(auctions(src, name, all), func(a nexmark.Auction) uint64 { return idKey(a.ID) })
+	bs := runtime.KeyBy(bids(src, name), func(e nexmark.Event) uint64 { return idKey(e.Bid.Auction) })
+	j := operators.Joiner[nexmark.Auction, nexmark.Event, winAcc]{
+		Pair:       q9Pair,
+		SameKey:    func(a nexmark.Auction, e nexmark.Event) bool { return a.ID == e.Bid.Auction },
+		LeftCodec:  operators.JSONCodec[nexmark.Auction]{},
+		RightCodec: operators.JSONCodec[nexmark.Event]{},
+	}
+	joined := runtime.RegularJoin(as, bs, name+"/join", j, operators.RetainForever, 0, jo...)
+	open := runtime.FlatMap(joined.Results, name+"/open", func(p operators.Joined[winAcc], emit func(winAcc)) {
+		if p.Value.Row.BidDateTime <= p.Value.Row.Expires {
+			emit(p.Value)
+		}
+	}, opts.stageOpts()...)
+	byAuction := runtime.KeyBy(open, func(w winAcc) uint64 { return idKey(w.Row.ID) })
+	return runtime.WindowAggregate(byAuction, name+"/winner", winning, aggOpts...).Results, nil
+}
+
+// Q9 finds every auction's winning bid: the highest bid made between the
+// auction's DateTime and its Expires, both included, ties by the earlier
+// time (then the earlier event number); an auction without such a bid
+// has no row. The reference emits a retraction and a new row whenever an
+// auction's best bid changes; skewer emits each auction's final row once,
+// when the input ends (see winners).
+func Q9(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q9Row], error) {
+	w, err := winners(src, "q9", opts)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.Map(w, "q9/rows", func(r operators.Result[Q9Row]) Q9Row { return r.Value }, opts.stageOpts()...), nil
+}
