@@ -93,6 +93,7 @@ var queryChecks = []queryCheck{
 	checkOf("q1", false, Q1, refQ1),
 	checkOf("q2", false, Q2, refQ2),
 	checkOf("q3", true, Q3, refQ3),
+	checkOf("q4", true, Q4, refQ4),
 	checkOf("q5", true, Q5, refQ5),
 	checkOf("q7", true, Q7, refQ7),
 	checkOf("q8", true, Q8, refQ8),

@@ -118,3 +118,33 @@ func refQ9(events []nexmark.Event) []Q9Row {
 	}
 	return out
 }
+
+func refQ4(events []nexmark.Event) []Q4Row {
+	type key struct{ id, category int64 }
+	final := map[key]int64{} // MAX(price) GROUP BY id, category
+	cat := map[int64]nexmark.Auction{}
+	for _, e := range events {
+		if e.Kind == nexmark.KindAuction {
+			cat[e.Auction.ID] = e.Auction
+		}
+	}
+	for _, e := range refBids(events) {
+		a, ok := cat[e.Bid.Auction]
+		if ok && e.Bid.DateTime >= a.DateTime && e.Bid.DateTime <= a.Expires {
+			k := key{a.ID, a.Category}
+			if p, ok := final[k]; !ok || e.Bid.Price > p {
+				final[k] = e.Bid.Price
+			}
+		}
+	}
+	sum, n := map[int64]int64{}, map[int64]int64{}
+	for k, p := range final {
+		sum[k.category] += p
+		n[k.category]++
+	}
+	var out []Q4Row
+	for c, s := range sum {
+		out = append(out, Q4Row{c, s / n[c]})
+	}
+	return out
+}

@@ -122,3 +122,48 @@ func Q9(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q9Row
 	}
 	return runtime.Map(w, "q9/rows", func(r operators.Result[Q9Row]) Q9Row { return r.Value }, opts.stageOpts()...), nil
 }
+
+// Q4Row is a category's average closing price (q4): the mean of the
+// winning prices of its auctions (see Q9), truncated to a whole cent as
+// the reference's AVG of BIGINT.
+type Q4Row struct {
+	ID    int64 `json:"id"`
+	Final int64 `json:"final"`
+}
+
+// sumAcc is q4's accumulator: a category's winning prices, summed and
+// counted.
+type sumAcc struct {
+	Category int64 `json:"category"`
+	Sum      int64 `json:"sum"`
+	N        int64 `json:"n"`
+}
+
+var meanPrice = operators.Aggregate[operators.Result[Q9Row], sumAcc, Q4Row]{
+	Create: func() sumAcc { return sumAcc{} },
+	Add: func(a sumAcc, w operators.Result[Q9Row]) sumAcc {
+		return sumAcc{w.Value.Category, a.Sum + w.Value.Price, a.N + 1}
+	},
+	Merge:  func(a, b sumAcc) sumAcc { return sumAcc{max(a.Category, b.Category), a.Sum + b.Sum, a.N + b.N} },
+	Result: func(a sumAcc) Q4Row { return Q4Row{a.Category, a.Sum / max(a.N, 1)} },
+	Codec:  operators.JSONCodec[sumAcc]{},
+}
+
+// Q4 averages the closing prices per category: q9's winning bids (see
+// winners), then per category (a global window keyed by it) the mean of
+// their prices. The reference updates a category's mean whenever one of
+// its auctions' best bids changes; skewer emits each category's final row
+// once, when the input ends, equal to the reference's last one.
+func Q4(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q4Row], error) {
+	w, err := winners(src, "q4", opts)
+	if err != nil {
+		return nil, err
+	}
+	aggOpts, err := opts.aggOpts(operators.GlobalWindow())
+	if err != nil {
+		return nil, err
+	}
+	byCategory := runtime.KeyBy(w, func(r operators.Result[Q9Row]) uint64 { return idKey(r.Value.Category) })
+	means := runtime.WindowAggregate(byCategory, "q4/mean", meanPrice, aggOpts...)
+	return runtime.Map(means.Results, "q4/rows", func(r operators.Result[Q4Row]) Q4Row { return r.Value }, opts.stageOpts()...), nil
+}
