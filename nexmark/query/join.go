@@ -59,6 +59,18 @@ func bidsOnly(src *runtime.Stream[nexmark.Event], name string) *runtime.Stream[n
 	})
 }
 
+// personsAuctions are the persons and the auctions of src that keepP and
+// keepA keep. One stage selects both from src, so that only the kept
+// events, not the whole stream, are passed to the two stages that part
+// them.
+func personsAuctions(src *runtime.Stream[nexmark.Event], name string, keepP func(*nexmark.Person) bool,
+	keepA func(*nexmark.Auction) bool) (*runtime.Stream[nexmark.Person], *runtime.Stream[nexmark.Auction]) {
+	sel := runtime.Filter(src, name+"/select", func(e nexmark.Event) bool {
+		return e.Kind == nexmark.KindPerson && keepP(&e.Person) || e.Kind == nexmark.KindAuction && keepA(&e.Auction)
+	})
+	return persons(sel, name, keepP), auctions(sel, name, keepA)
+}
+
 func ofCategory(a *nexmark.Auction) bool { return a.Category == Q3Category }
 
 // values are a join's pairs without their keys and times.
@@ -90,8 +102,9 @@ func Q3(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q3Row
 	local := func(p *nexmark.Person) bool {
 		return p.State == Q3States[0] || p.State == Q3States[1] || p.State == Q3States[2]
 	}
-	as := runtime.KeyBy(auctions(src, "q3", ofCategory), func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
-	ps := runtime.KeyBy(persons(src, "q3", local), func(p nexmark.Person) uint64 { return idKey(p.ID) })
+	p, a := personsAuctions(src, "q3", local, ofCategory)
+	as := runtime.KeyBy(a, func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
+	ps := runtime.KeyBy(p, func(p nexmark.Person) uint64 { return idKey(p.ID) })
 	j := operators.Joiner[nexmark.Auction, nexmark.Person, Q3Row]{
 		Pair:       func(a nexmark.Auction, p nexmark.Person) Q3Row { return Q3Row{p.Name, p.City, p.State, a.ID} },
 		SameKey:    func(a nexmark.Auction, p nexmark.Person) bool { return a.Seller == p.ID },
@@ -186,16 +199,15 @@ func Q8(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q8Row
 	if err != nil {
 		return nil, err
 	}
-	all := func(*nexmark.Auction) bool { return true }
-	bySeller := runtime.KeyBy(auctions(src, "q8", all), func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
+	p, a := personsAuctions(src, "q8", func(*nexmark.Person) bool { return true }, func(*nexmark.Auction) bool { return true })
+	bySeller := runtime.KeyBy(a, func(a nexmark.Auction) uint64 { return idKey(a.Seller) })
 	named, err := operators.WithKey(operators.Count[nexmark.Auction](), func(a nexmark.Auction) int64 { return a.Seller })
 	if err != nil {
 		return nil, err
 	}
 	sellers := runtime.KeyBy(runtime.WindowAggregate(bySeller, "q8/sellers", named, aggOpts...).Results,
 		func(s sellerWindow) uint64 { return idKey(s.Value.Key) })
-	ps := runtime.KeyBy(persons(src, "q8", func(*nexmark.Person) bool { return true }),
-		func(p nexmark.Person) uint64 { return idKey(p.ID) })
+	ps := runtime.KeyBy(p, func(p nexmark.Person) uint64 { return idKey(p.ID) })
 	j := operators.Joiner[nexmark.Person, sellerWindow, Q8Row]{
 		Pair:       func(p nexmark.Person, s sellerWindow) Q8Row { return Q8Row{p.ID, p.Name, s.Start} },
 		SameKey:    func(p nexmark.Person, s sellerWindow) bool { return p.ID == s.Value.Key },
