@@ -17,7 +17,7 @@ func init() {
 }
 
 func nexmarkCmd(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "nexmark", `Runs the Nexmark queries (q0 to q5, q7 to q22: all but q6 and q23, which
+	fs := newFlagSet(e, "nexmark", `Runs the Nexmark queries (q0 to q22: all but q23, which
 query.Unsupported refuses by name) as runtime jobs over the events of package
 nexmark, one job per query, and reports per query its events and result
 rows, wall and CPU seconds (the process's, getrusage: the sources'

@@ -40,10 +40,11 @@
 // with each window's sellers), q9 (every auction's winning bid: a regular
 // join of the auctions, kept for ever, with the bids, kept for no time,
 // filtered by each auction's own expiry, then the best per auction), q4
-// (the mean winning price per category, over q9's winners). q13 joins
+// (the mean winning price per category, over q9's winners), q6 (each
+// seller's mean selling price over each winning bid and the 10 before it,
+// over q9's winners). q13 joins
 // the bids with a static side input by a lookup in a table built before
-// the job (a stateless FlatMap). q6 and q23 are not here (Unsupported says
-// why).
+// the job (a stateless FlatMap). q23 is not here (Unsupported says why).
 //
 // # Exactness and where skewer differs from the reference
 //
@@ -54,10 +55,10 @@
 // pairs combine two ids below 2^32 into one; q16's channels are keyed by
 // their XXH64, distinct for the generator's channel names.
 //
-// The reference's continuous queries over unbounded groups (q4, q9, q15
+// The reference's continuous queries over unbounded groups (q4, q6, q9, q15
 // to q19) emit an update whenever a group's result changes; skewer emits
 // each group's final row once, when its window closes: a day for q15 to
-// q17, the end of input for q4, q9, q18 and q19 (a global window). The
+// q17, the end of input for q4, q6, q9, q18 and q19 (a global window). The
 // regular joins (q3, q20) emit each pair once, as soon as both of its
 // records have come, as the reference's inner joins do on append-only
 // inputs. Ties are broken by

@@ -95,6 +95,7 @@ var queryChecks = []queryCheck{
 	checkOf("q3", true, Q3, refQ3),
 	checkOf("q4", true, Q4, refQ4),
 	checkOf("q5", true, Q5, refQ5),
+	checkOf("q6", true, Q6, refQ6),
 	checkOf("q7", true, Q7, refQ7),
 	checkOf("q8", true, Q8, refQ8),
 	checkOf("q9", true, Q9, refQ9),

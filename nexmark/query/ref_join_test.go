@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/skewerhq/skewer/nexmark"
@@ -145,6 +146,33 @@ func refQ4(events []nexmark.Event) []Q4Row {
 	var out []Q4Row
 	for c, s := range sum {
 		out = append(out, Q4Row{c, s / n[c]})
+	}
+	return out
+}
+
+func refQ6(events []nexmark.Event) []Q6Row {
+	type won struct{ auction, seller, price, time int64 }
+	var ws []won
+	for _, r := range refQ9(events) {
+		ws = append(ws, won{r.ID, r.Seller, r.Price, r.BidDateTime})
+	}
+	perSeller := map[int64][]won{}
+	for _, w := range ws {
+		perSeller[w.seller] = append(perSeller[w.seller], w)
+	}
+	var out []Q6Row
+	for seller, list := range perSeller {
+		sort.Slice(list, func(i, j int) bool {
+			return list[i].time < list[j].time || list[i].time == list[j].time && list[i].auction < list[j].auction
+		})
+		for i := range list {
+			var sum, n int64
+			for k := max(0, i-10); k <= i; k++ { // 10 PRECEDING AND CURRENT ROW
+				sum += list[k].price
+				n++
+			}
+			out = append(out, Q6Row{seller, sum / n})
+		}
 	}
 	return out
 }

@@ -159,6 +159,7 @@ func All() []Query {
 		joinEntry("q3", "local item suggestion: auctions of category 10 by sellers in OR, ID or CA", Q3),
 		joinEntry("q4", "average closing price per category (q9's winning bids)", Q4),
 		entry("q5", "hot items: the auctions with the most bids per sliding window (10 s every 2 s)", true, Q5),
+		joinEntry("q6", "average selling price per seller over its last 11 winning bids (q9's winners)", Q6),
 		entry("q7", "highest bids per tumbling window (10 s)", true, Q7),
 		joinEntry("q8", "new users: persons who created an auction in the 10 s window they registered in", Q8),
 		joinEntry("q9", "winning bids: every auction's highest bid before it expires", Q9),
@@ -180,7 +181,6 @@ func All() []Query {
 
 // Unsupported are the suite's queries skewer does not run, each with why.
 var Unsupported = map[string]string{
-	"q6":  "averages each seller's last winning bids in an OVER window over q9's updating winners (Flink 1.13 refuses it too: FLINK-19059)",
 	"q23": "joins persons, auctions and bids",
 }
 

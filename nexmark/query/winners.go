@@ -1,6 +1,9 @@
 package query
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/skewerhq/skewer/nexmark"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
@@ -166,4 +169,67 @@ func Q4(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q4Row
 	byCategory := runtime.KeyBy(w, func(r operators.Result[Q9Row]) uint64 { return idKey(r.Value.Category) })
 	means := runtime.WindowAggregate(byCategory, "q4/mean", meanPrice, aggOpts...)
 	return runtime.Map(means.Results, "q4/rows", func(r operators.Result[Q4Row]) Q4Row { return r.Value }, opts.stageOpts()...), nil
+}
+
+// Q6Rows is q6's OVER window: a winning bid and the Q6Rows-1 before it.
+const Q6Rows = 11
+
+// Q6Row is a seller's mean selling price (q6) at one of its winning
+// bids: over that bid and the Q6Rows-1 winning bids of the seller's
+// auctions before it in time, truncated to a whole cent.
+type Q6Row struct {
+	Seller   int64 `json:"seller"`
+	AvgPrice int64 `json:"avg_price"`
+}
+
+// sale is one of a seller's winning bids, as q6 orders them.
+type sale struct {
+	Time    int64 `json:"time"`
+	Auction int64 `json:"auction"`
+	Price   int64 `json:"price"`
+	Seller  int64 `json:"seller"`
+}
+
+var sales = operators.Aggregate[operators.Result[Q9Row], []sale, []sale]{
+	Create: func() []sale { return nil },
+	Add: func(a []sale, w operators.Result[Q9Row]) []sale {
+		return append(a, sale{w.Value.BidDateTime, w.Value.ID, w.Value.Price, w.Value.Seller})
+	},
+	Merge:  func(a, b []sale) []sale { return append(a, b...) },
+	Result: func(a []sale) []sale { return a },
+	Codec:  operators.JSONCodec[[]sale]{},
+}
+
+// Q6 averages each seller's selling prices: q9's winning bids (see
+// winners), then per seller (a global window keyed by it, holding the
+// seller's winning bids) the reference's AVG OVER (PARTITION BY seller
+// ORDER BY dateTime ROWS BETWEEN 10 PRECEDING AND CURRENT ROW): a row per
+// winning bid, the mean of its price and the 10 before it, ordered by the
+// bid's time and then the auction id (the reference leaves that order
+// open). The reference's OVER window over updating winners does not run
+// on Flink 1.13 (FLINK-19059); skewer emits the rows of the final
+// winners, when the input ends.
+func Q6(src *runtime.Stream[nexmark.Event], opts Options) (*runtime.Stream[Q6Row], error) {
+	w, err := winners(src, "q6", opts)
+	if err != nil {
+		return nil, err
+	}
+	aggOpts, err := opts.aggOpts(operators.GlobalWindow())
+	if err != nil {
+		return nil, err
+	}
+	bySeller := runtime.KeyBy(w, func(r operators.Result[Q9Row]) uint64 { return idKey(r.Value.Seller) })
+	per := runtime.WindowAggregate(bySeller, "q6/sales", sales, aggOpts...)
+	return runtime.FlatMap(per.Results, "q6/rows", func(r operators.Result[[]sale], emit func(Q6Row)) {
+		s := slices.Clone(r.Value)
+		slices.SortFunc(s, func(a, b sale) int { return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.Auction, b.Auction)) })
+		var sum int64
+		for i := range s {
+			sum += s[i].Price
+			if i >= Q6Rows {
+				sum -= s[i-Q6Rows].Price
+			}
+			emit(Q6Row{s[i].Seller, sum / int64(min(i+1, Q6Rows))})
+		}
+	}, opts.stageOpts()...), nil
 }
