@@ -86,4 +86,9 @@ func TestNexmarkConfigRefused(t *testing.T) {
 	bad = ok
 	bad.StateBackend = "rocksdb"
 	require.ErrorIs(t, CheckNexmark(bad), ErrInvalidParameter)
+	joins, err := query.Lookup("q3")
+	require.NoError(t, err)
+	bad = ok
+	bad.Queries, bad.StateBackend, bad.StateDir = joins, "pebble", t.TempDir()
+	require.ErrorIs(t, CheckNexmark(bad), ErrInvalidParameter, "a join's state is on the heap")
 }

@@ -2,14 +2,17 @@ package query
 
 import (
 	"context"
+	"iter"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/skewerhq/skewer/nexmark"
+	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
@@ -177,3 +180,24 @@ func TestSplitIndexAndHour(t *testing.T) {
 		require.Equal(t, time.Unix(0, ts).UTC().Hour(), hourOf(ts), "%d", ts)
 	}
 }
+
+// TestJoinsRefuseStateBackend pins that the joins, whose state is on the
+// heap, refuse a state backend.
+func TestJoinsRefuseStateBackend(t *testing.T) {
+	for _, q := range All() {
+		if !q.Joins {
+			continue
+		}
+		job, err := runtime.NewJob()
+		require.NoError(t, err)
+		src := runtime.FromSeq(job, "src", []iter.Seq[nexmark.Event]{slices.Values([]nexmark.Event(nil))}, nil)
+		err = q.Attach(src, Options{StateBackend: unopenedBackend{}}, &Collector{})
+		require.ErrorIs(t, err, ErrInvalidParameter, q.Name)
+	}
+}
+
+// unopenedBackend is a StateBackend that is never opened: what a builder that
+// refuses a backend is given.
+type unopenedBackend struct{}
+
+func (unopenedBackend) Open(string, int) (operators.KVStore, error) { return nil, nil }
