@@ -151,3 +151,16 @@ func TestKeyedExactlyOnceAfterFailure(t *testing.T) {
 		t.Run("q19", func(t *testing.T) { checkRestart(t, Q19, refQ19) })
 	}
 }
+
+// TestJoinsExactlyOnceAfterFailure runs the joins with checkpoints, a
+// failure and a restart: their join state (both sides' records) is
+// restored and their committed rows are the reference's, each once.
+// q20, whose state holds every bid, and q9 (a join, then a global
+// window) run unless -short.
+func TestJoinsExactlyOnceAfterFailure(t *testing.T) {
+	t.Run("q3", func(t *testing.T) { checkRestart(t, Q3, refQ3) })
+	if !testing.Short() {
+		t.Run("q20", func(t *testing.T) { checkRestart(t, Q20, refQ20) })
+		t.Run("q9", func(t *testing.T) { checkRestart(t, Q9, refQ9) })
+	}
+}

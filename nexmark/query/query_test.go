@@ -2,14 +2,17 @@ package query
 
 import (
 	"context"
+	"iter"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/skewerhq/skewer/nexmark"
+	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
@@ -92,16 +95,23 @@ var queryChecks = []queryCheck{
 	checkOf("q0", false, Q0, refQ0),
 	checkOf("q1", false, Q1, refQ1),
 	checkOf("q2", false, Q2, refQ2),
+	checkOf("q3", true, Q3, refQ3),
+	checkOf("q4", true, Q4, refQ4),
 	checkOf("q5", true, Q5, refQ5),
+	checkOf("q6", true, Q6, refQ6),
 	checkOf("q7", true, Q7, refQ7),
+	checkOf("q8", true, Q8, refQ8),
+	checkOf("q9", true, Q9, refQ9),
 	checkOf("q10", false, Q10, refQ10),
 	checkOf("q11", true, Q11, refQ11),
+	checkOf("q13", false, Q13, refQ13),
 	checkOf("q14", false, Q14, refQ14),
 	checkOf("q15", true, Q15, refQ15),
 	checkOf("q16", true, Q16, refQ16),
 	checkOf("q17", true, Q17, refQ17),
 	checkOf("q18", true, Q18, refQ18),
 	checkOf("q19", true, Q19, refQ19),
+	checkOf("q20", true, Q20, refQ20),
 	checkOf("q21", false, Q21, refQ21),
 	checkOf("q22", false, Q22, refQ22),
 }
@@ -170,3 +180,24 @@ func TestSplitIndexAndHour(t *testing.T) {
 		require.Equal(t, time.Unix(0, ts).UTC().Hour(), hourOf(ts), "%d", ts)
 	}
 }
+
+// TestJoinsRefuseStateBackend pins that the joins, whose state is on the
+// heap, refuse a state backend.
+func TestJoinsRefuseStateBackend(t *testing.T) {
+	for _, q := range All() {
+		if !q.Joins {
+			continue
+		}
+		job, err := runtime.NewJob()
+		require.NoError(t, err)
+		src := runtime.FromSeq(job, "src", []iter.Seq[nexmark.Event]{slices.Values([]nexmark.Event(nil))}, nil)
+		err = q.Attach(src, Options{StateBackend: unopenedBackend{}}, &Collector{})
+		require.ErrorIs(t, err, ErrInvalidParameter, q.Name)
+	}
+}
+
+// unopenedBackend is a StateBackend that is never opened: what a builder that
+// refuses a backend is given.
+type unopenedBackend struct{}
+
+func (unopenedBackend) Open(string, int) (operators.KVStore, error) { return nil, nil }

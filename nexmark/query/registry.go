@@ -26,6 +26,9 @@ type Query struct {
 	// Sessions tells that its state is session windows, which a state
 	// backend does not hold.
 	Sessions bool
+	// Joins tells that it joins two streams, whose state is on the heap,
+	// which a state backend does not hold.
+	Joins bool
 	// ProcessingTime tells that its source must run on the processing
 	// clock (ProcessingTime) instead of nexmark.EventTime: q12.
 	ProcessingTime bool
@@ -110,6 +113,13 @@ func entry[R any](name, summary string, keyed bool, build func(*runtime.Stream[n
 		}}
 }
 
+// joinEntry is the entry of a query that joins.
+func joinEntry[R any](name, summary string, build func(*runtime.Stream[nexmark.Event], Options) (*runtime.Stream[R], error)) Query {
+	q := entry(name, summary, true, build)
+	q.Joins = true
+	return q
+}
+
 func q10Entry() Query {
 	q := entry("q10", "every bid with its day and minute, written to files exactly once", false, Q10)
 	q.Files = true
@@ -135,8 +145,8 @@ func q10Entry() Query {
 	return q
 }
 
-// All returns the queries skewer runs, in the suite's order. The others
-// (q3, q4, q6, q8, q9, q13, q20, q23) join two streams or a side input.
+// All returns the queries skewer runs, in the suite's order; Unsupported
+// are the others.
 func All() []Query {
 	q11 := entry("q11", "bids per bidder per session (10 s gap)", true, Q11)
 	q11.Sessions = true
@@ -146,17 +156,24 @@ func All() []Query {
 		entry("q0", "pass-through: every bid", false, Q0),
 		entry("q1", "every bid with its price in euros", false, Q1),
 		entry("q2", "bids on auctions whose id is a multiple of 123", false, Q2),
+		joinEntry("q3", "local item suggestion: auctions of category 10 by sellers in OR, ID or CA", Q3),
+		joinEntry("q4", "average closing price per category (q9's winning bids)", Q4),
 		entry("q5", "hot items: the auctions with the most bids per sliding window (10 s every 2 s)", true, Q5),
+		joinEntry("q6", "average selling price per seller over its last 11 winning bids (q9's winners)", Q6),
 		entry("q7", "highest bids per tumbling window (10 s)", true, Q7),
+		joinEntry("q8", "new users: persons who created an auction in the 10 s window they registered in", Q8),
+		joinEntry("q9", "winning bids: every auction's highest bid before it expires", Q9),
 		q10Entry(),
 		q11,
 		q12,
+		entry("q13", "every bid with its auction's row of a static side input", false, Q13),
 		entry("q14", "bids in a euro price range, with the time of day and a count of 'c'", false, Q14),
 		entry("q15", "per-day bid statistics with exact distinct bidders and auctions", true, Q15),
 		entry("q16", "q15's statistics per channel and day", true, Q16),
 		entry("q17", "per-auction and per-day bid statistics", true, Q17),
 		entry("q18", "the latest bid per bidder and auction", true, Q18),
 		entry("q19", "the 10 highest bids per auction", true, Q19),
+		joinEntry("q20", "every bid on an auction of category 10, with the auction", Q20),
 		entry("q21", "bids with their channel's id", false, Q21),
 		entry("q22", "bids with their URL's directories", false, Q22),
 	}
@@ -164,13 +181,6 @@ func All() []Query {
 
 // Unsupported are the suite's queries skewer does not run, each with why.
 var Unsupported = map[string]string{
-	"q3":  "joins auctions with persons",
-	"q4":  "joins auctions with their bids",
-	"q6":  "joins auctions with their bids",
-	"q8":  "joins persons with auctions in a window",
-	"q9":  "joins auctions with their bids",
-	"q13": "joins bids with a side input",
-	"q20": "joins bids with auctions",
 	"q23": "joins persons, auctions and bids",
 }
 
