@@ -163,7 +163,12 @@ func tickAndFail(j *Job, fail func() bool) {
 // coordinator begins a checkpoint then unless one is in flight, so
 // checkpoints come at known points of the input.
 func tickAt(j *Job, ticks chan<- time.Time, stage string, records uint64) {
-	if stage == "src" && records%checkpointEvery < uint64(j.cfg.batchSize) {
+	tickAtSource(j, ticks, "src", stage, records)
+}
+
+// tickAtSource is tickAt for the source stage named source.
+func tickAtSource(j *Job, ticks chan<- time.Time, source, stage string, records uint64) {
+	if stage == source && records%checkpointEvery < uint64(j.cfg.batchSize) {
 		select {
 		case ticks <- time.Time{}:
 		case <-j.co.done:

@@ -434,18 +434,6 @@ func joinRecoveryJob(t *testing.T, k joinKind, wl *joinWorkload, dir string, par
 	return j, sink
 }
 
-// joinTick makes checkpoints start at known points of the input: each
-// time a left source worker has read another checkpointEvery records, it
-// waits until the coordinator has taken a tick.
-func joinTick(j *Job, ticks chan<- time.Time, stage string, records uint64) {
-	if stage == "l" && records%checkpointEvery < uint64(j.cfg.batchSize) {
-		select {
-		case ticks <- time.Time{}:
-		case <-j.co.done:
-		}
-	}
-}
-
 // waitCheckpoint waits, polling the stats, until the running attempt of
 // j has completed a checkpoint; false if the attempt ended first. A
 // source worker that calls it past the first barrier it injected holds
@@ -539,7 +527,7 @@ func runJoinWithKill(t *testing.T, k joinKind, wl *joinWorkload, kp killPoint) (
 	j.cfg.ckpt.ticks = ticks
 	var fired, paced atomic.Bool
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		joinTick(j, ticks, stage, records)
+		tickAtSource(j, ticks, "l", stage, records) // the left source paces the checkpoints
 		if stage == "l" && worker == 0 && records >= 2*checkpointEvery && paced.CompareAndSwap(false, true) {
 			waitCheckpoint(j)
 		}
@@ -579,7 +567,7 @@ func TestJoinRestoreInNewJob(t *testing.T) {
 	ticks := make(chan time.Time)
 	j.cfg.ckpt.ticks = ticks
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		joinTick(j, ticks, stage, records)
+		tickAtSource(j, ticks, "l", stage, records) // the left source paces the checkpoints
 		if stage != "l" || worker != 0 || records < 2*checkpointEvery {
 			return nil
 		}
