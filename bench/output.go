@@ -43,6 +43,11 @@ type Cell struct {
 	// NoTable leaves the cell out of the table (CSV and benchfmt keep it).
 	// The table shows a column when any row's cell has NoTable false.
 	NoTable bool
+	// Text marks a free-text column (a decision, a reason): when it is the
+	// table's last column, it is written after the aligned columns as it
+	// is, neither padded nor aligned, so that one long cell does not widen
+	// every row.
+	Text bool
 }
 
 // PrecRatio is the table notation of ratios that span many decades, the
@@ -183,22 +188,33 @@ func writeTable(w io.Writer, meta Meta, rows []Row) error {
 			show[i] = show[i] || !c.NoTable
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	var line []string
-	for i, c := range head {
+	// A free-text last column goes after the aligned ones, unpadded: the
+	// tabwriter aligns only tab-terminated cells.
+	last := -1
+	for i := range head {
 		if show[i] {
-			line = append(line, c.Head)
+			last = i
 		}
 	}
-	fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
-	for _, r := range rows {
+	free := last >= 0 && head[last].Text
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var line []string
+	writeLine := func(cells []Cell, text func(Cell) string) {
 		line = line[:0]
-		for i, c := range r.Cells() {
-			if show[i] {
-				line = append(line, pretty(c))
+		for i, c := range cells {
+			if show[i] && (!free || i != last) {
+				line = append(line, text(c))
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+		s := strings.Join(line, "\t") + "\t"
+		if t := text(cells[last]); free && t != "" && t != "-" {
+			s += "  " + t
+		}
+		fmt.Fprintln(tw, s)
+	}
+	writeLine(head, func(c Cell) string { return c.Head })
+	for _, r := range rows {
+		writeLine(r.Cells(), pretty)
 	}
 	return tw.Flush()
 }

@@ -133,3 +133,52 @@ func TestTableColumnShownByAnyRow(t *testing.T) {
 	require.NoError(t, Write(&b, "table", Meta{Command: "x"}, rows[:1]))
 	require.Regexp(t, `^\s*A\s*$`, strings.Split(b.String(), "\n")[1])
 }
+
+// TestScaleTableText: the timeline's DECISION column, free text, follows
+// the aligned columns unpadded, so one long decision widens no other row,
+// and an interval with no results shows its latency as "-".
+func TestScaleTableText(t *testing.T) {
+	long := strings.TrimSpace(strings.Repeat("count: split its keys; ", 10))
+	res := []ScaleResult{{Policy: "ds2", Timeline: []ScalePoint{
+		{TimeS: 1, Parallelism: map[string]int{"count": 1}},
+		{TimeS: 2, Parallelism: map[string]int{"count": 1}, LatencyP99Ms: 2.5, Decision: long},
+		{TimeS: 3, Parallelism: map[string]int{"count": 2}, LatencyP99Ms: 3},
+	}}}
+	var buf bytes.Buffer
+	require.NoError(t, WriteScale(&buf, "table", Meta{Command: "scale"}, res))
+	lines := strings.Split(buf.String(), "\n")
+	require.Contains(t, lines[1], "P99ms  DECISION")
+	short := len(lines[2])
+	require.True(t, strings.HasSuffix(lines[2], "      -"), "no results: %q", lines[2])
+	require.Equal(t, short+2+len(long), len(lines[3]), "the decision follows the row: %q", lines[3])
+	require.Equal(t, short, len(lines[4]))
+	for _, l := range lines {
+		require.False(t, strings.HasSuffix(l, " "), "trailing blanks: %q", l)
+	}
+}
+
+// TestScalePanelsConsistent: a policy keeps its line's place (its colour)
+// in every panel, the workers panel draws the COUNT column, and an
+// interval with no results is not drawn as a latency.
+func TestScalePanelsConsistent(t *testing.T) {
+	pt := func(s float64, count, final int, p99 float64) ScalePoint {
+		par := map[string]int{"count": count}
+		if final > 0 {
+			par["count/final"] = final
+		}
+		return ScalePoint{TimeS: s, Parallelism: par, LatencyP99Ms: p99, OfferedTPS: 10}
+	}
+	res := []ScaleResult{
+		{Policy: "ds2", Timeline: []ScalePoint{pt(1, 1, 0, 0), pt(2, 2, 0, 4)}},
+		{Policy: "ds2-skew", Timeline: []ScalePoint{pt(1, 1, 0, 3), pt(2, 6, 1, 5)}},
+	}
+	panels := ScalePanels(res)
+	require.Len(t, panels, 3)
+	for _, p := range panels {
+		require.Equal(t, "ds2", p.Lines[0].Name, p.Title)
+		require.Equal(t, "ds2-skew", p.Lines[1].Name, p.Title)
+	}
+	require.Equal(t, "offered", panels[0].Lines[2].Name)
+	require.Equal(t, []float64{1, 6}, panels[1].Lines[1].Y, "COUNT, not COUNT+FINAL")
+	require.Equal(t, []float64{2}, panels[2].Lines[0].X, "no point where no result came")
+}

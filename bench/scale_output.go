@@ -30,8 +30,8 @@ func (r scalePointRow) Cells() []Cell {
 		{Name: "count_final", Head: "FINAL", Value: final, Unit: "final-workers"},
 		{Name: "sink", Head: "SINK", Value: r.p.Parallelism["sink"], Unit: "sink-workers"},
 		{Name: "split", Head: "SPLIT", Value: r.p.Split},
-		{Name: "latency_p99_ms", Head: "P99ms", Value: r.p.LatencyP99Ms, Prec: 1, Unit: "p99-ms"},
-		{Name: "decision", Head: "DECISION", Value: r.p.Decision},
+		{Name: "latency_p99_ms", Head: "P99ms", Value: optZero(r.p.LatencyP99Ms), Prec: 1, Unit: "p99-ms"},
+		{Name: "decision", Head: "DECISION", Value: r.p.Decision, Text: true},
 	}
 }
 
@@ -106,25 +106,34 @@ func WriteScale(w io.Writer, format string, meta Meta, results []ScaleResult) er
 }
 
 // ScalePanels draws each policy's throughput against the offered rate,
-// its count workers and its results' p99 latency over time.
+// its count stage's workers (the COUNT column: the partial stage's when
+// the count is split; its final stage is not counted) and its results'
+// p99 latency over time (an interval with no results has no point). A
+// policy has the same colour in every panel: the offered rate is drawn
+// after the policies.
 func ScalePanels(results []ScaleResult) []Panel {
 	tp := Panel{Title: "Throughput", XLabel: "s", YLabel: "tuples/s", LegendLeft: true}
 	par := Panel{Title: "Count workers", XLabel: "s", YLabel: "workers", LegendLeft: true}
 	lat := Panel{Title: "Results' p99 latency", XLabel: "s", YLabel: "ms", LogY: true, LogFloor: 1, LegendLeft: true}
+	var offered Line
+	offered.Name = "offered"
 	for i, r := range results {
-		var offered, got, workers, p99 Line
-		offered.Name, got.Name, workers.Name, p99.Name = "offered", r.Policy, r.Policy, r.Policy
+		var got, workers, p99 Line
+		got.Name, workers.Name, p99.Name = r.Policy, r.Policy, r.Policy
 		for _, p := range r.Timeline {
-			offered.X, offered.Y = append(offered.X, p.TimeS), append(offered.Y, p.OfferedTPS)
+			if i == 0 {
+				offered.X, offered.Y = append(offered.X, p.TimeS), append(offered.Y, p.OfferedTPS)
+			}
 			got.X, got.Y = append(got.X, p.TimeS), append(got.Y, p.ThroughputTPS)
-			n := p.Parallelism["count"] + p.Parallelism["count/final"]
-			workers.X, workers.Y = append(workers.X, p.TimeS), append(workers.Y, float64(n))
-			p99.X, p99.Y = append(p99.X, p.TimeS), append(p99.Y, p.LatencyP99Ms)
-		}
-		if i == 0 {
-			tp.Lines = append(tp.Lines, offered)
+			workers.X, workers.Y = append(workers.X, p.TimeS), append(workers.Y, float64(p.Parallelism["count"]))
+			if p.LatencyP99Ms > 0 {
+				p99.X, p99.Y = append(p99.X, p.TimeS), append(p99.Y, p.LatencyP99Ms)
+			}
 		}
 		tp.Lines, par.Lines, lat.Lines = append(tp.Lines, got), append(par.Lines, workers), append(lat.Lines, p99)
+	}
+	if len(results) > 0 {
+		tp.Lines = append(tp.Lines, offered)
 	}
 	return []Panel{tp, par, lat}
 }
