@@ -349,6 +349,12 @@ type RunRow struct {
 
 // Cells implements Row.
 func (r RunRow) Cells() []Cell {
+	lat := func(v any) any {
+		if r.LatencyKind == "none" {
+			return nil
+		}
+		return v
+	}
 	cells := []Cell{
 		{Name: "partitioner", Head: "PARTITIONER", Value: r.Partitioner, Key: true},
 		{Name: "workload", Head: "WORKLOAD", Value: r.Workload, Key: true, NoTable: true},
@@ -366,12 +372,13 @@ func (r RunRow) Cells() []Cell {
 		{Name: "throughput_tps", Head: "TUPLES/s", Value: r.ThroughputTPS, Prec: 0, Unit: "tuples/s"},
 		{Name: "throughput_per_core_tps", Head: "PER-CORE/s", Value: r.ThroughputPerCoreTPS, Prec: 0, Unit: "tuples/s/core", NoTable: true},
 		{Name: "latency_kind", Head: "LATENCY", Value: r.LatencyKind, NoTable: true},
-		{Name: "latency_ms_p50", Head: "P50ms", Value: r.LatencyMs.P50, Prec: 2, Unit: "p50-ms"},
-		{Name: "latency_ms_p95", Head: "P95ms", Value: r.LatencyMs.P95, Prec: 2, Unit: "p95-ms"},
-		{Name: "latency_ms_p99", Head: "P99ms", Value: r.LatencyMs.P99, Prec: 2, Unit: "p99-ms"},
-		{Name: "latency_ms_p999", Head: "P99.9ms", Value: r.LatencyMs.P999, Prec: 2, Unit: "p99.9-ms"},
-		{Name: "latency_ms_max", Head: "MAXms", Value: r.LatencyMs.Max, Prec: 2, Unit: "max-ms", NoTable: true},
-		{Name: "latency_ms_count", Head: "LATENCIES", Value: r.LatencyMs.Count, NoTable: true},
+		// A run that measures no latency (the replayable one) shows "-".
+		{Name: "latency_ms_p50", Head: "P50ms", Value: lat(r.LatencyMs.P50), Prec: 2, Unit: "p50-ms"},
+		{Name: "latency_ms_p95", Head: "P95ms", Value: lat(r.LatencyMs.P95), Prec: 2, Unit: "p95-ms"},
+		{Name: "latency_ms_p99", Head: "P99ms", Value: lat(r.LatencyMs.P99), Prec: 2, Unit: "p99-ms"},
+		{Name: "latency_ms_p999", Head: "P99.9ms", Value: lat(r.LatencyMs.P999), Prec: 2, Unit: "p99.9-ms"},
+		{Name: "latency_ms_max", Head: "MAXms", Value: lat(r.LatencyMs.Max), Prec: 2, Unit: "max-ms", NoTable: true},
+		{Name: "latency_ms_count", Head: "LATENCIES", Value: lat(r.LatencyMs.Count), NoTable: true},
 		{Name: "latency_slope", Head: "SLOPE", Value: r.LatencySlope, Prec: 4, Unit: "latency-slope", NoTable: true},
 		{Name: "imbalance", Head: "IMBALANCE", Value: r.Imbalance, Prec: PrecRatio, Unit: "imbalance"},
 		{Name: "max_over_avg", Head: "MAX/AVG", Value: r.MaxOverAvg, Prec: 3, Unit: "max/avg", NoTable: true},

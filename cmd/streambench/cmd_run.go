@@ -61,7 +61,7 @@ the last checkpoint; every result is checked against an exact count
 	o.register(fs, true)
 	wl.register(fs, workloadDefaults{
 		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
-		tuples: defaultTuples, tuplesHelp: "records per run (with -duration: at most this many; 0: no limit)",
+		tuples: defaultTuples, tuplesHelp: "records per run (with -duration: at most this many; 0: no limit); a -file is read whole unless -tuples bounds it",
 		seedHelp: " and of the partitioners",
 	})
 	fs.DurationVar(&dur, "duration", 0, "run each configuration for at most this long (0: until -tuples records)")
@@ -111,6 +111,10 @@ the last checkpoint; every result is checked against an exact count
 	if cfg.Workload, err = wl.build(); err != nil {
 		return fail(e, "run", err)
 	}
+	if err := wl.wholeFile(ctx, "run", cfg.Workload, e.stderr); err != nil {
+		return fail(e, "run", err)
+	}
+	cfg.Tuples = wl.tuples
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	rows, err := bench.RunAll(ctx, cfg)

@@ -402,3 +402,29 @@ func TestHeadersEchoWhatRan(t *testing.T) {
 		})
 	}
 }
+
+// TestRunReadsFileWhole: run reads a -file whole unless -tuples bounds
+// it (also with -tuples 0), and says on stderr when -tuples cuts it; the
+// replayable form, which measures no latency, shows it as "-".
+func TestRunReadsFileWhole(t *testing.T) {
+	items := writeFile(t, "items.dat", strings.Repeat("7 1 2 3 4\n", 200)) // 1000 records
+	for _, args := range [][]string{nil, {"-tuples", "0"}} {
+		a := append([]string{"run", "-file", items, "-format", "items", "-workers", "2", "-partitioner", "hash", "-work", "none", "-output", "json"}, args...)
+		code, out, errs := cli(t, a...)
+		require.Equal(t, 0, code, errs)
+		require.NotContains(t, errs, "reads")
+		rows := decodeStrict[bench.RunRow](t, out)
+		require.Len(t, rows, 1)
+		require.EqualValues(t, 1000, rows[0].Tuples, args)
+	}
+	code, out, errs := cli(t, "run", "-file", items, "-format", "items", "-workers", "2", "-partitioner", "hash", "-work", "none", "-tuples", "300", "-output", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, "-tuples 300 reads 300 of the 1000 records of "+items)
+	require.EqualValues(t, 300, decodeStrict[bench.RunRow](t, out)[0].Tuples)
+
+	code, out, errs = cli(t, "run", "-file", items, "-format", "items", "-workers", "2", "-partitioner", "hash", "-work", "none", "-checkpoint-dir", t.TempDir())
+	require.Equal(t, 0, code, errs)
+	row := strings.Fields(strings.Split(strings.TrimSpace(out), "\n")[2])
+	require.Equal(t, []string{"hash", "2", "1000"}, row[:3])
+	require.Equal(t, []string{"-", "-", "-", "-"}, row[5:9], "no latency measured: %q", out)
+}

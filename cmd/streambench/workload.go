@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/skewerhq/skewer/bench"
+	"github.com/skewerhq/skewer/stream"
 )
 
 // workloadFlags are the flags that describe a stream, registered once for
@@ -145,4 +149,47 @@ func (w *workloadFlags) seedSetting(used bool) [][2]string {
 		return nil
 	}
 	return [][2]string{{"seed", fmt.Sprint(w.seed)}}
+}
+
+// wholeFile makes -tuples fit a -file: without -tuples (or with 0) the
+// run reads the file whole (its records are counted in a first pass), and with a
+// -tuples below the file's length a line on stderr says how much of the
+// file the run reads, so that a file is never cut silently.
+func (w *workloadFlags) wholeFile(ctx context.Context, cmd string, wk bench.Workload, stderr io.Writer) error {
+	if w.file == "" {
+		return nil
+	}
+	n, err := countRecords(ctx, wk)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !w.set["tuples"] || w.tuples == 0:
+		w.tuples = n
+	case w.tuples > 0 && w.tuples < n:
+		fmt.Fprintf(stderr, "streambench %s: -tuples %d reads %d of the %d records of %s\n", cmd, w.tuples, w.tuples, n, w.file)
+	}
+	return nil
+}
+
+// countRecords reads a workload's stream to its end and counts its
+// records.
+func countRecords(ctx context.Context, wk bench.Workload) (int64, error) {
+	s, err := wk.Open(math.MaxInt64 / 2)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]stream.Record, 4096)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m := s.Fill(buf)
+		if m == 0 {
+			break
+		}
+		n += int64(m)
+	}
+	return n, stream.Err(s)
 }
