@@ -96,30 +96,48 @@ func opt0(v *float64) float64 {
 	return *v
 }
 
-// PartitionPanels draws a sweep: imbalance against s per partitioner, one
-// panel per worker count (log scale: a perfect balance is drawn at 1e-6). A
-// file workload, which has no exponent, is drawn at s = 0.
+// PartitionPanels draws a sweep: per worker count, the imbalance λ (log
+// scale: a perfect balance is drawn at 1e-6) and the replication (the
+// workers a key reaches, its price) against s, a line per partitioner. A
+// file workload, which has no exponent, draws both against the worker
+// count instead.
 func PartitionPanels(rows []PartitionRow) []Panel {
-	var panels []Panel
 	srcs := order(rows, func(r PartitionRow) int { return r.Sources })
-	for _, n := range order(rows, func(r PartitionRow) int { return r.Workers }) {
-		pn := Panel{Title: fmt.Sprintf("Imbalance, n = %d", n), XLabel: "Zipf s", YLabel: "λ = (max-avg)/avg", LogY: true, LegendLeft: true}
+	parts := order(rows, func(r PartitionRow) string { return r.Partitioner })
+	file := !slices.ContainsFunc(rows, func(r PartitionRow) bool { return r.ZipfS != nil })
+	// lines draws imbalance and replication, a line per source count and
+	// partitioner, of the rows keep takes, at x.
+	lines := func(imb, rep *Panel, keep func(PartitionRow) bool, x func(PartitionRow) float64) {
 		for _, s := range srcs {
-			for _, p := range order(rows, func(r PartitionRow) string { return r.Partitioner }) {
-				l := Line{Name: p}
+			for _, p := range parts {
+				li, lr := Line{Name: p}, Line{Name: p}
 				if len(srcs) > 1 {
-					l.Name = fmt.Sprintf("%s S=%d", p, s)
+					li.Name = fmt.Sprintf("%s S=%d", p, s)
+					lr.Name = li.Name
 				}
 				for _, r := range rows {
-					if r.Workers == n && r.Sources == s && r.Partitioner == p {
-						l.X = append(l.X, opt0(r.ZipfS))
-						l.Y = append(l.Y, r.Imbalance)
+					if r.Sources == s && r.Partitioner == p && keep(r) {
+						li.X, li.Y = append(li.X, x(r)), append(li.Y, r.Imbalance)
+						lr.X, lr.Y = append(lr.X, x(r)), append(lr.Y, r.Replication)
 					}
 				}
-				pn.Lines = append(pn.Lines, l)
+				imb.Lines, rep.Lines = append(imb.Lines, li), append(rep.Lines, lr)
 			}
 		}
-		panels = append(panels, pn)
+	}
+	const imbLabel, repLabel = "λ = (max-avg)/avg", "workers per key"
+	if file {
+		imb := Panel{Title: "Imbalance", XLabel: "workers", YLabel: imbLabel, LogY: true, LegendLeft: true}
+		rep := Panel{Title: "Replication", XLabel: "workers", YLabel: repLabel, LegendLeft: true}
+		lines(&imb, &rep, func(PartitionRow) bool { return true }, func(r PartitionRow) float64 { return float64(r.Workers) })
+		return []Panel{imb, rep}
+	}
+	var panels []Panel
+	for _, n := range order(rows, func(r PartitionRow) int { return r.Workers }) {
+		imb := Panel{Title: fmt.Sprintf("Imbalance, n = %d", n), XLabel: "Zipf s", YLabel: imbLabel, LogY: true, LegendLeft: true}
+		rep := Panel{Title: fmt.Sprintf("Replication, n = %d", n), XLabel: "Zipf s", YLabel: repLabel, LegendLeft: true}
+		lines(&imb, &rep, func(r PartitionRow) bool { return r.Workers == n }, func(r PartitionRow) float64 { return opt0(r.ZipfS) })
+		panels = append(panels, imb, rep)
 	}
 	return panels
 }

@@ -75,3 +75,33 @@ func TestCheckPlotFile(t *testing.T) {
 		require.ErrorContains(t, err, "-plot: ")
 	}
 }
+
+// TestPartitionPanels: a sweep draws imbalance and replication per worker
+// count against s; a file, which has no exponent, draws them against the
+// worker count.
+func TestPartitionPanels(t *testing.T) {
+	s1, s2 := 1.0, 1.5
+	sweep := []PartitionRow{
+		{Partitioner: "hash", Workers: 8, ZipfS: &s1, Imbalance: 0.5, Replication: 1},
+		{Partitioner: "hash", Workers: 8, ZipfS: &s2, Imbalance: 2, Replication: 1},
+		{Partitioner: "shuffle", Workers: 8, ZipfS: &s1, Imbalance: 0, Replication: 3},
+		{Partitioner: "shuffle", Workers: 8, ZipfS: &s2, Imbalance: 0, Replication: 4},
+	}
+	p := PartitionPanels(sweep)
+	require.Len(t, p, 2)
+	require.Equal(t, "Imbalance, n = 8", p[0].Title)
+	require.Equal(t, "Replication, n = 8", p[1].Title)
+	require.Equal(t, []float64{1, 1.5}, p[1].Lines[1].X)
+	require.Equal(t, []float64{3, 4}, p[1].Lines[1].Y)
+
+	file := []PartitionRow{
+		{Partitioner: "hash", Workers: 4, Imbalance: 0.2, Replication: 1},
+		{Partitioner: "hash", Workers: 8, Imbalance: 0.4, Replication: 1},
+	}
+	p = PartitionPanels(file)
+	require.Len(t, p, 2)
+	require.Equal(t, "workers", p[0].XLabel)
+	require.Equal(t, []float64{4, 8}, p[0].Lines[0].X)
+	require.Equal(t, []float64{0.2, 0.4}, p[0].Lines[0].Y)
+	require.Equal(t, []float64{1, 1}, p[1].Lines[0].Y)
+}
