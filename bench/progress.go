@@ -48,3 +48,31 @@ func ProgressLine(w io.Writer, every time.Duration) (report func(string), clear 
 	}
 	return report, clear
 }
+
+// ProgressLog returns a report function for a w that is not a terminal (a
+// file, a pipe, a CI log): it writes the latest status as a line of its
+// own, prefixed with the time since the start, once every has passed since
+// the start or the last line (reports in between are dropped), so that a
+// long run shows it is alive without flooding a short one's log (a run
+// shorter than every writes nothing). The clear function writes nothing.
+// Both are safe for concurrent use.
+func ProgressLog(w io.Writer, prefix string, every time.Duration) (report func(string), clear func()) {
+	return progressLog(w, prefix, every, time.Now)
+}
+
+func progressLog(w io.Writer, prefix string, every time.Duration, now func() time.Time) (report func(string), clear func()) {
+	var mu sync.Mutex
+	start := now()
+	last := start
+	report = func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if t.Sub(last) < every {
+			return
+		}
+		last = t
+		fmt.Fprintf(w, "%s [%s] %s\n", prefix, t.Sub(start).Round(time.Second), s)
+	}
+	return report, func() {}
+}

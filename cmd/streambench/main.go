@@ -269,7 +269,7 @@ func (o *output) register(fs *flag.FlagSet, plot bool, extra ...[2]string) {
 	if plot {
 		fs.StringVar(&o.plot, "plot", "", "also draw the results to `FILE` (.svg or .png; checked writable before the run)")
 	}
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (it is shown only when stderr is a terminal)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr (a live line on a terminal; elsewhere, a line every 10s of a longer run)")
 }
 
 // progress returns the progress reporter (nil when off) and its cleanup.
@@ -277,8 +277,12 @@ func (o *output) progress(e *env) (func(string), func()) {
 	if e.progress != nil {
 		return e.progress, func() {}
 	}
-	if o.quiet || !bench.IsTerminal(e.stderr) {
+	switch {
+	case o.quiet:
 		return nil, func() {}
+	case !bench.IsTerminal(e.stderr):
+		// A log, not a terminal: a line every 10 s, none in a shorter run.
+		return bench.ProgressLog(e.stderr, "streambench:", 10*time.Second)
 	}
 	return bench.ProgressLine(e.stderr, 900*time.Millisecond)
 }
