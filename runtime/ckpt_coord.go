@@ -292,8 +292,11 @@ type CheckpointStats struct {
 	// Completed counts checkpoints completed (their manifest stored),
 	// LastID is the newest one's id and Bytes its size (every worker's
 	// snapshot); MaxBytes is the largest one's, TotalBytes the sum.
-	Completed  int
-	LastID     uint64
+	Completed int
+	LastID    uint64
+	// LastAt is when the newest one completed (its manifest stored): its
+	// age is how much a failure now would replay. Zero before the first.
+	LastAt     time.Time
 	Bytes      int64
 	MaxBytes   int64
 	TotalBytes int64
@@ -334,7 +337,7 @@ func (c *ckptStats) alignment(d time.Duration) {
 func (c *ckptStats) completed(id uint64, size int64, d time.Duration) {
 	c.mu.Lock()
 	c.s.Completed++
-	c.s.LastID, c.s.Bytes = id, size
+	c.s.LastID, c.s.Bytes, c.s.LastAt = id, size, time.Now()
 	c.s.TotalBytes += size
 	c.s.MaxBytes = max(c.s.MaxBytes, size)
 	c.s.Duration = append(c.s.Duration, d)

@@ -373,9 +373,15 @@ func (c *collector[T]) close() {
 	}
 }
 
-func (c *collector[T]) setWatermark(wm int64) { c.wm = wm }
+func (c *collector[T]) setWatermark(wm int64) {
+	c.wm = wm
+	c.m.setWatermark(wm)
+}
 
-func (c *collector[T]) restoreWatermark(wm int64) { c.wm = wm }
+func (c *collector[T]) restoreWatermark(wm int64) {
+	c.wm = wm
+	c.m.setWatermark(wm)
+}
 
 // barrier sends barrier id (of the stop checkpoint when stop is set)
 // after everything emitted so far, on every outgoing edge to every

@@ -13,7 +13,10 @@ type workerMetrics struct {
 	hwm                          atomic.Int64
 	queueLen                     atomic.Pointer[func() int]
 	queueCap                     atomic.Int64
-	_                            [64]byte // keeps neighbouring workers' counters off one cache line
+	// wm is the watermark the worker last sent on, stored as
+	// uint64(wm)^1<<63 so that the zero value is operators.NoWatermark.
+	wm atomic.Uint64
+	_  [64]byte // keeps neighbouring workers' counters off one cache line
 }
 
 // blockedOut adds the time since t0 to the time blocked on output (nil m:
@@ -23,6 +26,16 @@ func (m *workerMetrics) blockedOut(t0 time.Time) {
 		m.waitOut.Add(uint64(time.Since(t0)))
 	}
 }
+
+// setWatermark records the watermark the worker sends on (nil m: not
+// recorded).
+func (m *workerMetrics) setWatermark(wm int64) {
+	if m != nil {
+		m.wm.Store(uint64(wm) ^ 1<<63)
+	}
+}
+
+func (m *workerMetrics) watermark() int64 { return int64(m.wm.Load() ^ 1<<63) }
 
 // waitedIn adds the time since t0 to the time spent waiting for input.
 func (m *workerMetrics) waitedIn(t0 time.Time) { m.waitIn.Add(uint64(time.Since(t0))) }
@@ -40,6 +53,8 @@ func (m *workerMetrics) observeQueue(n int) {
 type WorkerStats struct {
 	Stage  string
 	Worker int
+	// Source reports a worker of a source stage (one with no upstream).
+	Source bool
 	// In and Out count records consumed and emitted (results, partials and
 	// late records all count as output).
 	In, Out uint64
@@ -70,6 +85,11 @@ type WorkerStats struct {
 	// unaligned checkpoint snapshots held (UnalignedCheckpoints), over all
 	// its checkpoints; 0 for a worker that aligns.
 	InFlight uint64
+	// Watermark is the event time the worker last sent downstream as its
+	// watermark (a source's, or the minimum over a consumer's inputs),
+	// operators.NoWatermark before its first; a sink's is the watermark it
+	// has taken.
+	Watermark int64
 }
 
 // Metrics returns every worker's counters, stage by stage in the order
@@ -81,11 +101,12 @@ func (j *Job) Metrics() []WorkerStats {
 		for w := range b.metrics {
 			m := &b.metrics[w]
 			s := WorkerStats{
-				Stage: b.name, Worker: w,
+				Stage: b.name, Worker: w, Source: b.upstream == nil,
 				In: m.in.Load(), Out: m.out.Load(), Late: m.late.Load(), Batches: m.batches.Load(),
 				Busy: time.Duration(m.busy.Load()), InFlight: m.inflight.Load(),
 				WaitInput: time.Duration(m.waitIn.Load()), WaitOutput: time.Duration(m.waitOut.Load()),
 				QueueHWM: int(m.hwm.Load()), QueueCap: int(m.queueCap.Load()),
+				Watermark: m.watermark(),
 			}
 			if f := m.queueLen.Load(); f != nil {
 				s.Queue = (*f)()

@@ -507,6 +507,7 @@ func (k *worker[In]) status() {
 // outputs carry it on.
 func (k *worker[In]) advance(wm int64) error {
 	err := k.h.advance(wm)
+	k.m.setWatermark(wm)
 	for _, o := range k.outs {
 		o.setWatermark(wm)
 	}
