@@ -56,6 +56,9 @@ type NexmarkConfig struct {
 	Results io.Writer
 	// Progress, when set, hears a line per query as it starts.
 	Progress func(string)
+	// Observe, when set, is told of each job as it starts, with a label
+	// naming its configuration (streambench -ui shows it live).
+	Observe func(job *runtime.Job, label string)
 }
 
 // NexmarkRow is one query run: the JSON schema of `streambench nexmark`
@@ -227,6 +230,9 @@ func runNexmarkQuery(ctx context.Context, cfg NexmarkConfig, q query.Query) (row
 	col := &query.Collector{JSON: cfg.Results, Dir: tmp + "/files", Sources: cfg.Sources}
 	if err := q.Attach(events, opts, col); err != nil {
 		return row, err
+	}
+	if cfg.Observe != nil {
+		cfg.Observe(job, "nexmark "+q.Name)
 	}
 	cpu0, cpuOK := processCPU()
 	start := time.Now()

@@ -200,6 +200,9 @@ type RunConfig struct {
 	StateDir     string
 	// Progress, when non-nil, receives a status line about once a second.
 	Progress func(string)
+	// Observe, when set, is told of each job as it starts, with a label
+	// naming its configuration (streambench -ui shows it live).
+	Observe func(job *runtime.Job, label string)
 }
 
 func (c *RunConfig) validate() error {
@@ -580,6 +583,9 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	}
 	if err := job.Err(); err != nil {
 		return row, err
+	}
+	if cfg.Observe != nil {
+		cfg.Observe(job, fmt.Sprintf("%s, %d sources, %d workers", kind, sources, workers))
 	}
 	stopProgress := runProgress(cfg.Progress, job, workStage, kind, workers, clock)
 	mem := StartMemSampler(50 * time.Millisecond)

@@ -171,6 +171,9 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	if err := job.Err(); err != nil {
 		return row, err
 	}
+	if cfg.Observe != nil {
+		cfg.Observe(job, fmt.Sprintf("%s, %d sources, %d workers (replayable)", kind, sources, workers))
+	}
 	mem := StartMemSampler(50 * time.Millisecond)
 	t0 := time.Now()
 	runErr := job.Run(ctx)

@@ -60,6 +60,9 @@ type ScaleConfig struct {
 	Dir      string
 	Seed     uint64
 	Progress func(string)
+	// Observe, when set, is told of each job as it starts, with a label
+	// naming its configuration (streambench -ui shows it live).
+	Observe func(job *runtime.Job, label string)
 }
 
 // Scale's bounds.
@@ -599,6 +602,9 @@ func (l *scaleLoop) segment(seg int) (end bool, err error) {
 	job, err := l.r.build(l.sh, seg > 0)
 	if err != nil {
 		return true, err
+	}
+	if o := l.r.cfg.Observe; o != nil {
+		o(job, fmt.Sprintf("%s, segment %d", l.name, seg+1))
 	}
 	done := make(chan error, 1)
 	go func() { done <- job.Run(l.runCtx) }()

@@ -59,6 +59,8 @@ the last checkpoint; every result is checked against an exact count
 		stDir   string
 	)
 	o.register(fs, true)
+	var ui uiFlag
+	ui.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: defaultTuples, tuplesHelp: "records per run (with -duration: at most this many; 0: no limit); a -file is read whole unless -tuples bounds it",
@@ -115,6 +117,12 @@ the last checkpoint; every result is checked against an exact count
 		return fail(e, "run", err)
 	}
 	cfg.Tuples = wl.tuples
+	observe, stopUI, err := ui.start(e)
+	if err != nil {
+		return fail(e, "run", err)
+	}
+	defer stopUI()
+	cfg.Observe = observe
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	rows, err := bench.RunAll(ctx, cfg)

@@ -50,6 +50,8 @@ offers until -duration, held in memory.`)
 		dir      string
 	)
 	o.register(fs, true)
+	var ui uiFlag
+	ui.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: "1.5", zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: 0, tuplesHelp: "not used: the schedule sets the records",
@@ -97,6 +99,12 @@ offers until -duration, held in memory.`)
 	if cfg.Workload, err = wl.build(); err != nil {
 		return fail(e, "scale", err)
 	}
+	observe, stopUI, err := ui.start(e)
+	if err != nil {
+		return fail(e, "scale", err)
+	}
+	defer stopUI()
+	cfg.Observe = observe
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	results, err := bench.RunScale(ctx, cfg)

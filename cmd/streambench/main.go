@@ -101,6 +101,8 @@ type env struct {
 	// progress, when set, hears the progress lines whatever stderr is
 	// (tests use it to act while a run is under way).
 	progress func(string)
+	// uiReady, when set, hears the live view's URL once it serves (-ui).
+	uiReady func(url string)
 }
 
 // run is the whole program: it returns the exit status. Cancelling ctx
