@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/skewerhq/skewer/partition"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
+	"github.com/skewerhq/skewer/runtime/checkpoint/blobstore"
 	"github.com/skewerhq/skewer/stream"
 )
 
@@ -102,15 +104,14 @@ type resultKey struct {
 // restart from the last checkpoint, and every result checked against an
 // exact count. A callback sink may see results again after the restart:
 // they are checked, not added.
-func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, workers int, stateOpts []runtime.AggOpt) (RunRow, error) {
-	row := RunRow{
+func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, workers int, stateOpts []runtime.AggOpt) (row RunRow, err error) {
+	row = RunRow{
 		Partitioner: kind, Workload: cfg.Workload.Name, ZipfS: cfg.Workload.Exponent(), Keys: cfg.Workload.Keys,
 		Workers: workers, Sources: sources, Work: cfg.Work.String(), Batch: cfg.Batch,
 		Seed: cfg.Seed, Window: "global", LatencyKind: "none",
 	}
 	win := operators.GlobalWindow()
 	if cfg.Window > 0 {
-		var err error
 		if win, err = operators.Tumbling(cfg.Window); err != nil {
 			return row, invalidParam("-window", cfg.Window, "a valid tumbling window size")
 		}
@@ -129,10 +130,11 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 	if err != nil {
 		return row, err
 	}
-	opts, err := cfg.replayableOpts(kind, sources, workers)
+	opts, closeStore, err := cfg.replayableOpts(kind, sources, workers)
 	if err != nil {
 		return row, err
 	}
+	defer func() { err = errors.Join(err, closeStore()) }()
 	job, err := runtime.NewJob(opts...)
 	if err != nil {
 		return row, err
@@ -198,21 +200,43 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 }
 
 // replayableOpts are the replayable run's job options: checkpoints into
-// a new folder of -checkpoint-dir (unaligned with -checkpoint-mode), and
-// a restart for -fail-after.
-func (cfg *RunConfig) replayableOpts(kind string, sources, workers int) ([]runtime.JobOpt, error) {
+// a new folder of -checkpoint-dir, or under a new prefix of the bucket it
+// names (s3://, file://, mem://: package blobstore), unaligned with
+// -checkpoint-mode, and a restart for -fail-after; and what closes the
+// store once the run is done.
+func (cfg *RunConfig) replayableOpts(kind string, sources, workers int) ([]runtime.JobOpt, func() error, error) {
 	opts := []runtime.JobOpt{runtime.BatchSize(cfg.Batch)}
+	if cfg.CheckpointInterval > 0 && blobstore.IsURL(cfg.CheckpointDir) {
+		// A bucket: the configuration's checkpoints under a new prefix.
+		s, err := blobstore.Open(context.Background(), cfg.CheckpointDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+		}
+		store, err := s.Prefixed(fmt.Sprintf("run-%s-s%d-w%d-%d/", kind, sources, workers, time.Now().UnixNano()))
+		if err != nil {
+			s.Close()
+			return nil, nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+		}
+		opts = append(opts, runtime.Checkpoint(cfg.CheckpointInterval, store))
+		if cfg.CheckpointMode == "unaligned" {
+			opts = append(opts, runtime.UnalignedCheckpoints())
+		}
+		if cfg.FailAfter > 0 {
+			opts = append(opts, runtime.Restart(1, 0))
+		}
+		return opts, store.Close, nil
+	}
 	if cfg.CheckpointInterval > 0 {
 		if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
-			return nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+			return nil, nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
 		}
 		dir, err := os.MkdirTemp(cfg.CheckpointDir, fmt.Sprintf("run-%s-s%d-w%d-", kind, sources, workers))
 		if err != nil {
-			return nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
+			return nil, nil, fmt.Errorf("bench: -checkpoint-dir: %w", err)
 		}
 		store, err := checkpoint.NewDir(dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts = append(opts, runtime.Checkpoint(cfg.CheckpointInterval, store))
 		if cfg.CheckpointMode == "unaligned" {
@@ -222,7 +246,7 @@ func (cfg *RunConfig) replayableOpts(kind string, sources, workers int) ([]runti
 	if cfg.FailAfter > 0 {
 		opts = append(opts, runtime.Restart(1, 0))
 	}
-	return opts, nil
+	return opts, func() error { return nil }, nil
 }
 
 // replayableFigures fills a replayable run's row from the job's counters

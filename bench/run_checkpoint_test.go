@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +31,26 @@ func TestRunReplayable(t *testing.T) {
 			cfg.CheckpointMode = mode
 			checkReplayable(t, cfg, len(ks), window)
 		}
+	}
+}
+
+// TestRunReplayableBucket: -checkpoint-dir may name a bucket (here a
+// file:// one, through package blobstore): each configuration's
+// checkpoints go under a new prefix, and a failure restarts from them.
+func TestRunReplayableBucket(t *testing.T) {
+	ks := make([]uint64, 20_000)
+	for i := range ks {
+		ks[i] = uint64(i*i) % 997
+	}
+	dir := filepath.Join(t.TempDir(), "bucket")
+	cfg := runConfig(keyList("keys", ks), []string{"hash", "dchoices"}, 3, int64(len(ks)))
+	cfg.CheckpointInterval, cfg.CheckpointDir, cfg.FailAfter = time.Millisecond, "file://"+dir, 12_000
+	checkReplayable(t, cfg, len(ks), 0)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "a prefix per configuration")
+	for _, e := range entries {
+		require.True(t, strings.HasPrefix(e.Name(), "run-"), e.Name())
 	}
 }
 
