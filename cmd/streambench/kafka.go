@@ -220,6 +220,15 @@ func writeRecommendations(w io.Writer, rows []kafkabench.BenchRow) error {
 		if r.Policy == "" {
 			continue
 		}
+		if r.RecommendedWorkers == 0 {
+			// No recommendation (no cost model): only its reasons.
+			for _, reason := range r.RecommendationReasons {
+				if _, err := fmt.Fprintf(w, "# %s, %d workers, %s: %s\n", r.Partitioner, r.Workers, r.Semantics, reason); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if _, err := fmt.Fprintf(w, "# %s, %d workers, %s: %s for %.0f records/s recommends workers=%d merges=%d partitioner=%s\n",
 			r.Partitioner, r.Workers, r.Semantics, r.Policy, r.TargetTPS, r.RecommendedWorkers, r.RecommendedMerges, r.RecommendedPartitioner); err != nil {
 			return err

@@ -382,6 +382,14 @@ func recommend(row *BenchRow, bc BenchConfig, kind string, workers int, before, 
 	if target == 0 {
 		target = cmp.Or(bc.Rate, row.SendTPS)
 	}
+	if bc.Work == 0 {
+		// Without a modelled cost a worker's only work is the count,
+		// which outpaces any stream the producer sends: every policy
+		// would recommend one worker, whatever the stream.
+		row.Policy, row.TargetTPS = policy.Name(), target
+		row.RecommendationReasons = []string{NoCostModel}
+		return nil
+	}
 	job := kafkascale.Job{Workers: workers, Merges: 1, InputPartitions: bc.Partitions, PartialsPartitions: bc.PartialsPartitions, Partitioner: kind}
 	rec, err := kafkascale.Recommend(policy, job, rates, target)
 	if err != nil {
@@ -392,6 +400,10 @@ func recommend(row *BenchRow, bc BenchConfig, kind string, workers int, before, 
 	row.RecommendationReasons = rec.Reasons
 	return nil
 }
+
+// NoCostModel is the reason a row without a modelled per-record cost
+// (Work 0) recommends nothing.
+const NoCostModel = "no recommendation without -work: unmodelled workers only count, which one worker does faster than the stream comes, so every row would say 1 worker; give -work model:DURATION for the per-record cost of your job"
 
 // countJob is a running count job: its merge stage and workers.
 type countJob[In any] struct {

@@ -65,6 +65,11 @@ func TestRunBench(t *testing.T) {
 		require.LessOrEqual(t, r.LatencyMs.P50, r.LatencyMs.Max)
 	}
 	require.Less(t, rows[1].Imbalance, rows[0].Imbalance, "D-Choices balances better than hash")
+	for _, r := range rows {
+		// No -work: nothing to size the job by, so no recommendation.
+		require.Zero(t, r.RecommendedWorkers)
+		require.Equal(t, []string{NoCostModel}, r.RecommendationReasons)
+	}
 }
 
 // TestRunBenchSemantics runs one partitioner under both semantics: a row
