@@ -84,6 +84,12 @@ type joinKind struct {
 	build    func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid]
 	pairs    func(l, r jrec, emit func(jout))
 	late     func(t, wm int64) bool
+	opts     []JoinOpt // more options of the join under test (SkewAware)
+}
+
+// joinOpts are k's join options on par workers.
+func (k joinKind) joinOpts(par int) []JoinOpt {
+	return append([]JoinOpt{Parallelism(par), AllowedLateness(k.lateness)}, k.opts...)
 }
 
 const (
@@ -336,7 +342,7 @@ func runGatedJoin(t *testing.T, k joinKind, wl *joinWorkload, par int) *joinColl
 	}
 	ls := FromChan(j, "l", chans(wl.left, wl.leftAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 	rs := FromChan(j, "r", chans(wl.right, wl.rightAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
-	jd := k.build(ls, rs, "join", testJoiner(), Parallelism(par), AllowedLateness(k.lateness))
+	jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(par)...)
 	c := &joinCollector{}
 	c.wire(jd)
 	require.NoError(t, j.Run(ctx))
@@ -424,7 +430,7 @@ func joinRecoveryJob(t *testing.T, k joinKind, wl *joinWorkload, dir string, par
 	}
 	ls := FromFiller(j, "l", fillers(wl.left), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 	rs := FromFiller(j, "r", fillers(wl.right), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
-	jd := k.build(ls, rs, "join", testJoiner(), Parallelism(par), AllowedLateness(k.lateness))
+	jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(par)...)
 	sink, err := NewFileSink(dir, 2, encodeJoined)
 	require.NoError(t, err)
 	TwoPhaseSink(jd.Results, "sink", TxnSink[operators.Joined[jid]](sink), Parallelism(2), Via(Hash()))
@@ -691,7 +697,7 @@ func TestJoinAllocs(t *testing.T) {
 					src := FromFiller(j, "src", []stream.Filler[jrec]{stream.FromSlice(merged)}, jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 					ls := Filter(src, "l", func(r jrec) bool { return r.ID <= int32(n) })
 					rs := Filter(src, "r", func(r jrec) bool { return r.ID > int32(n) })
-					jd := k.build(ls, rs, "join", testJoiner(), Parallelism(2), AllowedLateness(k.lateness))
+					jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(2)...)
 					Sink(jd.Results, "out", func(int, operators.Joined[jid]) error { return nil })
 					require.NoError(t, j.Run(context.Background()))
 				})
