@@ -27,6 +27,25 @@ type payment struct {
 	Cents int
 }
 
+// runSorted runs job with the sinks that collect adds, then prints what
+// they collected, sorted: the workers' order varies from run to run.
+func runSorted(job *runtime.Job, collect func(add func(string))) {
+	var mu sync.Mutex
+	var out []string
+	collect(func(s string) {
+		mu.Lock()
+		out = append(out, s)
+		mu.Unlock()
+	})
+	if err := job.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	slices.SortFunc(out, cmp.Compare)
+	for _, s := range out {
+		fmt.Println(s)
+	}
+}
+
 // An interval join of orders with their payments on three workers: a
 // payment joins its order when it comes at most 10 s after it. Both
 // inputs are hash-partitioned by order ID, so an order and its payments
@@ -55,27 +74,13 @@ func Example_intervalJoin() {
 		SameKey: func(o order, p payment) bool { return o.ID == p.Order },
 	}
 	paid := runtime.IntervalJoin(o, p, "paid", joiner, 0, 10*time.Second, runtime.Parallelism(3))
-	var mu sync.Mutex
-	var out []string
-	runtime.Sink(paid.Results, "collect", func(_ int, j operators.Joined[string]) error {
-		mu.Lock()
-		out = append(out, j.Value)
-		mu.Unlock()
-		return nil
+	runSorted(job, func(add func(string)) {
+		runtime.Sink(paid.Results, "collect", func(_ int, j operators.Joined[string]) error { add(j.Value); return nil })
+		runtime.Sink(paid.LateRight, "late", func(_ int, p payment) error {
+			add(fmt.Sprintf("late: %s at %v", p.Order, p.At))
+			return nil
+		})
 	})
-	runtime.Sink(paid.LateRight, "late", func(_ int, p payment) error {
-		mu.Lock()
-		out = append(out, fmt.Sprintf("late: %s at %v", p.Order, p.At))
-		mu.Unlock()
-		return nil
-	})
-	if err := job.Run(context.Background()); err != nil {
-		panic(err)
-	}
-	slices.SortFunc(out, cmp.Compare)
-	for _, s := range out {
-		fmt.Println(s)
-	}
 	// Output:
 	// o1 book paid 1200
 	// o3 ink paid 300
@@ -117,21 +122,9 @@ func ExampleSkewAware() {
 	}
 	priced := runtime.RegularJoin(b, a, "priced", joiner, operators.RetainForever, operators.RetainForever,
 		runtime.Parallelism(4), runtime.SkewAware(runtime.LeftInput, hot, 2))
-	var mu sync.Mutex
-	var out []string
-	runtime.Sink(priced.Results, "collect", func(_ int, j operators.Joined[string]) error {
-		mu.Lock()
-		out = append(out, j.Value)
-		mu.Unlock()
-		return nil
+	runSorted(job, func(add func(string)) {
+		runtime.Sink(priced.Results, "collect", func(_ int, j operators.Joined[string]) error { add(j.Value); return nil })
 	})
-	if err := job.Run(context.Background()); err != nil {
-		panic(err)
-	}
-	slices.SortFunc(out, cmp.Compare)
-	for _, s := range out {
-		fmt.Println(s)
-	}
 	// Output:
 	// a1 lamp bid 10
 	// a1 lamp bid 11

@@ -178,6 +178,10 @@ type aggOpt func(*stageConfig)
 
 func (f aggOpt) applyAgg(c *stageConfig) { f(c) }
 
+type joinOpt func(*stageConfig)
+
+func (f joinOpt) applyJoin(c *stageConfig) { f(c) }
+
 type aggJoinOpt func(*stageConfig)
 
 func (f aggJoinOpt) applyAgg(c *stageConfig)  { f(c) }

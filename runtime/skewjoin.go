@@ -73,10 +73,6 @@ func SkewAware(split JoinSide, hot hotkey.FixedHead, choices int) JoinOpt {
 	return joinOpt(func(c *stageConfig) { c.skew = &skewSpec{split: split, hot: hot, choices: choices} })
 }
 
-type joinOpt func(*stageConfig)
-
-func (f joinOpt) applyJoin(c *stageConfig) { f(c) }
-
 // validate checks the option for a join of n workers.
 func (s *skewSpec) validate(n int) error {
 	switch {

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,13 +43,7 @@ func runSkewJoin(b *testing.B, left, right []sjrec, workers int, cost work.Cost,
 	jd := RegularJoin(ls, rs, "join", joiner, operators.RetainForever, operators.RetainForever, opts...)
 	var pairs atomic.Uint64
 	Sink(jd.Results, "sink", func(int, operators.Joined[struct{}]) error { pairs.Add(1); return nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	if err := j.Run(ctx); err != nil {
-		b.Fatal(err)
-	}
-	el := time.Since(t0)
+	el := timedRun(b, j)
 	if pairs.Load() != uint64(len(left)) {
 		b.Fatalf("%d pairs, want %d (one per left record)", pairs.Load(), len(left))
 	}

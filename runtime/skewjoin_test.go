@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/skewerhq/skewer/partition/hotkey"
-	"github.com/skewerhq/skewer/runtime/checkpoint"
 	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
@@ -133,24 +131,9 @@ func TestSkewJoinsExactlyOnceUnderFailures(t *testing.T) {
 func TestSkewJoinRestoreInNewJob(t *testing.T) {
 	k := skewKinds(t, RightInput, 8, 2)[1] // tumbling windows with allowed lateness
 	wl := newJoinWorkload(5, k, 2, 1, 1200, 600, 40, 0)
-	dir := t.TempDir()
-	store, err := checkpoint.NewDir(filepath.Join(dir, "ckpt"))
-	require.NoError(t, err)
-	var late atomic.Int64
-	j, _ := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, &late, Checkpoint(time.Hour, store))
-	ticks := make(chan time.Time)
-	j.cfg.ckpt.ticks = ticks
-	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
-		tickAtSource(j, ticks, "l", stage, records)
-		if stage != "l" || worker != 0 || records < 2*checkpointEvery || !waitCheckpoint(j) {
-			return nil
-		}
-		return errInjected
-	}
+	dir, store, late := failAfterCheckpoint(t, k, wl)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.ErrorIs(t, j.Run(ctx), errInjected)
-	require.Positive(t, j.CheckpointStats().Completed)
 
 	for name, opts := range map[string][]JoinOpt{
 		"another hot set": {SkewAware(RightInput, skewHot(t, 9), 2)},
@@ -159,12 +142,12 @@ func TestSkewJoinRestoreInNewJob(t *testing.T) {
 	} {
 		other := k
 		other.opts = opts
-		j, _ := joinRecoveryJob(t, other, wl, filepath.Join(dir, "out-"+name), 3, &late, Restore(store))
+		j, _ := joinRecoveryJob(t, other, wl, filepath.Join(dir, "out-"+name), 3, late, Restore(store))
 		err := j.Run(ctx)
 		require.ErrorIs(t, err, ErrIncompatibleCheckpoint, name)
 	}
 
-	j, sink := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, &late, Checkpoint(time.Hour, store), Restore(store))
+	j, sink := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, late, Checkpoint(time.Hour, store), Restore(store))
 	runJob(t, j)
 	require.Equal(t, 1, j.CheckpointStats().Restores)
 	require.Equal(t, wl.pairs, committedPairs(t, sink))
