@@ -79,7 +79,7 @@ func (h *joinHandler[L, R, Out]) process(ev []operators.Event[joinIn[L, R]], sen
 			h.buf, ok = h.js.AddLeft(keys[i], e.Time, e.Value.l, h.buf)
 		}
 		if ok || h.skew != nil && e.Value.right == h.bcastRight && h.skew.copyAt(keys[i], h.w) {
-			continue // a late copy: its key's hash worker reports the record
+			continue // accepted, or a late copy: its key's hash worker reports the record
 		}
 		if e.Value.right {
 			h.lateR.emit(operators.Event[R]{Time: e.Time, Value: e.Value.r})
@@ -164,8 +164,9 @@ func (s *joinStage[L, R, Out]) prepareInputs() {
 // make a pair j.Pair(l, r), emitted when the watermark passes the window's
 // end (operators.WindowJoin). Both inputs are hash-partitioned by their
 // keys to the join's workers, so that every record of a key, from either
-// input, meets on one worker. Options: Parallelism (default: the left
-// input's), AllowedLateness, WithCost and Via (Hash only). Records refused
+// input, meets on one worker (SkewAware splits a fixed set of hot keys
+// over several). Options: Parallelism (default: the left input's),
+// AllowedLateness, WithCost, Via (Hash only) and SkewAware. Records refused
 // as late go to LateLeft and LateRight. The join keeps its state on the
 // heap and is restored only at the parallelism it was checkpointed at;
 // see the package comment's Joins. Bad parameters fail the job's build
