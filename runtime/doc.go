@@ -103,6 +103,19 @@
 // both inputs have ended. The pairs go out a batch at a time, through one
 // buffer each worker reuses.
 //
+// A key hot on one input (a hot auction's bids) would load its one
+// worker with all of its records. SkewAware splits such keys, the hot
+// set of a hotkey.FixedHead: a hot key's records on the split input go
+// to the least loaded of its candidate workers (D-Choices' d, or every
+// worker as W-Choices), and its records on the other input, the
+// broadcast one, to every candidate; cold keys stay hash-partitioned.
+// Each split-side record is then stored at exactly one worker, next to
+// every broadcast-side record of its key, so each pair is made once and
+// the pairs are the hash join's. The price is the broadcast input's hot
+// records, stored and processed once per candidate. The hot set is fixed
+// for the run, and part of the snapshot: a restore with another hot set
+// fails with ErrIncompatibleCheckpoint.
+//
 // A record is late when the join's watermark has passed it by the allowed
 // lateness (AllowedLateness; for a window join, every window holding it):
 // it joins nothing and goes to LateLeft or LateRight (and is counted in

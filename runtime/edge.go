@@ -32,6 +32,11 @@ type Edge struct {
 	// keys, when that is known without building one: Kind's
 	// (partition.KindSplitsKeys) and Shuffle's.
 	splits splitting
+	// skew is a skew-aware join's table (SkewAware), on both of its
+	// edges; fan, on its broadcast input's: a hot key's records go to
+	// every candidate.
+	skew *skewTable
+	fan  bool
 }
 
 // splitting is what an edge knows of whether its partitioners split keys.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skewerhq/skewer/operators"
+	"github.com/skewerhq/skewer/partition/hotkey"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/sketch"
 )
@@ -24,6 +25,25 @@ type payment struct {
 	Order string
 	At    time.Duration
 	Cents int
+}
+
+// runSorted runs job with the sinks that collect adds, then prints what
+// they collected, sorted: the workers' order varies from run to run.
+func runSorted(job *runtime.Job, collect func(add func(string))) {
+	var mu sync.Mutex
+	var out []string
+	collect(func(s string) {
+		mu.Lock()
+		out = append(out, s)
+		mu.Unlock()
+	})
+	if err := job.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	slices.SortFunc(out, cmp.Compare)
+	for _, s := range out {
+		fmt.Println(s)
+	}
 }
 
 // An interval join of orders with their payments on three workers: a
@@ -54,28 +74,62 @@ func Example_intervalJoin() {
 		SameKey: func(o order, p payment) bool { return o.ID == p.Order },
 	}
 	paid := runtime.IntervalJoin(o, p, "paid", joiner, 0, 10*time.Second, runtime.Parallelism(3))
-	var mu sync.Mutex
-	var out []string
-	runtime.Sink(paid.Results, "collect", func(_ int, j operators.Joined[string]) error {
-		mu.Lock()
-		out = append(out, j.Value)
-		mu.Unlock()
-		return nil
+	runSorted(job, func(add func(string)) {
+		runtime.Sink(paid.Results, "collect", func(_ int, j operators.Joined[string]) error { add(j.Value); return nil })
+		runtime.Sink(paid.LateRight, "late", func(_ int, p payment) error {
+			add(fmt.Sprintf("late: %s at %v", p.Order, p.At))
+			return nil
+		})
 	})
-	runtime.Sink(paid.LateRight, "late", func(_ int, p payment) error {
-		mu.Lock()
-		out = append(out, fmt.Sprintf("late: %s at %v", p.Order, p.At))
-		mu.Unlock()
-		return nil
-	})
-	if err := job.Run(context.Background()); err != nil {
-		panic(err)
-	}
-	slices.SortFunc(out, cmp.Compare)
-	for _, s := range out {
-		fmt.Println(s)
-	}
 	// Output:
 	// o1 book paid 1200
 	// o3 ink paid 300
+}
+
+type bid struct {
+	Auction string
+	Price   int
+}
+
+type auction struct {
+	ID   string
+	Item string
+}
+
+// A regular join of bids with their auctions on four workers, skew-aware:
+// auction a1 is hot, so its bids are split over two candidate workers
+// (SkewAware splitting the left input, the bids) and its auction record
+// goes to both; a2's records are hash-partitioned as without the option.
+// The pairs are those of the hash join, each once.
+func ExampleSkewAware() {
+	bids := []bid{{"a1", 10}, {"a1", 11}, {"a2", 5}, {"a1", 12}, {"a1", 13}, {"a2", 6}}
+	auctions := []auction{{"a1", "lamp"}, {"a2", "vase"}}
+	hot, err := hotkey.NewFixed(map[uint64]float64{sketch.HashString("a1"): 0.6}, 0.1)
+	if err != nil {
+		panic(err)
+	}
+	job, err := runtime.NewJob()
+	if err != nil {
+		panic(err)
+	}
+	b := runtime.FromSeq(job, "bids", []iter.Seq[bid]{slices.Values(bids)},
+		func(b bid) uint64 { return sketch.HashString(b.Auction) }, runtime.EventTime(func(bid) int64 { return 0 }))
+	a := runtime.FromSeq(job, "auctions", []iter.Seq[auction]{slices.Values(auctions)},
+		func(a auction) uint64 { return sketch.HashString(a.ID) }, runtime.EventTime(func(auction) int64 { return 0 }))
+	joiner := operators.Joiner[bid, auction, string]{
+		Pair:    func(b bid, a auction) string { return fmt.Sprintf("%s %s bid %d", a.ID, a.Item, b.Price) },
+		SameKey: func(b bid, a auction) bool { return b.Auction == a.ID },
+	}
+	priced := runtime.RegularJoin(b, a, "priced", joiner, operators.RetainForever, operators.RetainForever,
+		runtime.Parallelism(4), runtime.SkewAware(runtime.LeftInput, hot, 2))
+	runSorted(job, func(add func(string)) {
+		runtime.Sink(priced.Results, "collect", func(_ int, j operators.Joined[string]) error { add(j.Value); return nil })
+	})
+	// Output:
+	// a1 lamp bid 10
+	// a1 lamp bid 11
+	// a1 lamp bid 12
+	// a1 lamp bid 13
+	// a2 vase bid 5
+	// a2 vase bid 6
 }

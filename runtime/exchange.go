@@ -140,6 +140,9 @@ type outbox[T any] struct {
 	mark     uint64 // the barrier the batches being sent carry (see barrier)
 	stop     bool   // ... and whether it is the stop checkpoint's
 	regen    uint64 // the owner table the batches being sent announce (see step)
+	// fan is a skew-aware join's table on its broadcast input: a hot
+	// key's record goes to each of its candidates.
+	fan *skewTable
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
@@ -160,6 +163,9 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 		o.fwd = f.w
 	}
 	o.keyed = o.fwd < 0 && p != nil && e.keyOf != nil && !e.recKey
+	if e.spec.fan {
+		o.fan = e.spec.skew
+	}
 	return o, nil
 }
 
@@ -177,6 +183,14 @@ func (o *outbox[T]) put(ev operators.Event[T], wm int64) {
 	var k uint64
 	if o.e.keyOf != nil {
 		k = o.e.keyOf(ev.Value)
+	}
+	if o.fan != nil {
+		if c := o.fan.candidates(k); c != nil {
+			for _, w := range c {
+				o.appendKeyed(int(w), ev, k, wm)
+			}
+			return
+		}
 	}
 	d := o.part.Route(k)
 	if o.keyed {

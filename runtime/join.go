@@ -43,6 +43,11 @@ type joinHandler[L, R, Out any] struct {
 	m      *workerMetrics
 	keyBuf []uint64
 	watch  func(wm int64) // tests' (jobConfig.joinWM), else nil
+	// skew is a skew-aware join's table (nil: hash), bcastRight whether
+	// its broadcast input is the right one, w the worker.
+	skew       *skewTable
+	bcastRight bool
+	w          int
 }
 
 // keysOf is the records' keys: those the senders computed, else the
@@ -69,15 +74,19 @@ func (h *joinHandler[L, R, Out]) process(ev []operators.Event[joinIn[L, R]], sen
 		e := &ev[i]
 		var ok bool
 		if e.Value.right {
-			if h.buf, ok = h.js.AddRight(keys[i], e.Time, e.Value.r, h.buf); !ok {
-				h.lateR.emit(operators.Event[R]{Time: e.Time, Value: e.Value.r})
-			}
-		} else if h.buf, ok = h.js.AddLeft(keys[i], e.Time, e.Value.l, h.buf); !ok {
+			h.buf, ok = h.js.AddRight(keys[i], e.Time, e.Value.r, h.buf)
+		} else {
+			h.buf, ok = h.js.AddLeft(keys[i], e.Time, e.Value.l, h.buf)
+		}
+		if ok || h.skew != nil && e.Value.right == h.bcastRight && h.skew.copyAt(keys[i], h.w) {
+			continue // accepted, or a late copy: its key's hash worker reports the record
+		}
+		if e.Value.right {
+			h.lateR.emit(operators.Event[R]{Time: e.Time, Value: e.Value.r})
+		} else {
 			h.lateL.emit(operators.Event[L]{Time: e.Time, Value: e.Value.l})
 		}
-		if !ok {
-			late++
-		}
+		late++
 	}
 	if late > 0 {
 		h.m.late.Add(late)
@@ -107,12 +116,23 @@ func (h *joinHandler[L, R, Out]) advance(wm int64) error {
 func (h *joinHandler[L, R, Out]) idle() {}
 
 func (h *joinHandler[L, R, Out]) appendState(dst []byte) ([]byte, error) {
+	if h.skew != nil {
+		dst = appendSkewHeader(dst, h.skew)
+	}
 	return h.js.AppendState(dst)
 }
 
 func (h *joinHandler[L, R, Out]) restoreState(b []byte) error {
 	if b == nil {
 		return nil
+	}
+	if h.skew != nil {
+		var err error
+		if b, err = skewState(b, h.skew); err != nil {
+			return err
+		}
+	} else if len(b) > 0 && b[0] == skewStateKind {
+		return fmt.Errorf("%w: a skew-aware join's state (SkewAware) for a hash join", ErrIncompatibleCheckpoint)
 	}
 	return h.js.RestoreState(b)
 }
@@ -144,8 +164,9 @@ func (s *joinStage[L, R, Out]) prepareInputs() {
 // make a pair j.Pair(l, r), emitted when the watermark passes the window's
 // end (operators.WindowJoin). Both inputs are hash-partitioned by their
 // keys to the join's workers, so that every record of a key, from either
-// input, meets on one worker. Options: Parallelism (default: the left
-// input's), AllowedLateness, WithCost and Via (Hash only). Records refused
+// input, meets on one worker (SkewAware splits a fixed set of hot keys
+// over several). Options: Parallelism (default: the left input's),
+// AllowedLateness, WithCost, Via (Hash only) and SkewAware. Records refused
 // as late go to LateLeft and LateRight. The join keeps its state on the
 // heap and is restored only at the parallelism it was checkpointed at;
 // see the package comment's Joins. Bad parameters fail the job's build
@@ -204,13 +225,19 @@ func joinConfig[L, R, Out any](left *Stream[L], right *Stream[R], name string, j
 	case right.keyOf == nil:
 		fail(invalidParam("right stream key", "nil", "a keyed stream (KeyBy)"))
 	case !cfg.edge.keyGroups:
-		fail(invalidParam("edge", cfg.edge.name, "Hash (every record of a key, from either input, on one worker)"))
+		fail(invalidParam("edge", cfg.edge.name, "Hash (every record of a key, from either input, on one worker; SkewAware to split hot keys)"))
 	case job.cfg.ckpt.snapshots() && (j.LeftCodec == nil || j.RightCodec == nil):
 		fail(fmt.Errorf("%w: Joiner.LeftCodec and RightCodec: a job that checkpoints or restores needs both", operators.ErrNoCodec))
 	}
 	if err := cfg.validate(); err != nil {
 		fail(err)
 		cfg.parallelism = 1
+	}
+	if cfg.skew != nil {
+		if err := cfg.skew.validate(cfg.parallelism); err != nil {
+			fail(err)
+			cfg.skew = nil
+		}
 	}
 	if cfg.lateness >= 0 {
 		if _, err := newState(cfg.lateness); err != nil {
@@ -240,6 +267,16 @@ func addJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j op
 	rs := Map(right, name+"/right", func(r R) joinIn[L, R] { return joinIn[L, R]{r: r, right: true} })
 	ls.keyOf = func(x joinIn[L, R]) uint64 { return lk(x.l) }
 	rs.keyOf = func(x joinIn[L, R]) uint64 { return rk(x.r) }
+	le, re := cfg.edge, cfg.edge
+	var skew *skewTable
+	if cfg.skew != nil {
+		var err error
+		if skew, err = newSkewTable(cfg.skew, cfg.parallelism, job.cfg.maxPar); err != nil {
+			job.fail(fmtStage(name, err))
+		} else if le, re = skewJoinEdges(skew); cfg.skew.split == RightInput {
+			le, re = re, le
+		}
+	}
 	lateL, lateR := &port[L]{}, &port[R]{}
 	st := &joinStage[L, R, Out]{}
 	st.out = &port[operators.Joined[Out]]{}
@@ -258,18 +295,21 @@ func addJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j op
 		if err != nil {
 			return nil, nil, err
 		}
-		h := &joinHandler[L, R, Out]{js: js, lk: lk, rk: rk, out: out, lateL: cl, lateR: cr, m: m}
+		h := &joinHandler[L, R, Out]{js: js, lk: lk, rk: rk, out: out, lateL: cl, lateR: cr, m: m, skew: skew, w: w}
+		if skew != nil {
+			h.bcastRight = cfg.skew.split == LeftInput
+		}
 		if f := job.cfg.joinWM; f != nil {
 			h.watch = func(wm int64) { f(name, w, wm) }
 		}
 		return h, []output{cl, cr}, nil
 	}
-	el, err := connect(ls, cfg.edge, cfg.parallelism)
+	el, err := connect(ls, le, cfg.parallelism)
 	if err != nil {
 		job.fail(fmtStage(name, err))
 		el = &edge[joinIn[L, R]]{spec: Forward(), senders: ls.st.cfg.parallelism}
 	}
-	er, err := connect(rs, cfg.edge, cfg.parallelism)
+	er, err := connect(rs, re, cfg.parallelism)
 	if err != nil {
 		job.fail(fmtStage(name, err))
 		er = &edge[joinIn[L, R]]{spec: Forward(), senders: rs.st.cfg.parallelism}

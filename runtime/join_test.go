@@ -84,6 +84,12 @@ type joinKind struct {
 	build    func(l, r *Stream[jrec], name string, j operators.Joiner[jrec, jrec, jid], opts ...JoinOpt) *Joined[jrec, jrec, jid]
 	pairs    func(l, r jrec, emit func(jout))
 	late     func(t, wm int64) bool
+	opts     []JoinOpt // more options of the join under test (SkewAware)
+}
+
+// joinOpts are k's join options on par workers.
+func (k joinKind) joinOpts(par int) []JoinOpt {
+	return append([]JoinOpt{Parallelism(par), AllowedLateness(k.lateness)}, k.opts...)
 }
 
 const (
@@ -336,7 +342,7 @@ func runGatedJoin(t *testing.T, k joinKind, wl *joinWorkload, par int) *joinColl
 	}
 	ls := FromChan(j, "l", chans(wl.left, wl.leftAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 	rs := FromChan(j, "r", chans(wl.right, wl.rightAt), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
-	jd := k.build(ls, rs, "join", testJoiner(), Parallelism(par), AllowedLateness(k.lateness))
+	jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(par)...)
 	c := &joinCollector{}
 	c.wire(jd)
 	require.NoError(t, j.Run(ctx))
@@ -424,7 +430,7 @@ func joinRecoveryJob(t *testing.T, k joinKind, wl *joinWorkload, dir string, par
 	}
 	ls := FromFiller(j, "l", fillers(wl.left), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 	rs := FromFiller(j, "r", fillers(wl.right), jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
-	jd := k.build(ls, rs, "join", testJoiner(), Parallelism(par), AllowedLateness(k.lateness))
+	jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(par)...)
 	sink, err := NewFileSink(dir, 2, encodeJoined)
 	require.NoError(t, err)
 	TwoPhaseSink(jd.Results, "sink", TxnSink[operators.Joined[jid]](sink), Parallelism(2), Via(Hash()))
@@ -551,19 +557,17 @@ func runJoinWithKill(t *testing.T, k joinKind, wl *joinWorkload, kp killPoint) (
 	return committedPairs(t, sink), st.Restores
 }
 
-// TestJoinRestoreInNewJob: a join job stopped by a failure part-way (its
-// checkpoints in a directory, no Restart) and a new job built the same way
-// with Restore commit together exactly the reference's pairs; a new job
-// whose join has another parallelism is refused with an error naming the
-// join.
-func TestJoinRestoreInNewJob(t *testing.T) {
-	k := joinKinds(t)[1] // tumbling windows with allowed lateness
-	wl := newJoinWorkload(5, k, 2, 1, 1200, 600, 40, 0)
-	dir := t.TempDir()
+// failAfterCheckpoint runs the join recovery job of k over wl on 3
+// workers, checkpointing into store (in dir/ckpt) and committing into
+// dir/out, until it fails part-way, after a checkpoint; late counts the
+// late records.
+func failAfterCheckpoint(t *testing.T, k joinKind, wl *joinWorkload) (dir string, store checkpoint.Store, late *atomic.Int64) {
+	t.Helper()
+	dir = t.TempDir()
 	store, err := checkpoint.NewDir(filepath.Join(dir, "ckpt"))
 	require.NoError(t, err)
-	var late atomic.Int64
-	j, _ := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, &late, Checkpoint(time.Hour, store))
+	late = new(atomic.Int64)
+	j, _ := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, late, Checkpoint(time.Hour, store))
 	ticks := make(chan time.Time)
 	j.cfg.ckpt.ticks = ticks
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
@@ -583,15 +587,29 @@ func TestJoinRestoreInNewJob(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, j.Run(ctx), errInjected)
 	require.Positive(t, j.CheckpointStats().Completed)
+	return dir, store, late
+}
 
-	j, sink := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, &late, Checkpoint(time.Hour, store), Restore(store))
+// TestJoinRestoreInNewJob: a join job stopped by a failure part-way (its
+// checkpoints in a directory, no Restart) and a new job built the same way
+// with Restore commit together exactly the reference's pairs; a new job
+// whose join has another parallelism is refused with an error naming the
+// join.
+func TestJoinRestoreInNewJob(t *testing.T) {
+	k := joinKinds(t)[1] // tumbling windows with allowed lateness
+	wl := newJoinWorkload(5, k, 2, 1, 1200, 600, 40, 0)
+	dir, store, late := failAfterCheckpoint(t, k, wl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	j, sink := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, late, Checkpoint(time.Hour, store), Restore(store))
 	runJob(t, j)
 	require.Equal(t, 1, j.CheckpointStats().Restores)
 	require.Equal(t, wl.pairs, committedPairs(t, sink))
 	require.Zero(t, late.Load())
 
-	j, _ = joinRecoveryJob(t, k, wl, filepath.Join(dir, "out2"), 2, &late, Restore(store))
-	err = j.Run(ctx)
+	j, _ = joinRecoveryJob(t, k, wl, filepath.Join(dir, "out2"), 2, late, Restore(store))
+	err := j.Run(ctx)
 	require.ErrorIs(t, err, ErrIncompatibleCheckpoint)
 	require.ErrorContains(t, err, `join stage "join"`)
 }
@@ -667,7 +685,8 @@ func TestJoinBuildErrors(t *testing.T) {
 
 // TestJoinAllocs: a join allocates nothing per record in steady state:
 // three times the records cost no more allocations than a hundredth of
-// one per record more, for every kind of join. Both inputs come from one
+// one per record more, for every kind of join, and skew-aware (a regular
+// join splitting every key over both workers). Both inputs come from one
 // source (filtered by side), so that neither runs ahead of the other in
 // event time: the join holds what the faster input leads by until the
 // slower one's watermark catches up, which would grow with the input.
@@ -675,7 +694,7 @@ func TestJoinAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	for _, k := range joinKinds(t) {
+	for _, k := range append(joinKinds(t), skewKinds(t, LeftInput, 40, 0)[5]) {
 		t.Run(k.name, func(t *testing.T) {
 			inputs := k
 			inputs.pairs = nil
@@ -691,7 +710,7 @@ func TestJoinAllocs(t *testing.T) {
 					src := FromFiller(j, "src", []stream.Filler[jrec]{stream.FromSlice(merged)}, jrecKey, EventTime(jrecTime), OutOfOrderness(jDisorder))
 					ls := Filter(src, "l", func(r jrec) bool { return r.ID <= int32(n) })
 					rs := Filter(src, "r", func(r jrec) bool { return r.ID > int32(n) })
-					jd := k.build(ls, rs, "join", testJoiner(), Parallelism(2), AllowedLateness(k.lateness))
+					jd := k.build(ls, rs, "join", testJoiner(), k.joinOpts(2)...)
 					Sink(jd.Results, "out", func(int, operators.Joined[jid]) error { return nil })
 					require.NoError(t, j.Run(context.Background()))
 				})

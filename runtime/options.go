@@ -103,6 +103,8 @@ type stageConfig struct {
 	// active is ActiveWorkers' (0: not live); step, MigrationStep's.
 	active int
 	step   int
+	// skew is a join's SkewAware (nil: hash partitioning).
+	skew *skewSpec
 	// sources
 	rate     float64
 	schedule *rateSchedule // Rate's or RateSchedule's
@@ -150,7 +152,7 @@ type StageOpt interface {
 type AggOpt interface{ applyAgg(*stageConfig) }
 
 // JoinOpt configures a join (WindowJoin, IntervalJoin, RegularJoin):
-// Parallelism, Via, WithCost and AllowedLateness.
+// Parallelism, Via, WithCost, AllowedLateness and SkewAware.
 type JoinOpt interface{ applyJoin(*stageConfig) }
 
 // AggJoinOpt configures a windowed aggregation or a join.
@@ -175,6 +177,10 @@ func (f stageOpt) applySource(c *stageConfig) { f(c) }
 type aggOpt func(*stageConfig)
 
 func (f aggOpt) applyAgg(c *stageConfig) { f(c) }
+
+type joinOpt func(*stageConfig)
+
+func (f joinOpt) applyJoin(c *stageConfig) { f(c) }
 
 type aggJoinOpt func(*stageConfig)
 

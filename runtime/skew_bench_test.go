@@ -64,13 +64,7 @@ func runKeyedCount(b *testing.B, streams []stream.Stream, records, workers int, 
 	counts := WindowAggregate(Source(j, "src", streams, src...), "count", operators.Count[stream.Record](), opts...)
 	sums := make([]uint64, workers)
 	Sink(counts.Results, "sink", func(w int, r operators.Result[uint64]) error { sums[w] += r.Value; return nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	if err := j.Run(ctx); err != nil {
-		b.Fatal(err)
-	}
-	el := time.Since(t0)
+	el := timedRun(b, j)
 	var total uint64
 	for _, s := range sums {
 		total += s
@@ -79,6 +73,19 @@ func runKeyedCount(b *testing.B, streams []stream.Stream, records, workers int, 
 		b.Fatalf("counted %d of %d records", total, records)
 	}
 	return el
+}
+
+// timedRun runs j, failing b if it fails or runs past 5 minutes, and
+// returns its wall time.
+func timedRun(b *testing.B, j *Job) time.Duration {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	if err := j.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
 }
 
 // BenchmarkSkewedServiceTime: 8 workers, each a single-server queue taking
