@@ -36,7 +36,8 @@ func rtCluster(t *testing.T, in, out int) []string {
 // rtWindow is the tests' tumbling window.
 const rtWindow = 100 * time.Millisecond
 
-// rtInput writes n records of keys keys to the 4 partitions of "in" (Zipf-skewed, so D-Choices splits
+// rtInput writes n records of keys keys (hashed ids, as stream.Uint64Key
+// gives them) to the 4 partitions of "in" (Zipf-skewed, so D-Choices splits
 // the hot ones) to "in" through a murmur2-partitioned Producer, with
 // event times rising by 1ms a record and a jitter under 20ms, and returns
 // each (key, window start)'s count.
@@ -49,7 +50,7 @@ func rtInput(t *testing.T, ctx context.Context, brokers []string, n, keys int, s
 	require.NoError(t, err)
 	want := map[WindowKey]uint64{}
 	for i := range n {
-		rec := stream.Record{Key: z.Uint64() + 1, Time: int64(i)*int64(time.Millisecond) + r.Int64N(int64(20*time.Millisecond))}
+		rec := stream.Record{Key: stream.HashUint64(z.Uint64()), Time: int64(i)*int64(time.Millisecond) + r.Int64N(int64(20*time.Millisecond))}
 		require.NoError(t, p.SendRecord(ctx, rec))
 		want[WindowKey{Key: rec.Key, Start: rec.Time - rec.Time%int64(rtWindow)}]++
 	}

@@ -468,12 +468,19 @@ func (s *TopicSink[T]) Recover(worker int, txn []byte) error {
 		}
 		sw.seq, sw.last = h.seq+1, slices.Clone(txn)
 	}
+	return s.initSlots(worker, sw)
+}
+
+// initSlots initialises the producers of the worker's transactional IDs
+// at once (each is a round trip to the transaction coordinator).
+func (s *TopicSink[T]) initSlots(worker int, sw *sinkWorker) error {
+	var errs [txnSlots]error
+	var wg sync.WaitGroup
 	for i := range sw.slots {
-		if err := s.initSlot(worker, &sw.slots[i]); err != nil {
-			return err
-		}
+		wg.Go(func() { errs[i] = s.initSlot(worker, &sw.slots[i]) })
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs[:]...)
 }
 
 // endTxn commits the transaction of h under transactional ID id with its
