@@ -89,3 +89,37 @@ func TestTopicSourceEmptyPartitionsEnd(t *testing.T) {
 		in.Close()
 	}
 }
+
+// TestTopicSourceWatermark pins a worker's watermark: the least of its
+// partitions' (greatest event time minus OutOfOrderness minus 1), over
+// those not ended nor idle (none left: the greatest), never decreasing.
+func TestTopicSourceWatermark(t *testing.T) {
+	in := &partitionSet[stream.Record]{cfg: &SourceConfig{}, ooo: 10, wm: operators.NoWatermark,
+		parts: []srcPart{{p: 0, next: 5, end: -1, maxT: 100}, {p: 1, next: 5, end: -1, maxT: 50}, {p: 2, next: -1, end: -1, maxT: noTime}}}
+	in.advance()
+	require.Equal(t, operators.NoWatermark, in.Watermark(), "a partition with no record holds the worker back")
+	in.parts[2].idle = true
+	in.advance()
+	require.Equal(t, int64(50-10-1), in.Watermark(), "the least of the active partitions'")
+	in.parts[1].end = 5 // read to its end
+	in.advance()
+	require.Equal(t, int64(100-10-1), in.Watermark())
+	in.parts[0].idle = true
+	in.advance()
+	require.Equal(t, int64(100-10-1), in.Watermark(), "none active: the greatest")
+	in.parts[0].idle, in.parts[2].idle = false, false
+	in.advance()
+	require.Equal(t, int64(100-10-1), in.Watermark(), "never decreases")
+}
+
+// TestTopicSourceIdleness pins IdleTimeout: a partition whose last record
+// is older than the timeout stops holding the worker's watermark back,
+// one that just had a record does not.
+func TestTopicSourceIdleness(t *testing.T) {
+	in := &partitionSet[stream.Record]{cfg: &SourceConfig{IdleTimeout: time.Hour}, ooo: 0, wm: operators.NoWatermark,
+		parts: []srcPart{{p: 0, next: 5, end: -1, maxT: 100, last: time.Now()}, {p: 1, next: 5, end: -1, maxT: 50}}} // p1: last is the zero time
+	in.idleCheck()
+	require.False(t, in.parts[0].idle)
+	require.True(t, in.parts[1].idle)
+	require.Equal(t, int64(99), in.Watermark())
+}

@@ -252,6 +252,7 @@ func (s *partitionSet[T]) Read(ctx context.Context, buf []Event[T], wait time.Du
 		}
 	}
 	if n := s.take(buf); n > 0 {
+		s.idleCheck() // a silent partition among busy ones goes idle too
 		return n, false, nil
 	}
 	var fs kgo.Fetches
@@ -268,9 +269,7 @@ func (s *partitionSet[T]) Read(ctx context.Context, buf []Event[T], wait time.Du
 	}
 	fs.EachRecord(func(r *kgo.Record) { s.pending = append(s.pending, r) })
 	n := s.take(buf)
-	if n == 0 {
-		s.idleCheck()
-	}
+	s.idleCheck()
 	return n, n == 0 && s.allEnded(), nil
 }
 
@@ -333,7 +332,8 @@ func (s *partitionSet[T]) take(buf []Event[T]) int {
 	return n
 }
 
-// idleCheck marks the partitions silent for IdleTimeout idle.
+// idleCheck marks the partitions silent for IdleTimeout idle (once per
+// Read: one clock reading).
 func (s *partitionSet[T]) idleCheck() {
 	if s.cfg.IdleTimeout <= 0 {
 		return
