@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -424,7 +425,7 @@ func (s *TopicSink[T]) Commit(worker int, txn []byte) error {
 		}
 	}
 	sw.mu.Unlock()
-	slices.SortFunc(due, func(a, b *txnSlot) int { return int(a.seq - b.seq) })
+	slices.SortFunc(due, func(a, b *txnSlot) int { return cmp.Compare(a.seq, b.seq) })
 	for _, sl := range due {
 		ctx, cancel := s.timeout()
 		err := sl.cl.EndTransaction(ctx, kgo.TryCommit)
