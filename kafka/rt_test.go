@@ -284,8 +284,8 @@ func preCommitted(t *testing.T, ctx context.Context, cfg SinkConfig) (*TopicSink
 // still holding a pre-committed transaction cannot commit it once a
 // newer sink with the same TransactionalID recovered the worker, and
 // what it wrote is never read committed. (A fresh transaction committed
-// right after the zombie's refused commit was missing from a
-// read-committed read once in 50 runs on kfake: an open question, see
+// right after the zombie's refused commit was once aborted on kfake
+// although its EndTransaction returned nil: an open question, see
 // docs/notes/2026-12-04-kafka-runtime.md.)
 func TestRuntimeSinkFencesZombie(t *testing.T) {
 	ctx, brokers, cfg := oneSinkWorker(t)
