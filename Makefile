@@ -7,7 +7,7 @@ FUZZTIME    ?= 10s
 COUNT       ?= 10
 BENCH       ?= .
 
-.PHONY: test tools download vet lint unit allocs benchonce peers bench fuzz accuracy chaos run
+.PHONY: test tools download vet lint unit allocs benchonce peers bench fuzz accuracy chaos kafka-chaos run
 
 ## The repository's modules: the root, the sketches (a module of their own, so
 ## that a program importing only them gets xxhash and the helpers), and the two
@@ -74,6 +74,12 @@ accuracy:
 CHAOS_TRIALS ?= 200
 chaos:
 	$(GO) test -race -run '^TestChaos$$' -count=1 -timeout 60m ./runtime/ -args -chaos.trials=$(CHAOS_TRIALS)
+
+## kafka-chaos: Kafka -> runtime -> Kafka exactly once under 50 kill plans per edge
+## (make test runs 4 of them).
+KAFKA_KILLS ?= 50
+kafka-chaos:
+	$(GO) test -race -run '^TestRuntimeExactlyOnceChaos$$' -count=1 -timeout 60m ./kafka/ -args -kafka.rtkills=$(KAFKA_KILLS)
 
 ## run: the project's main job on its embedded default.
 run:

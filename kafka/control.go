@@ -57,6 +57,12 @@ func EndOffsets(ctx context.Context, cl *kgo.Client, topic string, n int) ([]int
 // end a read-committed consumer reaches: before the first record of any
 // open transaction).
 func endOffsets(ctx context.Context, cl *kgo.Client, topic string, n int, stable bool) ([]int64, error) {
+	return listOffsets(ctx, cl, topic, n, -1, stable)
+}
+
+// listOffsets lists the offsets of the n partitions of topic at ts, a
+// ListOffsets timestamp: -1 the end, -2 the log start.
+func listOffsets(ctx context.Context, cl *kgo.Client, topic string, n int, ts int64, stable bool) ([]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	if stable {
 		req.IsolationLevel = 1
@@ -65,7 +71,7 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topic string, n int, stable
 	rt.Topic = topic
 	for p := range n {
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = int32(p), -1 // the end
+		rp.Partition, rp.Timestamp = int32(p), ts
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)

@@ -87,6 +87,25 @@
 // refuse its next transactional produce or end, and its Run returns an
 // error wrapping ErrFenced.
 //
+// Kafka in, Kafka out through the runtime (docs/kafka-runtime.md): a
+// TopicSource reads a topic into a runtime job (runtime.FromExternal),
+// one source worker per set of partitions and no consumer group, with
+// each worker's offsets, event times and watermark in the runtime's
+// checkpoints (a versioned position, restored at Restore and Restart; a
+// restore at another source parallelism is refused) and per-partition
+// watermarks with idleness as above. A TopicSink (NewResultSink for
+// window results in the merge stage's output format) is a
+// runtime.TxnSink: through runtime.TwoPhaseSink each sink worker writes
+// one Kafka transaction per checkpoint under ExactlyOnce, over three
+// transactional IDs (SinkConfig.TransactionalID-w-0..2), committed when
+// the checkpoint completes; each attempt's Recover commits the restored
+// checkpoint's transaction by its producer ID and epoch and initialises
+// the worker's IDs, which aborts the rest and fences zombies. A
+// read-committed consumer of the output sees every record once.
+//
+// Secured clusters: Security builds the franz-go options of TLS and
+// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) for every ClientOpts.
+//
 // Brokers that go away: every wait of a Worker or a Merge on its brokers
 // (polls, flushes, offset commits, transaction ends, the merge end) is
 // bounded by Config.UnreachableTimeout (default 30s), under both
@@ -117,5 +136,7 @@
 //
 // Concurrency: a Producer is safe for concurrent use. Run a Worker or a
 // Merge once; Stats and Kill may be called from any goroutine. A
-// ResultReader serves one goroutine.
+// ResultReader serves one goroutine. A TopicSource's inputs are driven
+// by the runtime, one goroutine each; a TopicSink is safe for concurrent
+// use as runtime.TxnSink requires.
 package kafka

@@ -415,12 +415,7 @@ func (w *Worker[In, Acc, Out]) restore(st *workerPart[In, Acc, Out], at pos) {
 
 // watermarkOf is a partition's watermark when maxT is its greatest event
 // time (operators.BoundedOutOfOrderness).
-func (w *Worker[In, Acc, Out]) watermarkOf(maxT int64) int64 {
-	if maxT == noTime || maxT < math.MinInt64+w.ooo+1 {
-		return operators.NoWatermark
-	}
-	return maxT - w.ooo - 1
-}
+func (w *Worker[In, Acc, Out]) watermarkOf(maxT int64) int64 { return watermarkAt(maxT, w.ooo) }
 
 func (w *Worker[In, Acc, Out]) part(p int32) *workerPart[In, Acc, Out] {
 	st := w.parts[p]

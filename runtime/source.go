@@ -297,7 +297,8 @@ type sourceWorker[T any] struct {
 	timer     *time.Timer
 	lastFlush int64
 
-	injected uint64 // the newest barrier injected
+	own      ownWatermark // the input's own watermark and failure, or nil
+	injected uint64       // the newest barrier injected
 	fault    func(stage string, worker int, records uint64) error
 	taken    uint64
 }
@@ -330,6 +331,7 @@ func newSourceWorker[T any](ctx context.Context, s *sourceStage[T], w int, in re
 	}
 	k.lastFlush = j.now()
 	k.held = k.out.flush
+	k.own, _ = in.(ownWatermark)
 	return k, false, nil
 }
 
@@ -395,6 +397,12 @@ func (k *sourceWorker[T]) run() error {
 		}
 		t0 := time.Now()
 		n, end := k.in.read(k.ctx, k.buf[:want], k.held)
+		if k.own != nil {
+			if err := k.own.failure(); err != nil {
+				return err
+			}
+			k.out.setWatermark(k.own.watermark())
+		}
 		if n > 0 {
 			if ok, err := k.emit(n, now); err != nil || !ok {
 				return err
@@ -512,7 +520,9 @@ func (k *sourceWorker[T]) emit(n int, now int64) (ok bool, err error) {
 		gen.Observe(emitBatch(out, buf, s.timeOf, k.times))
 	}
 	k.emitted += n
-	out.setWatermark(gen.Watermark())
+	if k.own == nil {
+		out.setWatermark(gen.Watermark())
+	}
 	k.m.in.Add(uint64(n))
 	k.m.batches.Add(1)
 	return true, nil

@@ -63,6 +63,7 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 		policy     string
 		target     float64
 		tf         topicFlags
+		secf       securityFlags
 	)
 	o.register(fs, false)
 	wl.register(fs, workloadDefaults{
@@ -84,6 +85,7 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&policy, "policy", kafkabench.Policies[0], "`POLICY` of the recommendation: ds2-skew (skew-aware DS2, which may split the keys) or ds2 (plain DS2)")
 	fs.Float64Var(&target, "target-rate", 0, fmt.Sprintf("input rate in records/s the recommendation is for, in [%g, %g] (0: the offered rate, -rate or the rate the producer sent at)", bench.MinRate, bench.MaxRate))
 	tf.register(fs)
+	secf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -94,17 +96,25 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 	if timeout <= 0 {
 		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
 	}
+	sec, err := secf.security(explicit(fs), brokers)
+	if err != nil {
+		return fail(e, "kafka", err)
+	}
+	clientOpts, err := sec.ClientOpts()
+	if err != nil {
+		return fail(e, "kafka", err)
+	}
 	if tf.input != "" {
 		if wl.set["semantics"] {
 			return fail(e, "kafka", unused("-semantics", "with -input-topic (at-least-once only)"))
 		}
-		return kafkaTopic(ctx, e, fs, &o, &wl, tf, brokers, partitions, partials, workers, window, timeout)
+		return kafkaTopic(ctx, e, fs, &o, &wl, tf, sec, brokers, partitions, partials, workers, window, timeout)
 	}
 	if err := tf.unusedWithout(fs); err != nil {
 		return fail(e, "kafka", err)
 	}
-	var err error
-	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window, Rate: rate, Policy: policy, TargetRate: target}
+	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window, Rate: rate, Policy: policy, TargetRate: target,
+		ClientOpts: clientOpts}
 	if cfg.Work, err = parseKafkaWork(work); err != nil {
 		return fail(e, "kafka", err)
 	}
@@ -303,7 +313,7 @@ func (t *topicFlags) unusedWithout(fs *flag.FlagSet) error {
 
 // kafkaTopic is `streambench kafka -input-topic`: one run of the windowed
 // count over an existing topic.
-func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags,
+func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags, sec kafka.Security,
 	brokers string, partitions, partials int, workers string, window, timeout time.Duration) int {
 	set := explicit(fs)
 	for _, f := range []string{"partitioner", "source-partitioner", "topic-prefix"} {
@@ -328,6 +338,9 @@ func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *wo
 	}
 	cfg := kafkabench.TopicConfig{InputTopic: tf.input, OutputTopic: tf.output, Format: tf.format, KeyField: tf.keyField,
 		TimeField: tf.timeField, Partitions: partitions, PartialsPartitions: partials, Workers: w[0], Window: window, OutOfOrderness: tf.ooo}
+	if cfg.ClientOpts, err = sec.ClientOpts(); err != nil {
+		return fail(e, "kafka", err)
+	}
 	cluster := "kfake (in-process)"
 	var wname string
 	if brokers != "" {
