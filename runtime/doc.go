@@ -140,8 +140,13 @@
 // The cost when checkpoints are off is one branch per batch; when on, the
 // record path is unchanged and each checkpoint costs one serialization of
 // each worker's state. Restore starts from the newest complete checkpoint,
-// Restart restarts a failed job in the same Run. Sources must be
-// replayable (stream.Positioner). With UnalignedCheckpoints, barriers
+// Resume from the Checkpoint store's newest when it has one (fresh
+// otherwise), Restart restarts a failed job in the same Run. A fresh
+// start over an unfinished job's leftovers is refused (ErrUnfinishedJob):
+// a store whose newest checkpoint is not the end-of-input one a finished
+// job writes, or a two-phase-commit sink that holds committed output (a
+// FileSink folder with committed files). Sources must be replayable
+// (stream.Positioner). With UnalignedCheckpoints, barriers
 // overtake the records queued ahead of them instead: a worker snapshots at
 // the first barrier it finds in its queue and records the records in flight
 // in its snapshot. State is exactly once; a callback Sink

@@ -282,6 +282,18 @@ func (s *FileSink[T]) Recover(worker int, txn []byte) error {
 // CommittedFiles does.
 func (s *FileSink[T]) Files() ([]string, error) { return CommittedFiles(s.dir) }
 
+// CommittedOutput implements TxnSinkOutput: the number of committed
+// files in the directory, if any. A FileSink cannot tell whether the job
+// that committed them finished, so a job that starts fresh refuses a
+// directory with any.
+func (s *FileSink[T]) CommittedOutput() (string, error) {
+	files, err := sinkFiles(s.dir, "part")
+	if err != nil || len(files) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%d committed files in FileSink directory %s", len(files), s.dir), nil
+}
+
 // Workers implements TxnSinkWorkers: the workers the sink was made for.
 func (s *FileSink[T]) Workers() int { return len(s.ws) }
 

@@ -171,6 +171,9 @@ func TwoPhaseSink[T any](s *Stream[T], name string, sink TxnSink[T], opts ...Sin
 			return &txnHandler[T]{w: w, sink: sink}, nil, nil
 		})
 	st.role = roleTxn
+	if o, ok := sink.(TxnSinkOutput); ok {
+		st.committed = o.CommittedOutput
+	}
 	st.commit = func(w int, state []byte) error {
 		txn, err := txnOfState(state)
 		if err != nil || txn == nil {
