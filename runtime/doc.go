@@ -83,6 +83,17 @@
 // all go to the other and do not advance its watermark, or a watermark
 // still in flight when the idle timeout passes.
 //
+// # Whole windows
+//
+// ProcessWindows gathers an aggregation's results by window bounds on one
+// worker and hands each window to a function, with its bounds, once its
+// watermark passes the window's end-1: every upstream worker has emitted
+// that window's results by then, so the function sees the window whole
+// (Flink's ProcessWindowFunction over all keys). The windows still waiting
+// are part of its checkpoints; what it emits is exactly once into a
+// TwoPhaseSink. operators.TopKOf names the top items of a window in the
+// user's type.
+//
 // # Joins
 //
 // WindowJoin, IntervalJoin and RegularJoin join two keyed streams (see
