@@ -140,8 +140,10 @@ func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*ch
 	return nil, skipped, nil
 }
 
-// ErrIncompatibleCheckpoint reports a checkpoint written by a job of other
-// stages or parallelism than the one restored from it.
+// ErrIncompatibleCheckpoint reports a checkpoint that the job restored
+// from it cannot take: of other stages (by name), or with a source or a
+// join at another parallelism, or a stage at another parallelism from an
+// unaligned checkpoint holding records in flight (see Restore).
 var ErrIncompatibleCheckpoint = errors.New("runtime: checkpoint of another job")
 
 // restoreFrom gives every worker its snapshot in c, or, for a stage that c
