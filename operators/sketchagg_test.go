@@ -67,3 +67,50 @@ func TestSketchAggregateParameters(t *testing.T) {
 	f.Add(acc, 7)
 	require.Equal(t, uint64(1), out.EstimateHash(7), "the result is a copy")
 }
+
+// TestTopKOfNamesItems: TopKOf counts items of the user's type, its
+// results name them (here exact: fewer items than counters), partial
+// summaries merge to one summary's top, the accumulator round-trips
+// through its Codec for uint64 and string items, and other item types
+// have no Codec.
+func TestTopKOfNamesItems(t *testing.T) {
+	names := []string{"alice", "bob", "carol", "dave"}
+	agg, err := TopKOf(16, 2, func(i int) string { return names[i] })
+	require.NoError(t, err)
+	require.NotNil(t, agg.Codec)
+	r := rand.New(rand.NewPCG(5, 6))
+	whole, parts := agg.Create(), []*sketch.SpaceSaving[string]{agg.Create(), agg.Create()}
+	exact := map[string]uint64{}
+	for range 1000 {
+		i := r.IntN(100)
+		switch {
+		case i < 30:
+			i = 0 // alice, the hot one
+		case i < 55:
+			i = 1
+		default:
+			i = 2 + i%2
+		}
+		exact[names[i]]++
+		whole = agg.Add(whole, i)
+		p := r.IntN(2)
+		parts[p] = agg.Add(parts[p], i)
+	}
+	top := agg.Result(whole)
+	require.Equal(t, []sketch.Counter[string]{{Key: "alice", Count: exact["alice"]}, {Key: "bob", Count: exact["bob"]}}, top)
+	require.Equal(t, top, agg.Result(agg.Merge(parts[0], parts[1])))
+	b, err := agg.Codec.Append(nil, whole)
+	require.NoError(t, err)
+	back, err := agg.Codec.Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, top, agg.Result(back))
+
+	byHash, err := TopK(16, 2, func(v uint64) uint64 { return v })
+	require.NoError(t, err)
+	require.NotNil(t, byHash.Codec)
+	noCodec, err := TopKOf(16, 2, func(v float64) float64 { return v })
+	require.NoError(t, err)
+	require.Nil(t, noCodec.Codec, "float64 items have no summary encoding")
+	_, err = TopKOf[int, string](16, 17, func(int) string { return "" })
+	require.ErrorIs(t, err, ErrInvalidParameter)
+}

@@ -222,7 +222,7 @@ func (c *coordinator) complete(ctx context.Context) error {
 	if c.store != nil {
 		files := slices.Clone(c.files)
 		slices.SortFunc(files, func(a, b checkpoint.File) int { return cmp.Compare(a.Name, b.Name) })
-		if err := checkpoint.Commit(ctx, c.store, checkpoint.Manifest{ID: id, Stages: c.stages, Files: files}); err != nil {
+		if err := checkpoint.Commit(ctx, c.store, checkpoint.Manifest{ID: id, Stages: c.stages, Files: files, End: c.allFinal}); err != nil {
 			return fmt.Errorf("runtime: checkpoint %d: %w", id, err)
 		}
 		var size int64
@@ -287,11 +287,16 @@ func (c *coordinator) finish(ctx context.Context) error {
 	return c.complete(ctx)
 }
 
-// CheckpointStats are a job's checkpoint counters, over all its attempts.
+// CheckpointStats are a job's checkpoint counters, over all the attempts
+// of its Run (a Job runs once): they count what this Run did, not what the
+// store held before it.
 type CheckpointStats struct {
-	// Completed counts checkpoints completed (their manifest stored),
-	// LastID is the newest one's id and Bytes its size (every worker's
-	// snapshot); MaxBytes is the largest one's, TotalBytes the sum.
+	// Completed counts the checkpoints this Run completed (their manifest
+	// stored), its final end-of-input one included; a job that restores
+	// or resumes starts at 0 while the ids go on from the store's, so
+	// LastID - Completed is not the id it restored. LastID is the newest
+	// one's id and Bytes its size (every worker's snapshot); MaxBytes is
+	// the largest one's, TotalBytes the sum, all of this Run.
 	Completed int
 	LastID    uint64
 	// LastAt is when the newest one completed (its manifest stored): its

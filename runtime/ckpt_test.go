@@ -27,6 +27,8 @@ func TestCheckpointRefusesNonReplayable(t *testing.T) {
 			FromSeq(j, "seq", []iter.Seq[int]{func(func(int) bool) {}}, nil)
 			require.ErrorIs(t, j.Err(), ErrNotReplayable)
 			require.ErrorContains(t, j.Err(), `"seq"`)
+			require.ErrorContains(t, j.Err(), "stream.Replay", "the error names the replayable forms")
+			require.ErrorContains(t, j.Err(), "FromFiller")
 			j, err = NewJob(opt)
 			require.NoError(t, err)
 			FromChan(j, "chan", []<-chan int{make(chan int)}, nil)

@@ -83,6 +83,17 @@
 // all go to the other and do not advance its watermark, or a watermark
 // still in flight when the idle timeout passes.
 //
+// # Whole windows
+//
+// ProcessWindows gathers an aggregation's results by window bounds on one
+// worker and hands each window to a function, with its bounds, once its
+// watermark passes the window's end-1: every upstream worker has emitted
+// that window's results by then, so the function sees the window whole
+// (Flink's ProcessWindowFunction over all keys). The windows still waiting
+// are part of its checkpoints; what it emits is exactly once into a
+// TwoPhaseSink. operators.TopKOf names the top items of a window in the
+// user's type.
+//
 // # Joins
 //
 // WindowJoin, IntervalJoin and RegularJoin join two keyed streams (see
@@ -153,8 +164,13 @@
 // The cost when checkpoints are off is one branch per batch; when on, the
 // record path is unchanged and each checkpoint costs one serialization of
 // each worker's state. Restore starts from the newest complete checkpoint,
-// Restart restarts a failed job in the same Run. Sources must be
-// replayable (stream.Positioner). With UnalignedCheckpoints, barriers
+// Resume from the Checkpoint store's newest when it has one (fresh
+// otherwise), Restart restarts a failed job in the same Run. A fresh
+// start over an unfinished job's leftovers is refused (ErrUnfinishedJob):
+// a store whose newest checkpoint is not the end-of-input one a finished
+// job writes, or a two-phase-commit sink that holds committed output (a
+// FileSink folder with committed files). Sources must be replayable
+// (stream.Positioner). With UnalignedCheckpoints, barriers
 // overtake the records queued ahead of them instead: a worker snapshots at
 // the first barrier it finds in its queue and records the records in flight
 // in its snapshot. State is exactly once; a callback Sink

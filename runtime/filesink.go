@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func NewFileSink[T any](dir string, workers int, enc func(dst []byte, v T) ([]by
 }
 
 func (s *FileSink[T]) name(worker int, seq uint64, ext string) string {
-	return filepath.Join(s.dir, fmt.Sprintf("w%d-%016x.%s", worker, seq, ext))
+	return filepath.Join(s.dir, sinkFileName(worker, seq, ext))
 }
 
 func (s *FileSink[T]) worker(w int) (*fileTxn, error) {
@@ -114,27 +115,65 @@ func (s *FileSink[T]) PreCommit(worker int) ([]byte, error) {
 	return binary.LittleEndian.AppendUint64(nil, seq), nil
 }
 
-// files returns worker's sequence numbers with the given extension, in
-// order.
-func (s *FileSink[T]) files(worker int, ext string) ([]uint64, error) {
-	ents, err := os.ReadDir(s.dir)
+// sinkFile is a FileSink file's name parsed: "w<worker>-<seq>.<ext>".
+type sinkFile struct {
+	worker int
+	seq    uint64
+	ext    string
+}
+
+// parseSinkFile parses a FileSink file name; ok is false for any other.
+func parseSinkFile(name string) (f sinkFile, ok bool) {
+	rest, ok := strings.CutPrefix(name, "w")
+	if !ok {
+		return f, false
+	}
+	w, rest, ok := strings.Cut(rest, "-")
+	if !ok {
+		return f, false
+	}
+	seq, ext, ok := strings.Cut(rest, ".")
+	if !ok {
+		return f, false
+	}
+	worker, err1 := strconv.Atoi(w)
+	n, err2 := strconv.ParseUint(seq, 16, 64)
+	if err1 != nil || err2 != nil || worker < 0 {
+		return f, false
+	}
+	return sinkFile{worker: worker, seq: n, ext: ext}, true
+}
+
+// sinkFiles returns the FileSink files in dir with extension ext, by
+// worker, each worker's by sequence number.
+func sinkFiles(dir, ext string) ([]sinkFile, error) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: FileSink: %w", err)
 	}
-	prefix := fmt.Sprintf("w%d-", worker)
-	var seqs []uint64
+	var out []sinkFile
 	for _, e := range ents {
-		n := e.Name()
-		rest, ok := strings.CutPrefix(n, prefix)
-		if !ok || !strings.HasSuffix(rest, "."+ext) {
-			continue
-		}
-		seq, err := strconv.ParseUint(strings.TrimSuffix(rest, "."+ext), 16, 64)
-		if err == nil {
-			seqs = append(seqs, seq)
+		if f, ok := parseSinkFile(e.Name()); ok && f.ext == ext && e.Type().IsRegular() {
+			out = append(out, f)
 		}
 	}
-	slices.Sort(seqs)
+	slices.SortFunc(out, func(a, b sinkFile) int { return cmp.Or(cmp.Compare(a.worker, b.worker), cmp.Compare(a.seq, b.seq)) })
+	return out, nil
+}
+
+// files returns worker's sequence numbers with the given extension, in
+// order.
+func (s *FileSink[T]) files(worker int, ext string) ([]uint64, error) {
+	all, err := sinkFiles(s.dir, ext)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, f := range all {
+		if f.worker == worker {
+			seqs = append(seqs, f.seq)
+		}
+	}
 	return seqs, nil
 }
 
@@ -180,16 +219,23 @@ func (s *FileSink[T]) commit(worker int, upTo uint64) error {
 	return nil
 }
 
-// Recover implements TxnSink.
+// Recover implements TxnSink. A worker index at or beyond the sink's
+// workers, that of a worker of a checkpoint taken at higher parallelism
+// (a job restored with fewer sink workers), has its files recovered: its
+// checkpoint's transaction committed, the rest aborted.
 func (s *FileSink[T]) Recover(worker int, txn []byte) error {
-	t, err := s.worker(worker)
-	if err != nil {
-		return err
+	t := &fileTxn{} // an old worker's: files only
+	if worker < 0 || worker < len(s.ws) {
+		var err error
+		if t, err = s.worker(worker); err != nil {
+			return err
+		}
 	}
 	if t.f != nil {
 		_ = t.f.Close()
 		t.f = nil
 	}
+	var err error
 	var last uint64
 	has := txn != nil
 	if has {
@@ -232,18 +278,46 @@ func (s *FileSink[T]) Recover(worker int, txn []byte) error {
 	return nil
 }
 
-// Files returns the committed files, worker by worker, each worker's in
-// the order of its transactions.
-func (s *FileSink[T]) Files() ([]string, error) {
-	var out []string
-	for w := range s.ws {
-		seqs, err := s.files(w, "part")
-		if err != nil {
-			return nil, err
-		}
-		for _, seq := range seqs {
-			out = append(out, s.name(w, seq, "part"))
-		}
+// Files returns the committed files in the sink's directory, as
+// CommittedFiles does.
+func (s *FileSink[T]) Files() ([]string, error) { return CommittedFiles(s.dir) }
+
+// CommittedOutput implements TxnSinkOutput: the number of committed
+// files in the directory, if any. A FileSink cannot tell whether the job
+// that committed them finished, so a job that starts fresh refuses a
+// directory with any.
+func (s *FileSink[T]) CommittedOutput() (string, error) {
+	files, err := sinkFiles(s.dir, "part")
+	if err != nil || len(files) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%d committed files in FileSink directory %s", len(files), s.dir), nil
+}
+
+// Workers implements TxnSinkWorkers: the workers the sink was made for.
+func (s *FileSink[T]) Workers() int { return len(s.ws) }
+
+// CommittedFiles returns the paths of the files a FileSink committed in
+// dir, worker by worker, each worker's in the order of its transactions:
+// the output of every worker that wrote there, a job's restored at other
+// parallelism included. It needs no FileSink (nor its encoder); a missing
+// dir is an error wrapping fs.ErrNotExist.
+func CommittedFiles(dir string) ([]string, error) {
+	if dir == "" {
+		return nil, invalidParam("CommittedFiles dir", `""`, "a directory")
+	}
+	files, err := sinkFiles(dir, "part")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = filepath.Join(dir, sinkFileName(f.worker, f.seq, f.ext))
 	}
 	return out, nil
+}
+
+// sinkFileName is the name of worker's file seq with extension ext.
+func sinkFileName(worker int, seq uint64, ext string) string {
+	return fmt.Sprintf("w%d-%016x.%s", worker, seq, ext)
 }

@@ -1,9 +1,15 @@
 package runtime
 
 import (
+	"context"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/skewerhq/skewer/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,5 +77,52 @@ func TestFileSinkTransactions(t *testing.T) {
 	require.ErrorIs(t, s.Commit(0, []byte{1}), ErrCorruptSnapshot)
 	require.ErrorIs(t, s.Write(1, "x"), ErrInvalidParameter)
 	_, err = NewFileSink[string]("", 1, appendLine)
+	require.ErrorIs(t, err, ErrInvalidParameter)
+}
+
+// TestTwoPhaseSinkTakesSinkWorkers: a TwoPhaseSink over a FileSink runs
+// the sink's workers whatever the upstream parallelism, refuses another
+// Parallelism when the job is built, naming it, and its committed files
+// are listed from the directory alone (CommittedFiles).
+func TestTwoPhaseSinkTakesSinkWorkers(t *testing.T) {
+	dir := t.TempDir()
+	sink, err := NewFileSink(dir, 2, appendLine)
+	require.NoError(t, err)
+	require.Equal(t, 2, sink.Workers())
+	j, err := NewJob()
+	require.NoError(t, err)
+	words := make([]stream.Filler[string], 5)
+	var want []string
+	for i := range words {
+		vs := []string{fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)}
+		want = append(want, vs...)
+		words[i] = stream.FromSlice(vs)
+	}
+	TwoPhaseSink(FromFiller(j, "words", words, nil), "files", TxnSink[string](sink))
+	require.NoError(t, j.Err())
+	require.NoError(t, j.Run(context.Background()))
+	files, err := CommittedFiles(dir)
+	require.NoError(t, err)
+	viaSink, err := sink.Files()
+	require.NoError(t, err)
+	require.Equal(t, viaSink, files)
+	var got []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		got = append(got, strings.Fields(string(b))...)
+	}
+	require.ElementsMatch(t, want, got, "5 upstream workers into 2 sink workers")
+
+	j, err = NewJob()
+	require.NoError(t, err)
+	TwoPhaseSink(FromFiller(j, "words", words[:1], nil), "files", TxnSink[string](sink), Parallelism(3))
+	require.ErrorIs(t, j.Err(), ErrInvalidParameter)
+	require.ErrorContains(t, j.Err(), "Parallelism = 3")
+	require.ErrorContains(t, j.Err(), "Workers() = 2")
+
+	_, err = CommittedFiles(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = CommittedFiles("")
 	require.ErrorIs(t, err, ErrInvalidParameter)
 }

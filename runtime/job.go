@@ -92,9 +92,12 @@ type stageBase struct {
 	source bool // a Source: its workers' silence means idleness
 	// commit, set on a TxnSink, commits a worker's transaction (its
 	// handler's state) when a checkpoint completes.
-	commit  func(worker int, txn []byte) error
-	cfg     stageConfig
-	metrics []workerMetrics
+	commit func(worker int, txn []byte) error
+	// committed, set on a TwoPhaseSink whose sink is a TxnSinkOutput,
+	// describes the output it holds ("" none), for a fresh start.
+	committed func() (string, error)
+	cfg       stageConfig
+	metrics   []workerMetrics
 	// restored holds each worker's snapshot when the attempt starts from
 	// a checkpoint, else nil; rescale, instead, how the stage takes over
 	// the state of a checkpoint written at other parallelism (rescale.go).

@@ -25,8 +25,11 @@ type ckptConfig struct {
 	restore   checkpoint.Store
 	// restoreNil: Restore was given a nil store.
 	restoreNil bool
-	attempts   int
-	backoff    time.Duration
+	// resume: restore from store's newest checkpoint when it has one
+	// (Resume).
+	resume   bool
+	attempts int
+	backoff  time.Duration
 	// fault, set by tests, is called once per batch by every consuming
 	// worker and once per buffer by every source with the records that
 	// worker has taken so far in this attempt; an error fails the worker.
@@ -55,6 +58,10 @@ func (c *ckptConfig) validate() error {
 		return invalidParam("RetainCheckpoints", c.retain, ">= 1")
 	case c.restoreNil:
 		return invalidParam("Restore store", "nil", "a checkpoint.Store")
+	case c.resume && c.store == nil:
+		return invalidParam("Resume", "without Checkpoint", "Checkpoint(every, store) too: Resume resumes from that store")
+	case c.resume && c.restore != nil:
+		return invalidParam("Resume", "with Restore", "one of them (Restore starts from its store, Resume from Checkpoint's)")
 	case c.attempts < 0:
 		return invalidParam("Restart attempts", c.attempts, ">= 0")
 	case c.backoff < 0:
@@ -81,7 +88,8 @@ func (c *ckptConfig) validate() error {
 //
 // A store holds one job's checkpoints: the ids continue after the newest
 // one there, and RetainCheckpoints deletes the older ones, whatever job
-// wrote them.
+// wrote them. A job that starts fresh over a store holding an unfinished
+// job's checkpoints is refused (ErrUnfinishedJob; see Resume).
 func Checkpoint(every time.Duration, store checkpoint.Store) JobOpt {
 	return jobOpt(func(c *jobConfig) { c.ckpt.set, c.ckpt.every, c.ckpt.store = true, every, store })
 }
@@ -109,10 +117,16 @@ func RetainCheckpoints(n int) JobOpt { return jobOpt(func(c *jobConfig) { c.ckpt
 // Restore starts the job from the newest complete checkpoint in store
 // that verifies (checkpoint.Latest): every source from its saved position,
 // every worker with its saved state, and two-phase-commit sinks commit
-// the output of that checkpoint. The job must be built as the one that
-// wrote it (the same stages, names and parallelism); Run fails otherwise,
-// and with checkpoint.ErrNoCheckpoint when the store has none. Every
-// source must be replayable.
+// the output of that checkpoint. The job must have the stages of the one
+// that wrote it, by name, each source with its parallelism (one worker per
+// input) and each join with its own; maps, filters, aggregations and
+// sinks may have another parallelism, or an aggregation another edge
+// (one phase to two and back), and take over the checkpoint's state by
+// key (an aligned checkpoint only, such as Stop takes; see
+// docs/runtime.md, "Rescaling"). Run fails otherwise, with
+// ErrIncompatibleCheckpoint, and with checkpoint.ErrNoCheckpoint when the
+// store has none (Resume starts fresh instead). Every source must be
+// replayable.
 func Restore(store checkpoint.Store) JobOpt {
 	return jobOpt(func(c *jobConfig) {
 		c.ckpt.restore = store
@@ -121,6 +135,26 @@ func Restore(store checkpoint.Store) JobOpt {
 		}
 	})
 }
+
+// Resume makes a job that checkpoints resume from the newest complete
+// checkpoint of Checkpoint's store, as Restore(store) would, when the
+// store has one, and start fresh when it has none: the one option a job
+// restarted after a crash (a kill, a lost machine) needs, as Flink resumes
+// from its latest checkpoint. A store whose checkpoints all fail
+// verification is not empty: Run fails (checkpoint.ErrNoCheckpoint,
+// naming them) rather than start fresh over them. A store whose newest
+// checkpoint is an end-of-input one (the job finished) is resumed too: the
+// job restores its final state and ends at once, reading and committing
+// nothing again.
+//
+// A job that starts fresh (without Restore, or with Resume over an empty
+// store) refuses, with ErrUnfinishedJob, to run over an unfinished job's
+// leftovers, which would be output twice: a checkpoint store whose newest
+// complete checkpoint is not an end-of-input one, and a two-phase-commit
+// sink that already holds committed output (TxnSinkOutput; a FileSink
+// folder with committed files). Resume the job, or clear them
+// (checkpoint.Clear, the sink folder's files) or choose others.
+func Resume() JobOpt { return jobOpt(func(c *jobConfig) { c.ckpt.resume = true }) }
 
 // Restart restarts a job that fails (user code or an operator panics or
 // returns an error, the checkpoint store or a TxnSink fails) up to

@@ -36,9 +36,11 @@ func runRescaled(t *testing.T, recs []stream.Record, win operators.Windows, late
 	dir := t.TempDir()
 	store, err := checkpoint.NewDir(filepath.Join(dir, "ckpt"))
 	require.NoError(t, err)
-	sink, err := NewFileSink(filepath.Join(dir, "out"), max(before.sink, after.sink), encodeResult)
-	require.NoError(t, err)
+	var sink *FileSink[operators.Result[uint64]]
 	build := func(shape rescaleShape, streams []stream.Stream, extra ...JobOpt) *Job {
+		var err error
+		sink, err = NewFileSink(filepath.Join(dir, "out"), shape.sink, encodeResult) // the sink's workers are the stage's
+		require.NoError(t, err)
 		all := append([]JobOpt{BatchSize(64), QueueBatches(4), FlushInterval(time.Millisecond), Checkpoint(time.Hour, store)}, opts...)
 		j, err := NewJob(append(all, extra...)...)
 		require.NoError(t, err)
@@ -46,7 +48,7 @@ func runRescaled(t *testing.T, recs []stream.Record, win operators.Windows, late
 		parsed := Map(src, "parse", func(r stream.Record) stream.Record { return r }, Via(Shuffle()), Parallelism(shape.par))
 		agg := WindowAggregate(KeyBy(parsed, recordKey), "count", operators.Count[stream.Record](), Window(win), AllowedLateness(lateness),
 			Via(shape.edge.edge), Parallelism(shape.agg), FinalParallelism(shape.final))
-		TwoPhaseSink(agg.Results, "sink", TxnSink[operators.Result[uint64]](sink), Parallelism(shape.sink), Via(Hash()))
+		TwoPhaseSink(agg.Results, "sink", TxnSink[operators.Result[uint64]](sink), Via(Hash()))
 		require.NoError(t, j.Err())
 		return j
 	}

@@ -20,7 +20,10 @@ import (
 // runs once.
 //
 // With Restore, Run starts from the newest complete checkpoint that
-// verifies (CheckpointStats.Skipped lists the newer ones it passed over);
+// verifies (CheckpointStats.Skipped lists the newer ones it passed over),
+// with Resume too when Checkpoint's store has one; a fresh start over an
+// unfinished job's checkpoints or committed output fails with
+// ErrUnfinishedJob before anything runs (see Resume);
 // with Restart, a failed attempt is followed by another from the last
 // checkpoint this Run completed (else from where it started), and Run
 // returns the last attempt's error once they are spent. A restore that
@@ -38,17 +41,10 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		return invalidParam("stages", 0, "at least one Source")
 	}
 	ck := &j.cfg.ckpt
-	var from *checkpoint.Checkpoint
-	var skipped []checkpoint.Skipped // newer checkpoints than from that failed verification
-	if ck.restore != nil {
-		t0 := time.Now()
-		c, sk, err := checkpoint.Latest(ctx, ck.restore)
-		j.ckptStats.update(func(s *CheckpointStats) { s.Skipped = sk })
-		if err != nil {
-			return fmt.Errorf("runtime: Restore: %w", err)
-		}
-		from, skipped = c, sk
-		j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
+	// skipped: newer checkpoints than from that failed verification.
+	from, skipped, err := j.startingPoint(ctx)
+	if err != nil {
+		return err
 	}
 	next := uint64(1)
 	if ck.store != nil {
@@ -144,8 +140,10 @@ func latestSince(ctx context.Context, store checkpoint.Store, first uint64) (*ch
 	return nil, skipped, nil
 }
 
-// ErrIncompatibleCheckpoint reports a checkpoint written by a job of other
-// stages or parallelism than the one restored from it.
+// ErrIncompatibleCheckpoint reports a checkpoint that the job restored
+// from it cannot take: of other stages (by name), or with a source or a
+// join at another parallelism, or a stage at another parallelism from an
+// unaligned checkpoint holding records in flight (see Restore).
 var ErrIncompatibleCheckpoint = errors.New("runtime: checkpoint of another job")
 
 // restoreFrom gives every worker its snapshot in c, or, for a stage that c

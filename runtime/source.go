@@ -197,7 +197,7 @@ func addSource[T any](j *Job, name string, inputs []func() reader[T], pos []stre
 	if j.cfg.ckpt.replays() {
 		for i := range inputs {
 			if pos == nil || pos[i] == nil && inputs[i] != nil {
-				j.fail(fmtStage(name, fmt.Errorf("%w: input %d has no stream.Positioner (an iterator, a channel or a stream that cannot seek), and the job checkpoints, restores or restarts", ErrNotReplayable, i)))
+				j.fail(fmtStage(name, fmt.Errorf("%w: input %d has no stream.Positioner (an iterator, a channel or a stream that cannot seek), and the job checkpoints, restores or restarts; %s", ErrNotReplayable, i, replayableForms)))
 				break
 			}
 		}
@@ -231,6 +231,11 @@ func addSource[T any](j *Job, name string, inputs []func() reader[T], pos []stre
 	j.addStage(st)
 	return &Stream[T]{job: j, st: &st.stageBase, port: st.out, keyOf: keyOf, codec: codecOf[T]()}
 }
+
+// replayableForms names the sources a job that replays can read, for the
+// error that refuses another.
+const replayableForms = "read it through a replayable form: Source or FromFiller over a stream.Positioner (a stream.FromSlice, a seeded generator, a file), " +
+	"FromFiller over stream.Replay(open) for an input that opens again with the same values, or run without Checkpoint, Restore, Resume and Restart"
 
 func recordKey(r stream.Record) uint64 { return r.Key }
 func recordTime(r stream.Record) int64 { return r.Time }

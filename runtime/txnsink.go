@@ -129,9 +129,19 @@ func txnOfState(b []byte) ([]byte, error) {
 	return b[1:], nil
 }
 
+// TxnSinkWorkers is an optional interface of a TxnSink made for a fixed
+// number of workers (FileSink is): Workers is that number, which
+// TwoPhaseSink takes as its stage's parallelism.
+type TxnSinkWorkers interface {
+	Workers() int
+}
+
 // TwoPhaseSink adds a terminal stage writing every record into sink, a
-// two-phase-commit sink (default edge Forward, parallelism of the
-// upstream stage): with Checkpoint, each checkpoint's output is committed
+// two-phase-commit sink (default edge Forward). Its parallelism is the
+// sink's Workers() when the sink implements TxnSinkWorkers (a Parallelism
+// option of another value is an error of the job's build, naming both),
+// else the Parallelism option's, else the upstream stage's: with
+// Checkpoint, each checkpoint's output is committed
 // when the checkpoint completes, and a restored or restarted job commits
 // the output of the checkpoint it starts from and aborts the rest, so
 // committed output holds every record exactly once. Without checkpoints
@@ -146,11 +156,24 @@ func TwoPhaseSink[T any](s *Stream[T], name string, sink TxnSink[T], opts ...Sin
 	for _, o := range opts {
 		o.applySink(&cfg)
 	}
+	if sw, ok := sink.(TxnSinkWorkers); ok {
+		switch n := sw.Workers(); {
+		case n < 1:
+			s.job.fail(fmtStage(name, invalidParam("sink Workers()", n, ">= 1")))
+		case cfg.parallelism == 0:
+			cfg.parallelism = n
+		case cfg.parallelism != n:
+			s.job.fail(fmtStage(name, invalidParam("Parallelism", cfg.parallelism, fmt.Sprintf("the sink's Workers() = %d (leave Parallelism out, or build the sink for %d workers)", n, cfg.parallelism))))
+		}
+	}
 	st, _ := addConsumer(s, name, cfg, Forward(),
 		func(_ context.Context, w int, _ *collector[struct{}]) (handler[T], []output, error) {
 			return &txnHandler[T]{w: w, sink: sink}, nil, nil
 		})
 	st.role = roleTxn
+	if o, ok := sink.(TxnSinkOutput); ok {
+		st.committed = o.CommittedOutput
+	}
 	st.commit = func(w int, state []byte) error {
 		txn, err := txnOfState(state)
 		if err != nil || txn == nil {

@@ -179,21 +179,33 @@ func getFile(ctx context.Context, s Store, name, what string) ([]byte, error) {
 	return nil, err
 }
 
+// ReadManifest reads and decodes checkpoint id's manifest alone, without
+// its files (Read verifies those): a missing or damaged manifest wraps
+// ErrCorrupt, any other Store error is returned as it is.
+func ReadManifest(ctx context.Context, s Store, id uint64) (Manifest, error) {
+	mb, err := getFile(ctx, s, Prefix(id)+manifestName, "manifest")
+	if err != nil {
+		return Manifest{}, err
+	}
+	var m Manifest
+	if err := m.UnmarshalBinary(mb); err != nil {
+		return Manifest{}, err
+	}
+	if m.ID != id {
+		return Manifest{}, fmt.Errorf("%w: manifest of checkpoint %d in folder %d", ErrCorrupt, m.ID, id)
+	}
+	return m, nil
+}
+
 // Read reads checkpoint id and verifies its manifest and files; a failed
 // verification (a damaged or missing manifest or file) wraps ErrCorrupt,
 // any other Store error is returned as it is.
 func Read(ctx context.Context, s Store, id uint64) (*Checkpoint, error) {
-	mb, err := getFile(ctx, s, Prefix(id)+manifestName, "manifest")
+	m, err := ReadManifest(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{}
-	if err := c.Manifest.UnmarshalBinary(mb); err != nil {
-		return nil, err
-	}
-	if c.ID != id {
-		return nil, fmt.Errorf("%w: manifest of checkpoint %d in folder %d", ErrCorrupt, c.ID, id)
-	}
+	c := &Checkpoint{Manifest: m}
 	c.files = make(map[string][]byte, len(c.Files))
 	for _, f := range c.Files {
 		b, err := getFile(ctx, s, Prefix(id)+f.Name, "file "+f.Name)
@@ -246,6 +258,36 @@ func Retain(ctx context.Context, s Store, keep int) error {
 		if !ok || kept[id] || id > newest {
 			continue
 		}
+		if err := s.Delete(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Clear deletes every checkpoint of s, complete or not (manifests first,
+// so that a Clear cut short leaves no complete checkpoint with missing
+// files); names that are no checkpoint's are left. It is the way to start
+// a job afresh over a store that holds another run's checkpoints.
+func Clear(ctx context.Context, s Store) error {
+	names, err := s.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	var rest []string
+	for _, n := range names {
+		id, ok := parseID(n)
+		switch {
+		case !ok:
+		case n == Prefix(id)+manifestName:
+			if err := s.Delete(ctx, n); err != nil {
+				return err
+			}
+		default:
+			rest = append(rest, n)
+		}
+	}
+	for _, n := range rest {
 		if err := s.Delete(ctx, n); err != nil {
 			return err
 		}

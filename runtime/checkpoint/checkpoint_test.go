@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -293,7 +294,7 @@ func FuzzManifest(f *testing.F) {
 		}
 		again, err := m.AppendBinary(nil)
 		require.NoError(t, err)
-		require.Equal(t, b, again, "the encoding is canonical")
+		requireCanonical(t, b, again, m)
 	})
 }
 
@@ -314,6 +315,82 @@ func FuzzManifestBody(f *testing.F) {
 		}
 		again, err := m.AppendBinary(nil)
 		require.NoError(t, err)
-		require.Equal(t, b, again)
+		requireCanonical(t, b, again, m)
 	})
+}
+
+// requireCanonical checks that the current encoding of m, decoded from b,
+// is b (version 2), or decodes to m (b of version 1, re-encoded as 2).
+func requireCanonical(t *testing.T, b, again []byte, m Manifest) {
+	t.Helper()
+	if b[4] == manifestVersion {
+		require.Equal(t, b, again, "the encoding is canonical")
+		return
+	}
+	var back Manifest
+	require.NoError(t, back.UnmarshalBinary(again))
+	require.Equal(t, m, back)
+}
+
+// v1Manifest is m's encoding in version 1 (no flags byte), as stores
+// written before End hold them.
+func v1Manifest(t *testing.T, m Manifest) []byte {
+	t.Helper()
+	require.False(t, m.End)
+	b, err := m.AppendBinary(nil)
+	require.NoError(t, err)
+	idLen := len(binary.AppendUvarint(nil, m.ID))
+	body := append(append([]byte(nil), b[:5+idLen]...), b[5+idLen+1:len(b)-4]...)
+	body[4] = 1
+	return binary.LittleEndian.AppendUint32(body, Checksum(body))
+}
+
+// TestManifestEnd: the End flag of an end-of-input checkpoint round-trips,
+// ReadManifest reads it without the files, and a version 1 manifest
+// (before the flag) is still read, End false.
+func TestManifestEnd(t *testing.T) {
+	m := Manifest{ID: 3, Stages: []Stage{{"src", 1}}, Files: []File{{"a", 1, 2}}, End: true}
+	b, err := m.AppendBinary(nil)
+	require.NoError(t, err)
+	var got Manifest
+	require.NoError(t, got.UnmarshalBinary(b))
+	require.Equal(t, m, got)
+
+	m.End = false
+	var old Manifest
+	require.NoError(t, old.UnmarshalBinary(v1Manifest(t, m)))
+	require.Equal(t, m, old)
+
+	d := newDir(t)
+	ctx := context.Background()
+	m.End = true
+	require.NoError(t, Commit(ctx, d, m)) // no files written: ReadManifest does not look
+	rm, err := ReadManifest(ctx, d, 3)
+	require.NoError(t, err)
+	require.True(t, rm.End)
+	_, err = ReadManifest(ctx, d, 4)
+	require.ErrorIs(t, err, ErrCorrupt)
+	_, err = Read(ctx, d, 3)
+	require.ErrorIs(t, err, ErrCorrupt, "Read verifies the files")
+}
+
+// TestClear: Clear deletes every checkpoint, complete or not, and leaves
+// other names.
+func TestClear(t *testing.T) {
+	d := newDir(t)
+	ctx := context.Background()
+	save(t, d, 1)
+	save(t, d, 2)
+	_, err := WriteFile(ctx, d, 3, "a", []byte("partial"))
+	require.NoError(t, err)
+	require.NoError(t, d.Put(ctx, "other/x", []byte("kept")))
+	require.NoError(t, Clear(ctx, d))
+	ids, err := IDs(ctx, d)
+	require.NoError(t, err)
+	require.Empty(t, ids)
+	names, err := d.List(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"other/x"}, names)
+	_, _, err = Latest(ctx, d)
+	require.ErrorIs(t, err, ErrNoCheckpoint)
 }

@@ -21,10 +21,13 @@
 // complete checkpoints and deletes the rest.
 //
 // Layout: checkpoint id's files are named "<id as 16 hex digits>/<file>",
-// its manifest "<id>/MANIFEST". The manifest encoding (version 1) is the
-// magic "SKCP", a version byte, the id, the job's stages (name and
-// parallelism, which a restore checks against the job), the files (name,
-// size, CRC-32C), and a CRC-32C of everything before it.
+// its manifest "<id>/MANIFEST". The manifest encoding (version 2) is the
+// magic "SKCP", a version byte, the id, a flags byte (bit 0: End, an
+// end-of-input checkpoint, written when every worker of the job had
+// ended), the job's stages (name and parallelism, which a restore checks
+// against the job), the files (name, size, CRC-32C), and a CRC-32C of
+// everything before it. Version 1, without the flags byte, is still read
+// (End false). Clear deletes every checkpoint of a store.
 //
 // Functions of this package are safe for concurrent use when the Store's
 // methods are; Dir's are.

@@ -33,16 +33,21 @@ type File struct {
 }
 
 // Manifest describes a complete checkpoint: its id, the job's stages, and
-// every file with its size and checksum.
+// every file with its size and checksum. End marks an end-of-input
+// checkpoint: the one a job writes when every worker has ended, so that
+// a store whose newest checkpoint has it holds a job that finished.
 type Manifest struct {
 	ID     uint64
 	Stages []Stage
 	Files  []File
+	End    bool
 }
 
 const (
 	manifestMagic   = "SKCP"
-	manifestVersion = 1
+	manifestVersion = 2
+	// manifestEnd is the flag of an end-of-input checkpoint (version 2).
+	manifestEnd = 1
 	// maxName bounds a stage or file name in a manifest.
 	maxName = 4096
 	// maxWorkers bounds a stage's parallelism in a manifest.
@@ -55,6 +60,11 @@ func (m *Manifest) AppendBinary(dst []byte) ([]byte, error) {
 	dst = append(dst, manifestMagic...)
 	dst = append(dst, manifestVersion)
 	dst = wire.AppendUvarint(dst, m.ID)
+	var flags byte
+	if m.End {
+		flags |= manifestEnd
+	}
+	dst = append(dst, flags)
 	dst = wire.AppendUvarint(dst, uint64(len(m.Stages)))
 	for _, s := range m.Stages {
 		if len(s.Name) > maxName || s.Workers < 1 || s.Workers > maxWorkers {
@@ -89,11 +99,19 @@ func (m *Manifest) UnmarshalBinary(b []byte) error {
 	if string(body[:4]) != manifestMagic {
 		return fmt.Errorf("%w: manifest magic %q", ErrCorrupt, body[:4])
 	}
-	if body[4] != manifestVersion {
-		return fmt.Errorf("%w: manifest version %d, want %d", ErrCorrupt, body[4], manifestVersion)
+	v := body[4]
+	if v < 1 || v > manifestVersion {
+		return fmt.Errorf("%w: manifest version %d, want 1 to %d", ErrCorrupt, v, manifestVersion)
 	}
 	r := wire.NewReader(body[5:])
 	next := Manifest{ID: r.Uvarint("id")}
+	if v >= 2 {
+		flags := r.Byte("flags")
+		if flags&^manifestEnd != 0 && r.Err() == nil {
+			r.Fail("flags %#x", flags)
+		}
+		next.End = flags&manifestEnd != 0
+	}
 	n := r.Count(2, "stages")
 	for range n {
 		s := Stage{Name: r.String(maxName, "stage name"), Workers: r.Int(maxWorkers, "workers")}
