@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"time"
@@ -59,6 +60,9 @@ type NexmarkConfig struct {
 	// Observe, when set, is told of each job as it starts, with a label
 	// naming its configuration (streambench -ui shows it live).
 	Observe func(job *runtime.Job, label string)
+	// Logger, when set, is each job's (runtime.Logger): its checkpoints,
+	// restores, restarts and rescales (streambench -log-level).
+	Logger *slog.Logger
 }
 
 // NexmarkRow is one query run: the JSON schema of `streambench nexmark`
@@ -196,7 +200,7 @@ func runNexmarkQuery(ctx context.Context, cfg NexmarkConfig, q query.Query) (row
 		}
 		jobOpts = append(jobOpts, runtime.Checkpoint(cfg.CheckpointInterval, store))
 	}
-	job, err := runtime.NewJob(jobOpts...)
+	job, err := runtime.NewJob(append(jobOpts, runtime.Logger(cfg.Logger))...)
 	if err != nil {
 		return row, err
 	}

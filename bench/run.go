@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	goruntime "runtime"
 	"slices"
@@ -203,6 +204,9 @@ type RunConfig struct {
 	// Observe, when set, is told of each job as it starts, with a label
 	// naming its configuration (streambench -ui shows it live).
 	Observe func(job *runtime.Job, label string)
+	// Logger, when set, is each job's (runtime.Logger): its checkpoints,
+	// restores, restarts and rescales (streambench -log-level).
+	Logger *slog.Logger
 }
 
 func (c *RunConfig) validate() error {
@@ -563,7 +567,7 @@ func runOne(ctx context.Context, cfg RunConfig, kind string, sources, workers in
 	if err != nil {
 		return row, err
 	}
-	job, err := runtime.NewJob(runtime.BatchSize(gen.BatchSize()))
+	job, err := runtime.NewJob(runtime.BatchSize(gen.BatchSize()), runtime.Logger(cfg.Logger))
 	if err != nil {
 		return row, err
 	}

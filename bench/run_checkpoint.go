@@ -205,7 +205,7 @@ func runReplayable(ctx context.Context, cfg RunConfig, kind string, sources, wor
 // -checkpoint-mode, and a restart for -fail-after; and what closes the
 // store once the run is done.
 func (cfg *RunConfig) replayableOpts(kind string, sources, workers int) ([]runtime.JobOpt, func() error, error) {
-	opts := []runtime.JobOpt{runtime.BatchSize(cfg.Batch)}
+	opts := []runtime.JobOpt{runtime.BatchSize(cfg.Batch), runtime.Logger(cfg.Logger)}
 	if cfg.CheckpointInterval > 0 && blobstore.IsURL(cfg.CheckpointDir) {
 		// A bucket: the configuration's checkpoints under a new prefix.
 		s, err := blobstore.Open(context.Background(), cfg.CheckpointDir)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -63,6 +64,9 @@ type ScaleConfig struct {
 	// Observe, when set, is told of each job as it starts, with a label
 	// naming its configuration (streambench -ui shows it live).
 	Observe func(job *runtime.Job, label string)
+	// Logger, when set, is each job's (runtime.Logger): its checkpoints,
+	// restores, restarts and rescales (streambench -log-level).
+	Logger *slog.Logger
 }
 
 // Scale's bounds.
@@ -422,7 +426,7 @@ func (r *scaleRun) build(sh shape, restore bool) (*runtime.Job, error) {
 	if restore {
 		opts = append(opts, runtime.Restore(r.store))
 	}
-	j, err := runtime.NewJob(opts...)
+	j, err := runtime.NewJob(append(opts, runtime.Logger(r.cfg.Logger))...)
 	if err != nil {
 		return nil, err
 	}

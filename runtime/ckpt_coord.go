@@ -229,7 +229,9 @@ func (c *coordinator) complete(ctx context.Context) error {
 		for _, f := range files {
 			size += f.Size
 		}
-		c.j.ckptStats.completed(id, size, time.Since(c.started))
+		took := time.Since(c.started)
+		c.j.ckptStats.completed(id, size, took)
+		c.j.log().Debug("checkpoint completed", "id", id, "bytes", size, "duration", took, "end", c.allFinal)
 		if err := checkpoint.Retain(ctx, c.store, c.j.cfg.ckpt.retain); err != nil {
 			return fmt.Errorf("runtime: checkpoint %d: %w", id, err)
 		}

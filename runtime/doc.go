@@ -183,11 +183,25 @@
 // naming the stage and worker. Cancelling Run's context stops every worker
 // at its next batch or blocked send; Run returns only after all of the job's
 // goroutines have. Job.Metrics gives per-worker counters (records in and
-// out, late records, batches, busy time, queue length and high-water mark)
-// safe to read while the job runs. WithCost charges each record a CPU spin
+// out, late records, batches, busy time, queue length and high-water mark,
+// the watermark sent on) safe to read while the job runs; package observe
+// exports them to Prometheus and a live view. WithCost charges each record a CPU spin
 // or a modelled service time (package runtime/work) (a worker as a FIFO single-server queue), so
 // skew shows on small machines. WithLatency hooks a sink to see the ingest
 // time of each batch's oldest record; Rate makes a source open-loop.
+//
+// # Logs
+//
+// Logger gives the job a *slog.Logger (default: none) for what it decides
+// and suffers: "job starting" (stages; the checkpoint it starts from and
+// how many newer ones it skipped), "checkpoint skipped: it does not
+// verify" (checkpoint, err) at Warn, "checkpoint completed" (id, bytes,
+// duration, end) at Debug, "attempt failed" (attempt, err,
+// restarts_left) at Warn, "restarting from a checkpoint" or "restarting
+// from the start" (attempt, checkpoint), "rescale: owner table
+// published" (stage, generation, active, moved_key_groups), and "job
+// ended" or "job failed" at Error (duration, checkpoints, restarts, err).
+// Logging happens on the coordinator's paths, never per record.
 //
 // A Job is built by one goroutine and run once.
 package runtime

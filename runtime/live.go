@@ -184,6 +184,7 @@ func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
 		ls.table.Store(next)
 		done := ls.done
 		ls.mu.Unlock()
+		j.log().Info("rescale: owner table published", "stage", stage, "generation", next.gen, "active", n, "moved_key_groups", cur.moved(next))
 		select {
 		case <-done:
 		case <-ctx.Done():
@@ -193,6 +194,17 @@ func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
 		}
 		cur = next
 	}
+}
+
+// moved counts the key groups whose owner differs in t and u.
+func (t *ownerTable) moved(u *ownerTable) int {
+	n := 0
+	for g, w := range t.owner {
+		if u.owner[g] != w {
+			n++
+		}
+	}
+	return n
 }
 
 // toward is the next table on the way from t to target, moving at most

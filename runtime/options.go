@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -22,6 +23,7 @@ func invalidParam(name string, value any, want string) error {
 
 // jobConfig is the job-wide configuration, checked by one validate.
 type jobConfig struct {
+	logger      *slog.Logger // nil: none (Logger)
 	batchSize   int
 	queue       int
 	flush       time.Duration

@@ -62,15 +62,32 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	first := next // this Run's checkpoints have ids from first on
 	backoff := ck.backoff
 	j.stop.running.Store(true)
+	log := j.log()
+	start := time.Now()
+	if from != nil {
+		log.Info("job starting from a checkpoint", "checkpoint", from.ID, "skipped", len(skipped), "stages", len(j.stages))
+	} else {
+		log.Info("job starting", "stages", len(j.stages), "next_checkpoint", next)
+	}
+	for _, s := range skipped {
+		log.Warn("checkpoint skipped: it does not verify", "checkpoint", s.ID, "err", s.Err)
+	}
 	defer func() {
 		j.stop.running.Store(false)
 		j.stop.finish(j.CheckpointStats().LastID, err)
+		cs := j.CheckpointStats()
+		if err != nil {
+			log.Error("job failed", "err", err, "duration", time.Since(start), "checkpoints", cs.Completed, "restarts", cs.Restarts)
+		} else {
+			log.Info("job ended", "duration", time.Since(start), "checkpoints", cs.Completed, "restarts", cs.Restarts)
+		}
 	}()
 	for attempt := 0; ; attempt++ {
 		err := j.attempt(ctx, from, &next)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		log.Warn("attempt failed", "attempt", attempt, "err", err, "restarts_left", max(0, ck.attempts-attempt))
 		if errors.Is(err, ErrSinkAhead) {
 			// The same checkpoint would meet the same output again.
 			if from != nil && len(skipped) > 0 {
@@ -102,11 +119,19 @@ func (j *Job) Run(ctx context.Context) (err error) {
 			// their output: an older starting point would repeat it.
 			return errors.Join(err, fmt.Errorf("runtime: Restart: %w: %w", ErrSinkAhead, checkpoint.SkippedError(sk)))
 		}
+		for _, s := range sk {
+			log.Warn("checkpoint skipped: it does not verify", "checkpoint", s.ID, "err", s.Err)
+		}
 		if c != nil {
 			from, skipped = c, sk
 			j.ckptStats.update(func(s *CheckpointStats) { s.RestoreTime = time.Since(t0) })
 		}
 		j.ckptStats.update(func(s *CheckpointStats) { s.Restarts++ })
+		if from != nil {
+			log.Info("restarting from a checkpoint", "attempt", attempt+1, "checkpoint", from.ID)
+		} else {
+			log.Info("restarting from the start", "attempt", attempt+1)
+		}
 	}
 }
 

@@ -44,6 +44,8 @@ queries completed so far.`)
 	o.register(fs, true)
 	var ui uiFlag
 	ui.register(fs)
+	var lf logFlag
+	lf.register(fs)
 	fs.StringVar(&queries, "query", "all", "queries to run: all or a comma `LIST` of "+strings.Join(query.Names(), ","))
 	fs.Int64Var(&events, "events", 1_000_000, "events in the stream (10^4 per second of event time)")
 	fs.IntVar(&workers, "workers", 2, "workers of each keyed stage")
@@ -91,6 +93,9 @@ queries completed so far.`)
 	}
 	defer stopUI()
 	cfg.Observe = observe
+	if cfg.Logger, err = lf.logger(e); err != nil {
+		return fail(e, "nexmark", err)
+	}
 	if dump != "" {
 		err := createFile(dump, func(f *os.File) error { return bench.DumpNexmarkEvents(ctx, f, cfg) })
 		if ctx.Err() != nil {

@@ -61,6 +61,8 @@ the last checkpoint; every result is checked against an exact count
 	o.register(fs, true)
 	var ui uiFlag
 	ui.register(fs)
+	var lf logFlag
+	lf.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: defaultTuples, tuplesHelp: "records per run (with -duration: at most this many; 0: no limit); a -file is read whole unless -tuples bounds it",
@@ -123,6 +125,9 @@ the last checkpoint; every result is checked against an exact count
 	}
 	defer stopUI()
 	cfg.Observe = observe
+	if cfg.Logger, err = lf.logger(e); err != nil {
+		return fail(e, "run", err)
+	}
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	rows, err := bench.RunAll(ctx, cfg)

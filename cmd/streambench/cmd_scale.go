@@ -52,6 +52,8 @@ offers until -duration, held in memory.`)
 	o.register(fs, true)
 	var ui uiFlag
 	ui.register(fs)
+	var lf logFlag
+	lf.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: "1.5", zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: 0, tuplesHelp: "not used: the schedule sets the records",
@@ -105,6 +107,9 @@ offers until -duration, held in memory.`)
 	}
 	defer stopUI()
 	cfg.Observe = observe
+	if cfg.Logger, err = lf.logger(e); err != nil {
+		return fail(e, "scale", err)
+	}
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	results, err := bench.RunScale(ctx, cfg)

@@ -65,3 +65,21 @@ func TestUIBadAddress(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errs, `-ui = "nonsense", want host:port`)
 }
+
+// TestLogLevel: -log-level info logs each configuration's job to stderr
+// (its start, its end); debug adds its checkpoints; a bad level is
+// refused naming the flag.
+func TestLogLevel(t *testing.T) {
+	code, _, errs := cli(t, "run", "-workers", "2", "-partitioner", "hash", "-tuples", "20000", "-checkpoint-interval", "2ms",
+		"-checkpoint-dir", t.TempDir(), "-log-level", "debug")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, `msg="job starting"`)
+	require.Contains(t, errs, `msg="checkpoint completed"`)
+	require.Contains(t, errs, `msg="job ended"`)
+	code, _, errs = cli(t, "run", "-tuples", "1000", "-log-level", "loud")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, `-log-level = "loud", want one of debug, info, warn, error, off`)
+	code, _, errs = cli(t, "run", "-workers", "2", "-partitioner", "hash", "-tuples", "2000", "-work", "none")
+	require.Equal(t, 0, code)
+	require.NotContains(t, errs, "msg=", "off by default")
+}
