@@ -42,10 +42,8 @@ queries completed so far.`)
 		resultsTo string
 	)
 	o.register(fs, true)
-	var ui uiFlag
-	ui.register(fs)
-	var lf logFlag
-	lf.register(fs)
+	var op operateFlags
+	op.register(fs)
 	fs.StringVar(&queries, "query", "all", "queries to run: all or a comma `LIST` of "+strings.Join(query.Names(), ","))
 	fs.Int64Var(&events, "events", 1_000_000, "events in the stream (10^4 per second of event time)")
 	fs.IntVar(&workers, "workers", 2, "workers of each keyed stage")
@@ -87,15 +85,12 @@ queries completed so far.`)
 	if err := bench.CheckNexmark(cfg); err != nil {
 		return fail(e, "nexmark", err)
 	}
-	observe, stopUI, err := ui.start(e)
+	observe, logger, stopUI, err := op.start(e)
 	if err != nil {
 		return fail(e, "nexmark", err)
 	}
 	defer stopUI()
-	cfg.Observe = observe
-	if cfg.Logger, err = lf.logger(e); err != nil {
-		return fail(e, "nexmark", err)
-	}
+	cfg.Observe, cfg.Logger = observe, logger
 	if dump != "" {
 		err := createFile(dump, func(f *os.File) error { return bench.DumpNexmarkEvents(ctx, f, cfg) })
 		if ctx.Err() != nil {

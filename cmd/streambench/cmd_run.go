@@ -59,10 +59,8 @@ the last checkpoint; every result is checked against an exact count
 		stDir   string
 	)
 	o.register(fs, true)
-	var ui uiFlag
-	ui.register(fs)
-	var lf logFlag
-	lf.register(fs)
+	var op operateFlags
+	op.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: defaultZipfS, zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: defaultTuples, tuplesHelp: "records per run (with -duration: at most this many; 0: no limit); a -file is read whole unless -tuples bounds it",
@@ -119,15 +117,12 @@ the last checkpoint; every result is checked against an exact count
 		return fail(e, "run", err)
 	}
 	cfg.Tuples = wl.tuples
-	observe, stopUI, err := ui.start(e)
+	observe, logger, stopUI, err := op.start(e)
 	if err != nil {
 		return fail(e, "run", err)
 	}
 	defer stopUI()
-	cfg.Observe = observe
-	if cfg.Logger, err = lf.logger(e); err != nil {
-		return fail(e, "run", err)
-	}
+	cfg.Observe, cfg.Logger = observe, logger
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	rows, err := bench.RunAll(ctx, cfg)

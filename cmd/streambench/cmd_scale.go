@@ -50,10 +50,8 @@ offers until -duration, held in memory.`)
 		dir      string
 	)
 	o.register(fs, true)
-	var ui uiFlag
-	ui.register(fs)
-	var lf logFlag
-	lf.register(fs)
+	var op operateFlags
+	op.register(fs)
 	wl.register(fs, workloadDefaults{
 		zipfS: "1.5", zipfHelp: "Zipf exponent `S` >= 0 of the synthetic stream",
 		tuples: 0, tuplesHelp: "not used: the schedule sets the records",
@@ -101,15 +99,12 @@ offers until -duration, held in memory.`)
 	if cfg.Workload, err = wl.build(); err != nil {
 		return fail(e, "scale", err)
 	}
-	observe, stopUI, err := ui.start(e)
+	observe, logger, stopUI, err := op.start(e)
 	if err != nil {
 		return fail(e, "scale", err)
 	}
 	defer stopUI()
-	cfg.Observe = observe
-	if cfg.Logger, err = lf.logger(e); err != nil {
-		return fail(e, "scale", err)
-	}
+	cfg.Observe, cfg.Logger = observe, logger
 	report, clear := o.progress(e)
 	cfg.Progress = report
 	results, err := bench.RunScale(ctx, cfg)
