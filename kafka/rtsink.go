@@ -120,6 +120,8 @@ type sinkWorker struct {
 	// err and returns the record to the pool.
 	promise func(*kgo.Record, error)
 	err     atomic.Pointer[error]
+	// ok counts the open transaction's records the brokers acknowledged.
+	ok atomic.Int64
 }
 
 type slotState uint8
@@ -169,6 +171,8 @@ func NewTopicSink[T any](ctx context.Context, cfg SinkConfig, key KeyFunc[T], va
 			if err != nil {
 				err = s.sinkError(w, "", "produce", fmt.Errorf("%w: %w", ErrProduce, err))
 				sw.err.CompareAndSwap(nil, &err)
+			} else {
+				sw.ok.Add(1)
 			}
 			s.recs.put(r)
 		}
@@ -336,6 +340,7 @@ func (s *TopicSink[T]) producer(w int, sw *sinkWorker) (*kgo.Client, error) {
 	if err := sl.cl.BeginTransaction(); err != nil {
 		return nil, s.sinkError(w, sl.id, "begin transaction", err)
 	}
+	sw.ok.Store(0)
 	sw.cur = sl
 	return sl.cl, nil
 }
@@ -387,6 +392,11 @@ func (s *TopicSink[T]) PreCommit(worker int) ([]byte, error) {
 	if s.cfg.Semantics != ExactlyOnce {
 		return nil, nil
 	}
+	if sw.ok.Load() > 0 {
+		if err := s.awaitPartitions(ctx, cl); err != nil {
+			return nil, s.sinkError(worker, id, "flush", err)
+		}
+	}
 	pid, epoch, err := cl.ProducerID(ctx)
 	if err != nil {
 		return nil, s.sinkError(worker, id, "producer ID", err)
@@ -399,6 +409,30 @@ func (s *TopicSink[T]) PreCommit(worker int) ([]byte, error) {
 	sw.cur = nil
 	sw.seq++
 	return sw.last, nil
+}
+
+// awaitPartitions waits until cl's producer holds the topic's partitions.
+// franz-go (v1.22.3) stores a topic's partitions for the producer only
+// after it has handed the records that waited for them to the brokers, so
+// a transaction's first records, on a topic the client never wrote, can
+// be acknowledged (and Flush return) before the partitions are stored.
+// EndTransaction then finds no partition in the transaction and, records
+// having been produced, aborts it and returns nil: the output would be
+// lost with no error. Once the partitions are stored (PartitionLeader
+// reads the same table) the commit sees them.
+func (s *TopicSink[T]) awaitPartitions(ctx context.Context, cl *kgo.Client) error {
+	for wait := 10 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		if leader, _, _ := cl.PartitionLeader(s.cfg.Topic, 0); leader >= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: the producer never learned the partitions of %q: %w", ErrUnreachable, s.cfg.Topic, ctx.Err())
+		}
+	}
 }
 
 // Commit implements runtime.TxnSink: it commits the worker's
