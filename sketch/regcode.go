@@ -194,20 +194,50 @@ func (c *regCode) decode(body []byte, regs []uint8) error {
 		sorted[off[l]+at[l]] = c.val[i]
 		at[l]++
 	}
+	// fast maps the next 8 bits to length<<8 | value where they begin
+	// with a codeword of at most 8 bits, and to 0 where it is longer.
+	var fast [256]uint16
+	for i := range c.v {
+		if l := c.bits[i]; l <= 8 {
+			lo := c.word[i] << (8 - l)
+			for s := range uint64(1) << (8 - l) {
+				fast[lo|s] = uint16(l)<<8 | uint16(c.val[i])
+			}
+		}
+	}
+	// buf holds the next nb bits of body from its top bit; j bytes are read.
 	var seen [256]uint64
-	pos, end := uint64(0), uint64(len(body))*8
+	var buf uint64
+	nb, j := uint(0), 0
 	for i := range regs {
+		for nb <= 56 && j < len(body) {
+			buf |= uint64(body[j]) << (56 - nb)
+			j++
+			nb += 8
+		}
+		if e := fast[buf>>56]; e != 0 && uint(e>>8) <= nb {
+			buf <<= e >> 8
+			nb -= uint(e >> 8)
+			regs[i] = uint8(e)
+			seen[uint8(e)]++
+			continue
+		}
 		code := uint64(0)
 		for l := 1; ; l++ {
-			if l > maxLen || pos >= end {
+			if l > maxLen || nb == 0 {
 				return corrupt("register %d: no codeword", i)
 			}
-			code = code<<1 | uint64(body[pos>>3]>>(7-pos&7)&1)
-			pos++
+			code = code<<1 | buf>>63
+			buf <<= 1
+			nb--
 			if k := code - first[l]; k < perLen[l] {
 				regs[i] = sorted[off[l]+k]
 				seen[regs[i]]++
 				break
+			}
+			if nb == 0 && j < len(body) {
+				buf, nb = uint64(body[j])<<56, 8
+				j++
 			}
 		}
 	}
@@ -216,10 +246,10 @@ func (c *regCode) decode(body []byte, regs []uint8) error {
 			return corrupt("register value %d held by %d registers, the histogram says %d", c.val[i], seen[c.val[i]], c.cnt[i])
 		}
 	}
-	if pos != c.size() {
+	if pos := 8*uint64(j) - uint64(nb); pos != c.size() {
 		return corrupt("register code of %d bits in %d", pos, c.size())
 	}
-	if pos&7 != 0 && body[len(body)-1]<<(pos&7) != 0 {
+	if buf != 0 {
 		return corrupt("register code padding is not zero")
 	}
 	return nil

@@ -153,3 +153,41 @@ func TestRegCodeAllocs(t *testing.T) {
 	require.Equal(t, allocs(v3, &hs), allocs(v4, &hs), "HyperLogLog dense")
 	require.Equal(t, allocs(u2, &us), allocs(u3, &us), "UltraLogLog")
 }
+
+// FuzzRegisterCode decodes arbitrary bytes as the register code of 2^k
+// registers (k from the first byte, 0..12): the decoder never panics,
+// refuses with ErrCorrupt, or accepts only the canonical code of the
+// registers it returns, allocating them only once the input holds a bit
+// for each.
+func FuzzRegisterCode(f *testing.F) {
+	for _, regs := range regCodeInputs(f) {
+		if len(regs) <= 1<<12 {
+			k := byte(0)
+			for 1<<k < len(regs) {
+				k++
+			}
+			f.Add(append([]byte{k}, appendRegisters(nil, regs)...))
+		}
+	}
+	f.Add([]byte{4, 1, 7})
+	f.Add([]byte{0, 2, 0, 1, 0, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		m := uint64(1) << (b[0] % 13)
+		d := &decoder{b: b[1:]}
+		regs, err := readRegisters(d, m, func(r uint8) bool { return r != 13 })
+		if err == nil {
+			err = d.finish()
+		}
+		if err != nil {
+			require.ErrorIs(t, err, ErrCorrupt)
+			return
+		}
+		require.Len(t, regs, int(m))
+		require.LessOrEqual(t, m, 8*uint64(len(b)), "a bit a register at least")
+		require.NotContains(t, regs, uint8(13))
+		require.Equal(t, b[1:], appendRegisters(nil, regs))
+	})
+}
