@@ -133,7 +133,7 @@ func readRegisters(d *decoder, m uint64, valid func(uint8) bool) ([]uint8, error
 	}
 	sum := uint64(0)
 	for i := 0; i < int(v) && d.err == nil; i++ {
-		val := d.uvarint("register value")
+		val := min(d.uvarint("register value"), 256) // no overflow below
 		if i > 0 {
 			val += uint64(c.val[i-1]) + 1
 		}

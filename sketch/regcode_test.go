@@ -191,3 +191,50 @@ func FuzzRegisterCode(f *testing.F) {
 		require.Equal(t, b[1:], appendRegisters(nil, regs))
 	})
 }
+
+// TestRegCodeCorrupt checks that each malformed register code is refused
+// for the reason its name gives (the error says it).
+func TestRegCodeCorrupt(t *testing.T) {
+	u := func(vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = appendUvarint(b, v)
+		}
+		return b
+	}
+	// 4 registers 1, 1, 2, 3: histogram {1: 2, 2: 1, 3: 1}, lengths 1, 2,
+	// 2 (codewords 0, 10, 11), so 0 0 10 11 = 0b00101100.
+	good := append(u(3, 1, 2, 0, 1, 0), 0b00101100)
+	for name, c := range map[string]struct {
+		b    []byte
+		says string
+	}{
+		"no values":          {u(0), "0 register values"},
+		"257 values":         {u(257), "257 register values"},
+		"gap overflows":      {append(u(2, 1, 1), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "above 255"},
+		"value 256":          {u(2, 255, 1, 0), "above 255"},
+		"invalid value":      {u(2, 1, 1, 11), "value 13 cannot arise"},
+		"count zero":         {u(3, 1, 0), "held by no register"},
+		"counts over m":      {u(2, 1, 5), "exceeds the limit 4"},
+		"last count zero":    {u(2, 1, 4, 0), "held by no register"},
+		"truncated":          {u(3, 1, 2, 0, 1, 0), "reading register code"},
+		"padding":            {append(u(3, 1, 2, 0, 1, 0), 0b00101101), "padding"},
+		"other histogram":    {append(u(3, 1, 2, 0, 1, 0), 0), "held by 4 registers, the histogram says 2"},
+		"truncated counts":   {u(3, 1, 2), "register value"},
+		"overlong uvarint":   {[]byte{0x83, 0x00}, "shortest form"},
+		"no codeword at end": {append(u(1, 5), 0b10000000), "register 0: no codeword"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := &decoder{b: c.b}
+			_, err := readRegisters(d, 4, func(r uint8) bool { return r != 13 })
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorContains(t, err, c.says)
+		})
+	}
+	d := &decoder{b: good}
+	regs, err := readRegisters(d, 4, func(uint8) bool { return true })
+	require.NoError(t, err)
+	require.NoError(t, d.finish())
+	require.Equal(t, []uint8{1, 1, 2, 3}, regs)
+	require.Equal(t, good, appendRegisters(nil, regs))
+}
