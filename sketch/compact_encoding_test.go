@@ -152,7 +152,7 @@ func (c *candidateSizes) add(o candidateSizes) {
 // of the relative error, and bytes·RMSE² (the memory-variance product, in
 // bytes; DataSketches' HLL_4 at lgK = 12 has 2,088 bytes and a HIP RMSE of
 // 0.0128 at 10^5, 0.34): a HyperLogLog with its martingale (unmerged) and
-// with Estimate (merged: no martingale, 9 bytes less), an UltraLogLog with
+// with Estimate (merged: no martingale, 8 bytes less), an UltraLogLog with
 // its martingale and with EstimateML, and for both the dense-body sizes
 // of the candidates (candidateSizes, "B-" metrics). T is 200 up to 10^5,
 // 100 at 10^6 and 20 at 10^7; under -short it is cut so that `make test`
