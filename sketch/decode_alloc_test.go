@@ -26,7 +26,9 @@ func decodeBytes(t *testing.T, runs int, decode func()) float64 {
 // byte plus 2 KiB, whatever size the input declares. The inputs are the
 // hostile kind: tiny bodies declaring the largest precision, and short
 // valid sparse HyperLogLogs at p = 18 whose in-memory list would span all
-// 2^18 registers.
+// 2^18 registers, and a dense register code declaring 2^18 registers with
+// none of its bits present (the code takes a bit a register at least, so
+// a valid one allocates at most 8 register bytes per input byte).
 func TestDecodeAllocationBounded(t *testing.T) {
 	hdr1 := appendHeader(nil, kindHyperLogLog, 1)
 	hllV1 := func(p uint8, toks ...uint64) []byte {
@@ -103,6 +105,8 @@ func TestDecodeAllocationBounded(t *testing.T) {
 		{"hll/v2 p=14 5000 entries", hllEnc(14, 5000), hll, true},
 		{"hll/v2 p=18 60000 entries", hllEnc(18, 60000), hll, true},
 		{"hll/v2 p=18 dense body missing", append(appendHeader(nil, kindHyperLogLog, hllVersion), 18, hllFormDense), hll, false},
+		{"hll/v4 p=18 register code missing", append(appendHeader(nil, kindHyperLogLog, hllVersion), 18, hllFormDense, 0, 1, 5), hll, false},
+		{"hll/v4 p=18 dense", hllEnc(18, 1_000_000), hll, true},
 		{"ull/p=26 with 16 registers", ullEnc(), func(b []byte) error { var s UltraLogLog; return s.UnmarshalBinary(b) }, false},
 		{"kll/k=65535 one item", kllEnc(), func(b []byte) error { var s KLL[float64]; return s.UnmarshalBinary(b) }, true},
 		{"ddsketch/2^20 buckets declared", ddEnc(), func(b []byte) error { var s DDSketch; return s.UnmarshalBinary(b) }, false},

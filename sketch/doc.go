@@ -74,7 +74,8 @@
 // registers (24% and 28% fewer than six-bit ones). Both estimators need no
 // bias tables and only read the sketch (concurrent reads are safe; writes
 // are not); the error is that from about 30m distinct hashes up and lower
-// below. Memory is 2^p bytes from the first add (no sparse form); AddHash is
+// below. Memory is 2^p bytes from the first add (no sparse form; encoded,
+// about 4.2 bits a register once filled, below); AddHash is
 // O(1) (one table lookup, a store only when the register changes) and
 // does not allocate. Merge is
 // exact and needs equal precisions (ErrIncompatible otherwise); Downsize
@@ -83,8 +84,9 @@
 // registers are byte for byte those of hash4j's UltraLogLog (Java) for the
 // same 64-bit hashes: Registers and NewUltraLogLogFromRegisters exchange
 // sketches with it, and cross-check vectors written by hash4j pin the
-// registers and both estimators. Its encoding (kind 7, version 2) is the
-// precision, the registers and the martingale's estimate.
+// registers and both estimators. Its encoding (kind 7, version 3) is the
+// precision, the registers in the register code (below) and the
+// martingale's estimate.
 //
 // SpaceSaving (Metwally, Agrawal and El Abbadi, 2005) monitors at most k
 // keys in a stream summary (buckets of equal count in flat arrays with int32
@@ -170,11 +172,19 @@
 // version byte, then a little-endian body. Decoders validate every length
 // before allocating, return [ErrCorrupt] or [ErrVersion], and leave the
 // receiver unchanged on error. Encodings of a given version never change:
-// golden files under testdata/ pin them.
+// golden files under testdata/ pin them, and older versions still decode.
+// A dense HyperLogLog (version 4) and an UltraLogLog (version 3) write
+// their registers in the register code: the histogram of the register
+// values and a canonical Huffman code built from it, within 1.5% of the
+// registers' entropy once the sketch has filled (figures in
+// docs/results/sketches.md, "Compact encodings"). It is built at encoding
+// and undone at decoding; the add path does not change.
 //
 // # Memory and concurrency
 //
-// Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse.
+// Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse;
+// encoded, about 3 bits a register once dense (the register code).
+// UltraLogLog: 2^p bytes; encoded, about 4.2 bits a register once filled.
 // SpaceSaving: O(k) (about 72 bytes a counter with uint64 keys).
 // LossyCounting: O((1/ε)·log(εN)) entries. Reservoirs: k items.
 // AddHash does not allocate on Count-Min, dense HyperLogLog, a full

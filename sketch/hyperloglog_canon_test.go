@@ -60,12 +60,13 @@ func hllEncodedForm(t testing.TB, b []byte) uint8 {
 	return b[at+n]
 }
 
-// hllAsV3 is the version 3 encoding of the sketch a version 2 sparse
-// encoding b holds, with the martingale byte mg: with mg = 1, what a
-// sketch fed its entries encodes to; with 0, what b re-encodes to.
-func hllAsV3(b []byte, mg byte) []byte {
+// hllAsCurrent is the current encoding (version 3's sparse body, in
+// version 4) of the sketch a version 2 sparse encoding b holds, with the
+// martingale byte mg: with mg = 1, what a sketch fed its entries encodes
+// to; with 0, what b re-encodes to.
+func hllAsCurrent(b []byte, mg byte) []byte {
 	out := append([]byte(nil), b[:headerLen+2]...)
-	out[headerLen-1] = 3
+	out[headerLen-1] = hllVersion
 	out = append(out, mg)
 	return append(out, b[headerLen+2:]...)
 }
@@ -311,7 +312,7 @@ func TestHyperLogLogLoListRejected(t *testing.T) {
 				switch {
 				case name == "three" && (p == 5 || p == 6):
 					require.NoError(t, err)
-					require.Equal(t, fedEnc, hllAsV3(b, 1))
+					require.Equal(t, fedEnc, hllAsCurrent(b, 1))
 					return
 				case p == 4 && len(es) > 0:
 					// The budget is 0 bits: no entry fits at 23 either,

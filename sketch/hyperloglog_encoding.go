@@ -2,7 +2,7 @@ package sketch
 
 import "slices"
 
-// HyperLogLog encoding, version 3, after the common header:
+// HyperLogLog encoding, version 4, after the common header:
 //
 //	precision  u8   (4..18)
 //	form       u8   (0 sparse, 1 dense)
@@ -22,7 +22,10 @@ import "slices"
 //	        budget when written with k = p'-p, and p' = 26 when they fit there;
 //	        p' = 23 only where the most entries at 26 the list can stand for
 //	        would not fit at 26 (fitsAtHi), so some sketch folded it
-//	dense:  2^precision bytes, one register each, ranks in 0..65-precision
+//	dense:  the 2^precision registers, ranks in 0..65-precision, in the
+//	        register code (regcode.go): their histogram and a Huffman code
+//	        built from it, about 3 bits a register once the sketch has
+//	        filled
 //
 // The encoding is canonical: sketches holding the same entries (or the same
 // registers) and the same martingale state encode to equal bytes, whatever
@@ -32,13 +35,16 @@ import "slices"
 // dense, with, if valid, the martingale it would start at the switch to
 // dense registers (the estimate of its sparse state).
 //
+// Version 3 (still decoded): version 4 with the dense registers written
+// as 2^precision bytes, one a register.
+//
 // Version 2 (still decoded, with no martingale): version 3 without the
 // martingale byte and estimate.
 //
 // Version 1 (still decoded): the same but for the sparse body, count uvarint
 // (at most 3·2^p/16) then count uvarint gaps between sorted 32-bit tokens
 // index<<6 | rank at precision 26 (ranks 1..39, indexes strictly increasing).
-const hllVersion = 3
+const hllVersion = 4
 
 const (
 	hllFormSparse = 0
@@ -56,20 +62,18 @@ func (s *HyperLogLog) AppendBinary(dst []byte) ([]byte, error) {
 	dst = appendU8(dst, s.p)
 	if s.regs != nil {
 		dst = s.appendMartingale(appendU8(dst, hllFormDense), s.hip.est)
-		return append(dst, s.regs...), nil
+		return appendRegisters(dst, s.regs), nil
 	}
 	fp, z := s.sparseStats(nil)
 	d := uint(fp - s.p)
 	if !logicallySparse(z, fp, s.p) {
 		dst = s.appendMartingale(appendU8(dst, hllFormDense), linearCountF(z.n, fp))
-		off := len(dst)
-		dst = append(dst, make([]byte, 1<<s.p)...)
-		regs := dst[off:]
+		regs := make([]uint8, 1<<s.p)
 		s.walkAt(fp, func(idx uint32, rank uint8) {
 			i, r := foldRegister(idx, rank, d)
 			regs[i] = max(regs[i], r)
 		})
-		return dst, nil
+		return appendRegisters(dst, regs), nil
 	}
 	k := z.bestK(d, fp)
 	dst = appendU8(dst, hllFormSparse)
@@ -100,7 +104,7 @@ func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 	if s.p == 0 {
 		return nil, errZero("receiver", "HyperLogLog", hllBuilders)
 	}
-	n := headerLen + 11 + 1<<s.p
+	n := headerLen + 11 + 1<<s.p/2 // about 4 bits a register
 	if s.regs == nil {
 		n = headerLen + 3 + 5 + 4*(s.sparse.lw+s.sparse.k+1)
 	}
@@ -110,7 +114,7 @@ func (s *HyperLogLog) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s by the sketch encoded in b, checking every field;
 // it fails with an error wrapping ErrCorrupt or ErrVersion and leaves s
 // unchanged if b is not a valid encoding. A zero HyperLogLog may be the
-// receiver. It reads versions 1, 2 and 3; a version 1 or 2 image decodes
+// receiver. It reads versions 1 to 4; a version 1 or 2 image decodes
 // with no martingale (MartingaleValid false).
 func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	v, d, err := readHeader(b, kindHyperLogLog, hllVersion)
@@ -145,16 +149,12 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	}
 	switch {
 	case form == hllFormDense:
-		raw := d.bytes(1<<p, "registers")
-		if err := d.finish(); err != nil {
+		regs, err := readDense(d, v, p)
+		if err != nil {
 			return err
 		}
-		maxRank := 65 - p
 		nonzero, last := 0, -1
-		for i, r := range raw {
-			if r > maxRank {
-				return corrupt("register %d holds rank %d, above %d", i, r, maxRank)
-			}
+		for i, r := range regs {
 			if r != 0 {
 				nonzero, last = nonzero+1, i
 			}
@@ -162,7 +162,7 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 		if v >= 2 && mustBeSparse(nonzero, last, p) {
 			return corrupt("dense body with %d non-zero registers: a sketch that small is sparse", nonzero)
 		}
-		next.regs = slices.Clone(raw)
+		next.regs = regs
 		next.hip.q = hllChangeSum(next.regs, p)
 	case form == hllFormSparse && v == 1:
 		if err := next.decodeSparseV1(d); err != nil {
@@ -177,6 +177,30 @@ func (s *HyperLogLog) UnmarshalBinary(b []byte) error {
 	}
 	*s = next
 	return nil
+}
+
+// readDense reads the registers of a dense body of version v, the whole
+// rest of d, checking every rank: the register code from version 4, one
+// byte a register before.
+func readDense(d *decoder, v, p uint8) ([]uint8, error) {
+	maxRank := 65 - p
+	if v >= 4 {
+		regs, err := readRegisters(d, 1<<p, func(r uint8) bool { return r <= maxRank })
+		if err != nil {
+			return nil, err
+		}
+		return regs, d.finish()
+	}
+	raw := d.bytes(1<<p, "registers")
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	for i, r := range raw {
+		if r > maxRank {
+			return nil, corrupt("register %d holds rank %d, above %d", i, r, maxRank)
+		}
+	}
+	return slices.Clone(raw), nil
 }
 
 // decodeSparse reads a version 2 sparse body into the empty sparse sketch s,

@@ -63,43 +63,54 @@ func TestHyperLogLogEncodingRoundTrip(t *testing.T) {
 	}
 }
 
-// TestHyperLogLogGolden pins the version 3 encodings (with the martingale)
-// and checks that the version 1 golden files (written before the
-// compressed sparse list) and the version 2 ones (before the martingale)
-// still decode to the sketches they held, with no martingale.
+// TestHyperLogLogGolden pins the version 4 encodings (the dense registers
+// in the register code) and checks that the older golden files still
+// decode to the sketches they held: version 1 (written before the
+// compressed sparse list) and version 2 (before the martingale) with no
+// martingale, version 3 (one byte a dense register) with it.
 func TestHyperLogLogGolden(t *testing.T) {
 	sparse := hllWith(t, 12, 42, 20)
 	require.True(t, sparse.Sparse())
 	b, err := sparse.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_v3_sparse_p12.golden", b)
+	checkGolden(t, "hll_v4_sparse_p12.golden", b)
 
 	dense := hllWith(t, 6, 43, 1000)
 	require.False(t, dense.Sparse())
 	b, err = dense.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "hll_v3_dense_p6.golden", b)
+	checkGolden(t, "hll_v4_dense_p6.golden", b)
 
 	olds := map[string]*HyperLogLog{
 		"hll_sparse_p12.golden": sparse, "hll_dense_p6.golden": dense,
 		"hll_v2_sparse_p12.golden": sparse, "hll_v2_dense_p6.golden": dense,
+		"hll_v3_sparse_p12.golden": sparse, "hll_v3_dense_p6.golden": dense,
 	}
 	for name, want := range olds {
 		t.Run(name, func(t *testing.T) {
 			old, err := os.ReadFile(filepath.Join("testdata", name))
 			require.NoError(t, err)
-			require.Less(t, old[headerLen-1], uint8(3), "a version 1 or 2 file")
+			v := old[headerLen-1]
+			require.Less(t, v, uint8(4), "a version 1, 2 or 3 file")
 			var got HyperLogLog
 			require.NoError(t, got.UnmarshalBinary(old))
 			require.Equal(t, want.Precision(), got.Precision())
 			require.Equal(t, hllRegisters(want), hllRegisters(&got))
 			require.Equal(t, want.Sparse(), got.Sparse())
 			require.Equal(t, want.Estimate(), got.Estimate())
-			require.False(t, got.MartingaleValid())
-			require.Equal(t, want.Estimate(), got.EstimateMartingale())
 			again, err := got.MarshalBinary()
 			require.NoError(t, err)
-			require.Equal(t, hllStateBytes(t, want), again, "re-encoded as version 3 with no martingale")
+			if v == 3 {
+				require.True(t, got.MartingaleValid())
+				require.Equal(t, want.EstimateMartingale(), got.EstimateMartingale())
+				wantEnc, err := want.MarshalBinary()
+				require.NoError(t, err)
+				require.Equal(t, wantEnc, again, "re-encoded as version 4 with the martingale")
+				return
+			}
+			require.False(t, got.MartingaleValid())
+			require.Equal(t, want.Estimate(), got.EstimateMartingale())
+			require.Equal(t, hllStateBytes(t, want), again, "re-encoded as version 4 with no martingale")
 		})
 	}
 }
@@ -128,11 +139,25 @@ func hllV2Sparse(p, fp uint8, k uint, entries ...[2]uint32) []byte {
 	return b
 }
 
+// hllV4Dense is a version 4 dense encoding of precision p holding regs,
+// with no martingale and no validation.
+func hllV4Dense(p uint8, regs []uint8) []byte {
+	b := append(appendHeader(nil, kindHyperLogLog, 4), p, hllFormDense, 0)
+	return appendRegisters(b, regs)
+}
+
 func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	sparseEnc, err := hllWith(t, 10, 1, 50).MarshalBinary()
 	require.NoError(t, err)
-	denseEnc, err := hllWith(t, 4, 2, 100).MarshalBinary()
+	dense4 := hllWith(t, 4, 2, 100)
+	denseEnc, err := dense4.MarshalBinary()
 	require.NoError(t, err)
+	// The same sketch in version 3's dense body (one byte a register), and
+	// its registers with one raised to 62, above p = 4's largest rank 61.
+	v3Dense := append(appendHeader(nil, kindHyperLogLog, 3), 4, hllFormDense, 0)
+	v3Dense = append(v3Dense, dense4.regs...)
+	rank62 := slices.Clone(dense4.regs)
+	rank62[0] = 62
 	hdr := appendHeader(nil, kindHyperLogLog, 2) // the sparse body is version 2's, with no martingale byte
 	hdr1 := appendHeader(nil, kindHyperLogLog, 1)
 	v1Body := func(p uint8, toks ...uint64) []byte {
@@ -182,7 +207,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	}{
 		"empty":             {nil, ErrCorrupt, "shorter than"},
 		"other kind":        {mutate(sparseEnc, 4, byte(kindCountMin)), ErrCorrupt, "not a HyperLogLog"},
-		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion, "version 4"},
+		"version":           {mutate(sparseEnc, 5, hllVersion+1), ErrVersion, "version 5"},
 		"no precision":      {hdr, ErrCorrupt, "reading precision"},
 		"no form":           {append(append([]byte(nil), hdr...), 10), ErrCorrupt, "reading form"},
 		"precision 3":       {mutate(sparseEnc, headerLen, 3), ErrCorrupt, "precision 3 outside"},
@@ -212,9 +237,11 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 		"count no bytes": {append(append([]byte(nil), hdr...), 10, hllFormSparse, 100, 23, 23), ErrCorrupt, "bad gap"},
 		"huge count":     {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0xff, 0xff, 0xff, 0x7f, 23, 23), ErrCorrupt, "exceeds the limit"},
 		"bad uvarint":    {append(append([]byte(nil), hdr...), 10, hllFormSparse, 0x80), ErrCorrupt, "bad uvarint"},
-		"dense trunc":    {denseEnc[:len(denseEnc)-1], ErrCorrupt, "reading registers"},
+		"dense trunc":    {denseEnc[:len(denseEnc)-1], ErrCorrupt, "reading register code"},
+		"v3 dense trunc": {v3Dense[:len(v3Dense)-1], ErrCorrupt, "reading registers"},
+		"v3 rank 62":     {mutate(v3Dense, len(v3Dense)-1, 62), ErrCorrupt, "rank 62"},
 		"dense trail":    {append(append([]byte(nil), denseEnc...), 0), ErrCorrupt, "trailing bytes"},
-		"dense rank 62":  {mutate(denseEnc, len(denseEnc)-1, 62), ErrCorrupt, "rank 62"},
+		"dense rank 62":  {hllV4Dense(4, rank62), ErrCorrupt, "register value 62 cannot arise"},
 		"v1 too big":     {v1Body(4, 1, 1<<6|1, 2<<6|1, 3<<6|1), ErrCorrupt, "tokens 4 exceeds"},
 		"v1 rank 0":      {v1Body(10, 5<<6), ErrCorrupt, "rank 0"},
 		"v1 rank 40":     {v1Body(10, 5<<6|40), ErrCorrupt, "rank 40"},
@@ -240,7 +267,7 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	require.NoError(t, s.UnmarshalBinary(valid))
 	again, err := s.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, hllAsV3(valid, 0), again, "a version 2 image has no martingale")
+	require.Equal(t, hllAsCurrent(valid, 0), again, "a version 2 image has no martingale")
 	require.Equal(t, uint64(48), s.Estimate())
 	// A sketch fed the 379 entries at 26 that okLo stands for folds to
 	// exactly okLo.
@@ -252,18 +279,20 @@ func TestHyperLogLogUnmarshalCorrupt(t *testing.T) {
 	}
 	fedEnc, err := fed.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, hllAsV3(valid, 1), fedEnc)
+	require.Equal(t, hllAsCurrent(valid, 1), fedEnc)
 	// The same at sparseHi = 26 (d = 16): k = 24 is canonical there
 	// ((2^26-1)>>k + 3(1+k) + 2·6: 90 bits, against 91 at 23 and 25).
 	hi := hllV2Sparse(10, 26, 24, [2]uint32{0, 3}, [2]uint32{5 << 16, 1}, [2]uint32{1<<26 - 1, 0})
 	require.NoError(t, s.UnmarshalBinary(hi))
 	again, err = s.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, hllAsV3(hi, 0), again)
+	require.Equal(t, hllAsCurrent(hi, 0), again)
 	require.Equal(t, uint64(3), s.Estimate())
 	require.NoError(t, s.UnmarshalBinary(v1Body(4, 1, 1<<6|1, 2<<6|1)))
 	require.NoError(t, s.UnmarshalBinary(v1Body(10, 5<<6|39, 6<<6|1)))
-	require.NoError(t, s.UnmarshalBinary(mutate(denseEnc, len(denseEnc)-1, 61)))
+	require.NoError(t, s.UnmarshalBinary(mutate(v3Dense, len(v3Dense)-1, 61)))
+	rank62[0] = 61
+	require.NoError(t, s.UnmarshalBinary(hllV4Dense(4, rank62)))
 }
 
 // TestHyperLogLogDenseTooSmallRejected: a version 2 sketch turns dense only
@@ -279,12 +308,16 @@ func TestHyperLogLogDenseTooSmallRejected(t *testing.T) {
 			for i := range ones {
 				regs[i*7%len(regs)] = 1
 			}
-			for _, v := range []uint8{1, 2, hllVersion} {
+			for _, v := range []uint8{1, 2, 3, hllVersion} {
 				b := append(appendHeader(nil, kindHyperLogLog, v), p, hllFormDense)
 				if v >= 3 {
 					b = append(b, 0) // no martingale
 				}
-				b = append(b, regs...)
+				if v >= 4 {
+					b = appendRegisters(b, regs)
+				} else {
+					b = append(b, regs...)
+				}
 				var s HyperLogLog
 				err := s.UnmarshalBinary(b)
 				// A non-zero register stands for at most 2^(23-p) entries.

@@ -20,15 +20,16 @@ func FuzzHyperLogLogUnmarshalBinary(f *testing.F) {
 	f.Add([]byte("SKWR\x02\x01\x04\x00\x01\x01"))
 	f.Add(readGolden(f, "hll_v2_dense_p6.golden"))
 	f.Add(readGolden(f, "hll_v2_sparse_p12.golden"))
+	f.Add(readGolden(f, "hll_v3_dense_p6.golden"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s HyperLogLog
 		if err := s.UnmarshalBinary(b); err != nil {
 			require.Zero(t, s.p, "receiver unchanged on error")
 			return
 		}
-		// A valid encoding is canonical and decodes to a working sketch; a
-		// version 1 or 2 encoding re-encodes as version 3 with the same
-		// registers and no martingale.
+		// A valid encoding is canonical and decodes to a working sketch; an
+		// older one re-encodes as version 4 with the same registers (and,
+		// from version 1 or 2, no martingale).
 		again, err := s.MarshalBinary()
 		require.NoError(t, err)
 		if b[headerLen-1] == hllVersion {

@@ -353,7 +353,7 @@ func TestMartingaleEncoding(t *testing.T) {
 			"estimate NaN":        {withEst(math.NaN()), "not a finite"},
 			"estimate +Inf":       {withEst(math.Inf(1)), "not a finite"},
 			"estimate -1":         {withEst(-1), "not a finite"},
-			"registers truncated": {good[:len(good)-1], "registers"},
+			"registers truncated": {good[:len(good)-1], "register code"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				s := hllWith(t, 8, 1, 3000)

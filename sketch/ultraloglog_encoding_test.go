@@ -22,7 +22,7 @@ func TestUltraLogLogEncodingRoundTrip(t *testing.T) {
 				s.AddHashes(ullSkewedHashes(rng, p, 10))
 				b, err := s.MarshalBinary()
 				require.NoError(t, err)
-				require.Len(t, b, headerLen+1+1<<p+9, "with a valid martingale")
+				require.Equal(t, ullAsV3(ullV2(s)), b, "the version 2 image, the registers in the register code")
 				pre := []byte("prefix")
 				ab, err := s.AppendBinary(pre)
 				require.NoError(t, err)
@@ -32,24 +32,49 @@ func TestUltraLogLogEncodingRoundTrip(t *testing.T) {
 				require.Equal(t, s.regs, d.regs)
 				require.Equal(t, s.Estimate(), d.Estimate())
 				require.Equal(t, s.hip, d.hip, "the martingale, its probability recomputed exactly")
-				// The decoded sketch owns its registers.
-				b[headerLen+1] ^= 0x55
+				// The decoded sketch owns its registers, and decodes the
+				// version 2 image to the same sketch.
+				b[len(b)-1] ^= 0x55
 				require.Equal(t, s.regs, d.regs)
+				var d2 UltraLogLog
+				require.NoError(t, d2.UnmarshalBinary(ullV2(s)))
+				require.Equal(t, s.regs, d2.regs)
+				require.Equal(t, s.hip, d2.hip)
 			})
 		}
 	}
 }
 
-// TestUltraLogLogGolden pins the version 2 encoding (with the martingale):
-// a sketch of precision 6 after 300 distinct hashes, and one of precision 4
-// whose registers include values at the cap (hashes with all 60 bits after
-// the index zero); and checks that the version 1 golden files still decode
-// to the same registers, with no martingale.
+// ullV2 is the version 2 encoding of s: the registers one byte each.
+func ullV2(s *UltraLogLog) []byte {
+	b := append(appendHeader(nil, kindUltraLogLog, 2), s.p)
+	b = append(b, s.regs...)
+	if !s.hip.valid {
+		return append(b, 0)
+	}
+	return appendF64(append(b, 1), s.hip.est)
+}
+
+// ullAsV3 is the version 3 encoding of the sketch the version 2 encoding b
+// holds: its registers in the register code.
+func ullAsV3(b []byte) []byte {
+	p := b[headerLen]
+	out := append(appendHeader(nil, kindUltraLogLog, 3), p)
+	out = appendRegisters(out, b[headerLen+1:headerLen+1+1<<p])
+	return append(out, b[headerLen+1+1<<p:]...)
+}
+
+// TestUltraLogLogGolden pins the version 3 encoding (the registers in the
+// register code): a sketch of precision 6 after 300 distinct hashes, and
+// one of precision 4 whose registers include values at the cap (hashes
+// with all 60 bits after the index zero); and checks that the version 1
+// and 2 golden files still decode to the same registers, with no
+// martingale in version 1 and the same martingale in version 2.
 func TestUltraLogLogGolden(t *testing.T) {
 	s := ullFromStream(t, 6, 300, 0x6011de)
 	b, err := s.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "ull_v2_p6.golden", b)
+	checkGolden(t, "ull_v3_p6.golden", b)
 
 	c := ullFromStream(t, 4, 40, 0xca9)
 	for i := range uint64(16) {
@@ -59,7 +84,13 @@ func TestUltraLogLogGolden(t *testing.T) {
 	}
 	b, err = c.MarshalBinary()
 	require.NoError(t, err)
-	checkGolden(t, "ull_v2_p4_cap.golden", b)
+	checkGolden(t, "ull_v3_p4_cap.golden", b)
+	for name, want := range map[string]*UltraLogLog{"ull_v2_p6.golden": s, "ull_v2_p4_cap.golden": c} {
+		var d UltraLogLog
+		require.NoError(t, d.UnmarshalBinary(readGolden(t, name)), name)
+		require.Equal(t, want.regs, d.regs, name)
+		require.Equal(t, want.hip, d.hip, name)
+	}
 	for name, want := range map[string]*UltraLogLog{"ull_v1_p6.golden": s, "ull_v1_p4_cap.golden": c} {
 		var d UltraLogLog
 		require.NoError(t, d.UnmarshalBinary(readGolden(t, name)), name)
@@ -86,8 +117,9 @@ func readGolden(t testing.TB, name string) []byte {
 // rejected with ErrCorrupt or ErrVersion and a reason, and leaves the
 // receiver unchanged.
 func TestUltraLogLogUnmarshalCorrupt(t *testing.T) {
-	good, err := ullFromStream(t, 5, 100, 11).MarshalBinary()
-	require.NoError(t, err)
+	// The cases edit a version 2 image (one byte a register), whose
+	// offsets are fixed; TestUltraLogLogV3Corrupt edits version 3's.
+	good := ullV2(ullFromStream(t, 5, 100, 11))
 	hll, err := newHLL(t, 5).MarshalBinary()
 	require.NoError(t, err)
 	edit := func(f func(b []byte) []byte) []byte { return f(slices.Clone(good)) }
@@ -101,7 +133,7 @@ func TestUltraLogLogUnmarshalCorrupt(t *testing.T) {
 		{"bad magic", "bad magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), false},
 		{"other kind", "HyperLogLog", hll, false},
 		{"version 0", "version 0", edit(func(b []byte) []byte { b[5] = 0; return b }), true},
-		{"version 3", "version 3", edit(func(b []byte) []byte { b[5] = 3; return b }), true},
+		{"version 4", "version 4", edit(func(b []byte) []byte { b[5] = 4; return b }), true},
 		{"no precision", "precision", good[:headerLen], false},
 		{"precision 3", "precision 3", edit(func(b []byte) []byte { b[6] = 3; return b }), false},
 		{"precision 27", "precision 27", edit(func(b []byte) []byte { b[6] = 27; return b }), false},

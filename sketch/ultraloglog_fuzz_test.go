@@ -20,6 +20,7 @@ func FuzzUltraLogLogUnmarshalBinary(f *testing.F) {
 	}
 	f.Add([]byte("SKWR\x07\x01\x04"))
 	f.Add(readGolden(f, "ull_v1_p4_cap.golden"))
+	f.Add(readGolden(f, "ull_v2_p4_cap.golden"))
 	merged := ullFromStream(f, 4, 100, 1)
 	require.NoError(f, merged.Merge(newULLT(f, 4))) // no martingale
 	mb, err := merged.MarshalBinary()
@@ -32,18 +33,20 @@ func FuzzUltraLogLogUnmarshalBinary(f *testing.F) {
 			require.Nil(t, s.regs, "receiver unchanged on error")
 			return
 		}
-		// A valid encoding is canonical (a version 1 one re-encodes as
-		// version 2 with no martingale) and decodes to a working sketch
-		// whose registers hash4j would accept too.
+		// A valid encoding is canonical (a version 1 or 2 one re-encodes
+		// as the version 2 image with the registers in the register code,
+		// a version 1 one with no martingale) and decodes to a working
+		// sketch whose registers hash4j would accept too.
 		again, err := s.MarshalBinary()
 		require.NoError(t, err)
-		if b[headerLen-1] == ullVersion {
+		switch b[headerLen-1] {
+		case ullVersion:
 			require.Equal(t, b, again)
-		} else {
+		case 1:
 			require.False(t, s.MartingaleValid())
-			want := append(slices.Clone(b), 0)
-			want[headerLen-1] = ullVersion
-			require.Equal(t, want, again)
+			require.Equal(t, ullAsV3(append(slices.Clone(b), 0)), again)
+		default:
+			require.Equal(t, ullAsV3(b), again)
 		}
 		valid := s.MartingaleValid()
 		if valid {
