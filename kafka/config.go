@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -84,6 +85,11 @@ type Config struct {
 	// ClientOpts are added to every franz-go client this package builds
 	// (TLS, SASL, timeouts, producer settings).
 	ClientOpts []kgo.Opt
+	// Logger, when set, gets the stages' structured records (log/slog) of
+	// what they are given and suffer: partitions assigned, revoked and
+	// lost, transactions aborted, and the failure that stops a stage
+	// (fenced or not). Nil logs nothing.
+	Logger *slog.Logger
 }
 
 func (c *Config) validate() error {

@@ -18,10 +18,12 @@ type firstFailure struct {
 }
 
 // set keeps err unless a failure is kept already.
-func (f *firstFailure) set(err error) {
+func (f *firstFailure) set(err error) bool {
 	if f.err.CompareAndSwap(nil, &err) {
 		close(f.ch())
+		return true
 	}
+	return false
 }
 
 // get returns the failure kept, or nil.

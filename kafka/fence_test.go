@@ -2,7 +2,10 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +44,8 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 			cfg.ClientOpts = append(cfg.ClientOpts, onAssigned)
 			slow := cfg
 			slow.CommitInterval = time.Hour
+			var logs testkit.LogBuffer // the zombie's log
+			slow.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 			agg := operators.Count[stream.Record]()
 			newWorker := func(cfg Config, i int) *countWorker {
 				t.Helper()
@@ -136,6 +141,18 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 			case <-ctx.Done():
 				require.NoError(t, ctx.Err())
 			}
+			// The zombie logged its failure, fenced (its partitions'
+			// assignment went to the test's stableGroup callback, which
+			// ClientOpts put in place of the stage's).
+			msgs := map[string]map[string]any{}
+			for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+				var rec map[string]any
+				require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+				msgs[rec["msg"].(string)] = rec
+			}
+			require.Contains(t, msgs, "stage failed")
+			require.Equal(t, true, msgs["stage failed"]["fenced"])
+			require.Contains(t, msgs["stage failed"]["stage"], stage+" (group ")
 
 			readAll(t, ctx, cfg)
 			j.stop(t)

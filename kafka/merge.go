@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -152,7 +153,7 @@ func NewMerge[In, Acc, Out any](ctx context.Context, cfg Config, agg operators.A
 		kgo.ConsumerGroup(cfg.Group+".merge"), kgo.ConsumeTopics(cfg.Partials),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsRevoked(m.revoked), kgo.OnPartitionsLost(m.lost),
+		kgo.OnPartitionsAssigned(m.assigned), kgo.OnPartitionsRevoked(m.revoked), kgo.OnPartitionsLost(m.lost),
 		kgo.OnOffsetsFetched(m.fetched),
 		kgo.RecordPartitioner(part), kgo.DefaultProduceTopic(cfg.Output),
 	)
@@ -189,7 +190,9 @@ func (m *Merge[Acc, Out]) failStage(err error) {
 		return
 	}
 	err = stageError(m.name, m.txn, err)
-	m.failed.set(err)
+	if m.failed.set(err) {
+		logFailure(m.cfg.Logger, m.name, err)
+	}
 }
 
 func (m *Merge[Acc, Out]) err() error {
@@ -511,6 +514,7 @@ func (m *Merge[Acc, Out]) commitTxnLocked(ctx context.Context) {
 		m.failStage(err)
 	case !ok:
 		m.c.aborts.Add(1)
+		logAbort(m.cfg.Logger, m.name, m.txn)
 		seek := map[int32]kgo.EpochOffset{}
 		for q, st := range m.parts {
 			if st.base.off >= 0 {
@@ -530,10 +534,16 @@ func (m *Merge[Acc, Out]) commitTxnLocked(ctx context.Context) {
 	}
 }
 
+// assigned logs the partitions a rebalance gave the merge stage.
+func (m *Merge[Acc, Out]) assigned(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+	logPartitions(m.cfg.Logger, slog.LevelInfo, "partitions assigned", m.name, m.cfg.Partials, a)
+}
+
 func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
 	if m.killed.Load() {
 		return
 	}
+	logPartitions(m.cfg.Logger, slog.LevelInfo, "partitions revoked", m.name, m.cfg.Partials, lost)
 	if m.txn == nil && !m.closing.Load() { // a transaction aborts on a revoke
 		wctx, cancel := m.watch.wait(ctx, m.watch.bound)
 		if err := m.cl.Flush(wctx); err != nil {
@@ -548,7 +558,10 @@ func (m *Merge[Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost map[s
 	m.lost(ctx, nil, lost)
 }
 
-func (m *Merge[Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+func (m *Merge[Acc, Out]) lost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	if cl != nil { // not a revoke's
+		logPartitions(m.cfg.Logger, slog.LevelWarn, "partitions lost", m.name, m.cfg.Partials, lost)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, q := range lost[m.cfg.Partials] {

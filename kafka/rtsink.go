@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,10 @@ type SinkConfig struct {
 	Timeout time.Duration
 	// ClientOpts are added to every franz-go client the sink builds.
 	ClientOpts []kgo.Opt
+	// Logger, when set, gets the sink's structured records (log/slog):
+	// each worker's recovery (the restored checkpoint's transaction it
+	// committed) and a fenced producer. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 func (c *SinkConfig) validate() error {
@@ -259,7 +264,12 @@ func (s *TopicSink[T]) timeout() (context.Context, context.CancelFunc) {
 // epoch (a newer producer with the transactional ID) wraps ErrFenced.
 func (s *TopicSink[T]) sinkError(w int, id string, op string, err error) error {
 	if errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) {
-		return fmt.Errorf("%w: sink of %q worker %d (transactional ID %q): %s: %w", ErrFenced, s.cfg.Topic, w, id, op, err)
+		err = fmt.Errorf("%w: sink of %q worker %d (transactional ID %q): %s: %w", ErrFenced, s.cfg.Topic, w, id, op, err)
+		if l := s.cfg.Logger; l != nil {
+			l.LogAttrs(context.Background(), slog.LevelWarn, "sink fenced", slog.String("topic", s.cfg.Topic), slog.Int("worker", w),
+				slog.String("transactional_id", id), slog.String("op", op), slog.Any("err", err))
+		}
+		return err
 	}
 	return fmt.Errorf("kafka: sink of %q worker %d: %s: %w", s.cfg.Topic, w, op, err)
 }
@@ -502,6 +512,10 @@ func (s *TopicSink[T]) Recover(worker int, txn []byte) error {
 			return s.sinkError(worker, id, "commit the restored checkpoint's transaction", err)
 		}
 		sw.seq, sw.last = h.seq+1, slices.Clone(txn)
+		if l := s.cfg.Logger; l != nil {
+			l.LogAttrs(context.Background(), slog.LevelInfo, "sink recovered: the restored checkpoint's transaction committed",
+				slog.String("topic", s.cfg.Topic), slog.Int("worker", worker), slog.String("transactional_id", id), slog.Uint64("transaction", h.seq))
+		}
 	}
 	return s.initSlots(worker, sw)
 }

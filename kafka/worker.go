@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -275,7 +276,9 @@ func (w *Worker[In, Acc, Out]) failStage(err error) {
 		return
 	}
 	err = stageError(w.name, w.txn, err)
-	w.failed.set(err)
+	if w.failed.set(err) {
+		logFailure(w.cfg.Logger, w.name, err)
+	}
 }
 
 func (w *Worker[In, Acc, Out]) err() error {
@@ -357,6 +360,7 @@ func (w *Worker[In, Acc, Out]) Kill() {
 // assigned creates the state of newly assigned partitions, so that an
 // empty or ended one is seen by tick.
 func (w *Worker[In, Acc, Out]) assigned(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+	logPartitions(w.cfg.Logger, slog.LevelInfo, "partitions assigned", w.name, w.cfg.Input, a)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range a[w.cfg.Input] {
@@ -675,6 +679,7 @@ func (w *Worker[In, Acc, Out]) commitTxnLocked(ctx context.Context) {
 		w.failStage(err)
 	case !ok:
 		w.c.aborts.Add(1)
+		logAbort(w.cfg.Logger, w.name, w.txn)
 		w.rewindLocked()
 	default:
 		for p, c := range safe {
@@ -711,6 +716,7 @@ func (w *Worker[In, Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost 
 	if w.killed.Load() {
 		return
 	}
+	logPartitions(w.cfg.Logger, slog.LevelInfo, "partitions revoked", w.name, w.cfg.Input, lost)
 	if w.txn == nil && !w.closing.Load() { // a transaction aborts on a revoke
 		wctx, cancel := w.watch.wait(ctx, w.watch.bound)
 		if err := w.cl.Flush(wctx); err != nil {
@@ -725,7 +731,10 @@ func (w *Worker[In, Acc, Out]) revoked(ctx context.Context, _ *kgo.Client, lost 
 	w.lost(ctx, nil, lost)
 }
 
-func (w *Worker[In, Acc, Out]) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+func (w *Worker[In, Acc, Out]) lost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	if cl != nil { // not a revoke's
+		logPartitions(w.cfg.Logger, slog.LevelWarn, "partitions lost", w.name, w.cfg.Input, lost)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range lost[w.cfg.Input] {

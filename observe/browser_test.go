@@ -121,6 +121,17 @@ func TestLiveViewInBrowser(t *testing.T) {
 				require.NoError(t, err)
 				rates[i] = v
 			}
+			// Under D-Choices the source's detector names the hot keys on
+			// its edge, and the page lists them.
+			var hot []*cdp.Node
+			if !tc.skew {
+				require.NoError(t, chromedp.Run(bctx,
+					chromedp.WaitVisible(`section[data-stage="src"] .hot-keys code`, chromedp.ByQuery),
+					chromedp.Nodes(`section[data-stage="src"] .hot-keys code`, &hot, chromedp.ByQueryAll)))
+				share, err := strconv.ParseFloat(hot[0].AttributeValue("data-share"), 64)
+				require.NoError(t, err)
+				require.InDelta(t, 0.38, share, 0.08, "the hottest key's share")
+			}
 			var png []byte
 			require.NoError(t, chromedp.Run(bctx, chromedp.FullScreenshot(&png, 100)))
 			require.NoError(t, os.WriteFile(filepath.Join(shots, "live-view-"+tc.via+".png"), png, 0o644))

@@ -38,6 +38,7 @@ type jobDescs struct {
 	ckpts, ckptBytes, ckptBytesTotal  *prometheus.Desc
 	ckptDuration, ckptAge, ckptLastID *prometheus.Desc
 	restores, restarts                *prometheus.Desc
+	hot                               *prometheus.Desc
 }
 
 // CollectorOpt configures NewJobCollector.
@@ -109,6 +110,8 @@ func newCollector(job func() *runtime.Job, opts []CollectorOpt) (*JobCollector, 
 		ckptLastID:     d("checkpoint_last_id", "The newest completed checkpoint's id."),
 		restores:       d("restores_total", "Attempts that started from a checkpoint (a restore, or a restart after a failure)."),
 		restarts:       d("restarts_total", "Attempts after failures."),
+		hot: d("worker_hot_key_share", "A key the worker's partitioner's hot-key detector holds as hot on the edge to stage to: its estimated share of the records the worker sent there (at most 8 keys per edge, by rank; key is the key hash in hexadecimal).",
+			"stage", "worker", "to", "rank", "key"),
 	}}
 	return c, nil
 }
@@ -132,7 +135,7 @@ func (c *JobCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
 	for _, x := range []*prometheus.Desc{d.in, d.out, d.late, d.batches, d.busy, d.waitIn, d.waitOut,
 		d.queue, d.queueCap, d.queueHWM, d.watermark, d.watermarkLag, d.imbalance, d.maxOverAvg,
-		d.ckpts, d.ckptBytes, d.ckptBytesTotal, d.ckptDuration, d.ckptAge, d.ckptLastID, d.restores, d.restarts} {
+		d.ckpts, d.ckptBytes, d.ckptBytesTotal, d.ckptDuration, d.ckptAge, d.ckptLastID, d.restores, d.restarts, d.hot} {
 		ch <- x
 	}
 }
@@ -169,6 +172,14 @@ func (c *JobCollector) Collect(ch chan<- prometheus.Metric) {
 			if src, ok := eventSeconds(srcWM); ok {
 				gauge(d.watermarkLag, max(0, src-wm), l...)
 			}
+		}
+		rank, to := 0, ""
+		for _, k := range s.HotKeys {
+			if k.To != to {
+				rank, to = 0, k.To
+			}
+			rank++
+			gauge(d.hot, k.Share, s.Stage, l[1], k.To, strconv.Itoa(rank), strconv.FormatUint(k.Key, 16))
 		}
 	}
 	for _, st := range Stages(stats) {

@@ -342,3 +342,40 @@ func TestCurrent(t *testing.T) {
 		require.Equal(t, workers, countNoT(reg, "skewer_worker_records_in_total", "count"))
 	}
 }
+
+// TestHotKeyMetrics: over a D-Choices edge, the source's hottest key (a
+// Zipf(1.5) stream's, about 38% of the records) is the rank 1 hot key of
+// the edge to the count's first phase, in the metrics and in State.
+func TestHotKeyMetrics(t *testing.T) {
+	j, err := runtime.NewJob()
+	require.NoError(t, err)
+	recs := testkit.ZipfRecords(1, 50_000, 1.5, 10_000, time.Microsecond, 0)
+	freq := map[uint64]int{}
+	var hottest uint64
+	for _, r := range recs {
+		if freq[r.Key]++; freq[r.Key] > freq[hottest] {
+			hottest = r.Key
+		}
+	}
+	share := float64(freq[hottest]) / float64(len(recs))
+	src := runtime.Source(j, "src", []stream.Stream{stream.FromRecords(recs)})
+	edge, err := runtime.Kind("dchoices")
+	require.NoError(t, err)
+	counts := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
+		runtime.Window(operators.GlobalWindow()), runtime.Parallelism(4), runtime.Via(edge))
+	runtime.Sink(counts.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
+	c, err := NewJobCollector(j)
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	require.NoError(t, j.Run(context.Background()))
+
+	key := fmt.Sprintf("%x", hottest)
+	got := valueOf(t, reg, "skewer_worker_hot_key_share", map[string]string{"stage": "src", "worker": "0", "to": "count/partial", "rank": "1", "key": key})
+	require.InDelta(t, share, got, 0.05)
+	require.LessOrEqual(t, count(t, reg, "skewer_worker_hot_key_share", "src"), runtime.MaxHotKeys)
+	st := ReadState(j)
+	require.NotEmpty(t, st.Stages[0].HotKeys)
+	require.Equal(t, StageHotKey{To: "count/partial", Key: key, Share: got}, st.Stages[0].HotKeys[0])
+	require.Empty(t, st.Stages[1].HotKeys, "the count's edge to the final phase is a hash edge")
+}

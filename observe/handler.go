@@ -45,6 +45,20 @@ type StageState struct {
 	// sources' newest; both absent before every worker has one.
 	Watermark    *float64 `json:"watermark_s,omitempty"`
 	WatermarkLag *float64 `json:"watermark_lag_s,omitempty"`
+	// HotKeys are the keys the stage's partitioners hold as hot on its
+	// edges out (runtime.WorkerStats.HotKeys), heaviest first: at most
+	// runtime.MaxHotKeys per edge.
+	HotKeys []StageHotKey `json:"hot_keys,omitempty"`
+}
+
+// StageHotKey is a hot key of a stage's edge to stage To: its hash in
+// hexadecimal and its share of the records the stage's workers sent on
+// the edge (each worker's detector's share, weighted by the records the
+// worker emitted).
+type StageHotKey struct {
+	To    string  `json:"to"`
+	Key   string  `json:"key"`
+	Share float64 `json:"share"`
 }
 
 // CheckpointState is State's checkpoint part.
@@ -80,6 +94,7 @@ func ReadState(job *runtime.Job) State {
 				lowest = ws.Watermark
 			}
 		}
+		s.HotKeys = stageHotKeys(stats[i : i+len(l.Load)])
 		i += len(l.Load)
 		if wm, ok := eventSeconds(lowest); all && ok {
 			s.Watermark = &wm

@@ -1,7 +1,10 @@
 package observe
 
 import (
+	"cmp"
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/skewerhq/skewer/runtime"
 )
@@ -62,4 +65,44 @@ func sourceWatermark(stats []runtime.WorkerStats) int64 {
 		}
 	}
 	return wm
+}
+
+// stageHotKeys combines the hot keys of one stage's workers (ws): per
+// edge and key, the workers' shares weighted by the records each emitted,
+// heaviest first, at most runtime.MaxHotKeys per edge.
+func stageHotKeys(ws []runtime.WorkerStats) []StageHotKey {
+	type edgeKey struct {
+		to  string
+		key uint64
+	}
+	var total uint64
+	for _, w := range ws {
+		total += w.Out
+	}
+	if total == 0 {
+		return nil
+	}
+	sum := map[edgeKey]float64{}
+	for _, w := range ws {
+		for _, k := range w.HotKeys {
+			sum[edgeKey{k.To, k.Key}] += k.Share * float64(w.Out) / float64(total)
+		}
+	}
+	out := make([]StageHotKey, 0, len(sum))
+	for k, v := range sum {
+		out = append(out, StageHotKey{To: k.to, Key: strconv.FormatUint(k.key, 16), Share: v})
+	}
+	slices.SortFunc(out, func(a, b StageHotKey) int {
+		return cmp.Or(cmp.Compare(a.To, b.To), cmp.Compare(b.Share, a.Share), cmp.Compare(a.Key, b.Key))
+	})
+	kept := out[:0]
+	for i, k := range out {
+		if i < runtime.MaxHotKeys || out[i-runtime.MaxHotKeys].To != k.To {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }

@@ -286,3 +286,6 @@ func (a *auto) Workers() int { return a.n }
 
 // SplitsKeys implements Splitter: Auto may split keys once it leaves hash.
 func (*auto) SplitsKeys() bool { return true }
+
+// AppendHead implements HeadReporter.
+func (a *auto) AppendHead(dst []HeadKey) []HeadKey { return appendHead(dst, a.det) }

@@ -338,3 +338,6 @@ func (p *dChoices) Workers() int { return len(p.load) }
 
 // SplitsKeys implements Splitter.
 func (*dChoices) SplitsKeys() bool { return true }
+
+// AppendHead implements HeadReporter.
+func (p *dChoices) AppendHead(dst []HeadKey) []HeadKey { return appendHead(dst, p.det) }

@@ -85,3 +85,26 @@ func (c *config) newDetector(n int) (Detector, error) {
 // minSourceWindow is the smallest window WithSources shrinks the default
 // detector's to.
 const minSourceWindow = 1024
+
+// HeadKey is hotkey.HeadKey: a head key's hash and its estimated
+// probability.
+type HeadKey = hotkey.HeadKey
+
+// HeadReporter is implemented by the partitioners that keep a hot-key
+// detector (D-Choices, W-Choices and Auto): AppendHead appends to dst the
+// head keys the detector holds now, heaviest first (hotkey.ByWeight), with
+// their probabilities as it estimates them over its window, and returns
+// the extended slice. A detector that does not list its keys
+// (hotkey.HeadLister) appends none. Like Route, it must be called by the
+// goroutine that routes; it allocates only to grow dst.
+type HeadReporter interface {
+	AppendHead(dst []HeadKey) []HeadKey
+}
+
+// appendHead is AppendHead for a partitioner whose detector is det.
+func appendHead(dst []HeadKey, det Detector) []HeadKey {
+	if l, ok := det.(hotkey.HeadLister); ok {
+		return append(dst, l.Heads()...)
+	}
+	return dst
+}

@@ -141,3 +141,6 @@ func (p *headAll) Workers() int { return len(p.load) }
 
 // SplitsKeys implements Splitter.
 func (*headAll) SplitsKeys() bool { return true }
+
+// AppendHead implements HeadReporter.
+func (p *headAll) AppendHead(dst []HeadKey) []HeadKey { return appendHead(dst, p.det) }

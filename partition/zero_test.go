@@ -95,12 +95,13 @@ func TestZeroValues(t *testing.T) {
 			require.ErrorContains(t, err, "option")
 		},
 		"HeadStats": func(t *testing.T) { require.Zero(t, HeadStats{}.Count) },
+		"HeadKey":   func(t *testing.T) { require.Zero(t, HeadKey{}.P) },
 		"Choice":    func(t *testing.T) { require.Empty(t, Choice{}.Kind) },
 		"Sample":    func(t *testing.T) { require.Zero(t, Sample{}.Tuples) },
 		"Snapshot":  func(t *testing.T) { require.Equal(t, Snapshot{}, LoadStats(nil)) },
 		"Result":    func(t *testing.T) { require.Zero(t, Result{}.Imbalance) },
 	}
-	interfaces := []string{"BatchRouter", "Candidater", "Chooser", "Detector", "Partitioner", "Snapshotter", "Splitter"}
+	interfaces := []string{"BatchRouter", "Candidater", "Chooser", "Detector", "HeadReporter", "Partitioner", "Snapshotter", "Splitter"}
 	for _, name := range exportedTypes(t) {
 		t.Run(name, func(t *testing.T) {
 			if slices.Contains(interfaces, name) {

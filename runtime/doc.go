@@ -199,9 +199,13 @@
 // duration, end) at Debug, "attempt failed" (attempt, err,
 // restarts_left) at Warn, "restarting from a checkpoint" or "restarting
 // from the start" (attempt, checkpoint), "rescale: owner table
-// published" (stage, generation, active, moved_key_groups), and "job
+// published" (stage, generation, active, moved_key_groups), "hot keys
+// changed" at Debug (stage, worker, to, hot, entered, left: the keys in
+// hex that a sender's partitioner's detector started or stopped holding
+// as hot, read every 100 ms; WorkerStats.HotKeys has them), and "job
 // ended" or "job failed" at Error (duration, checkpoints, restarts, err).
-// Logging happens on the coordinator's paths, never per record.
+// Logging happens on the coordinator's paths and a worker's periodic
+// reads, never per record.
 //
 // A Job is built by one goroutine and run once.
 package runtime

@@ -115,6 +115,7 @@ type edge[T any] struct {
 	// inboxes with the left one, whose senders come first.
 	offset int
 	maxPar int        // the job's key groups (MaxParallelism)
+	from   *stageBase // the sending stage
 	to     *stageBase // the receiving stage
 	live   *liveStage // the receiving stage's, when it rescales live
 }
@@ -143,6 +144,8 @@ type outbox[T any] struct {
 	// fan is a skew-aware join's table on its broadcast input: a hot
 	// key's record goes to each of its candidates.
 	fan *skewTable
+	// hot reports the partitioner's hot keys (nil: it has no detector).
+	hot *hotReport
 }
 
 func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, m *workerMetrics, ingest *int64) (*outbox[T], error) {
@@ -165,6 +168,9 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	o.keyed = o.fwd < 0 && p != nil && e.keyOf != nil && !e.recKey
 	if e.spec.fan {
 		o.fan = e.spec.skew
+	}
+	if hr, ok := p.(partition.HeadReporter); ok {
+		o.hot = &hotReport{head: hr, worker: from}
 	}
 	return o, nil
 }
@@ -347,11 +353,17 @@ func (c *collector[T]) emit(ev operators.Event[T]) {
 	}
 }
 
-// publish adds the emitted count to the metrics.
+// publish adds the emitted count to the metrics, and the hot keys of the
+// outboxes' partitioners when they are due (hotReport).
 func (c *collector[T]) publish() {
 	if c.count > 0 {
 		c.m.out.Add(c.count)
 		c.count = 0
+	}
+	for _, o := range c.outs {
+		if o.hot != nil && o.job != nil {
+			o.hot.report(o.ctx, o.job, o.e.from, o.e.to, o.m)
+		}
 	}
 }
 
@@ -380,6 +392,11 @@ func (c *collector[T]) flushHeld() {
 }
 
 func (c *collector[T]) close() {
+	for _, o := range c.outs {
+		if o.hot != nil {
+			o.hot.due = 0 // the hot keys at the end of the input
+		}
+	}
 	c.publish()
 	c.wm = operators.EndOfInput
 	for _, o := range c.outs {

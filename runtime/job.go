@@ -210,7 +210,7 @@ func connect[T any](s *Stream[T], e Edge, n int) (*edge[T], error) {
 		return nil, invalidParam("Parallelism", n, fmt.Sprintf("at most MaxParallelism = %d behind a Hash edge", s.job.cfg.maxPar))
 	}
 	ed := &edge[T]{spec: e, keyOf: s.keyOf, recKey: s.recKey, codec: s.codec, senders: s.st.cfg.parallelism, fromSource: s.st.source,
-		maxPar: s.job.cfg.maxPar}
+		maxPar: s.job.cfg.maxPar, from: s.st}
 	ed.inboxes = make([]*inbox[T], 0, n)
 	s.port.edges = append(s.port.edges, ed)
 	return ed, nil

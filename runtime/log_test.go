@@ -1,40 +1,27 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
 	"github.com/skewerhq/skewer/stream"
 )
 
-// syncBuffer is a bytes.Buffer safe for the handler's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
 // TestLogger: a job that checkpoints, fails once after a checkpoint and
 // restarts logs its start, its checkpoints (Debug), the failed attempt,
 // the restart from the checkpoint and its end, as structured records.
 func TestLogger(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store, err := checkpoint.NewDir(t.TempDir())
 	require.NoError(t, err)
@@ -64,7 +51,7 @@ func TestLogger(t *testing.T) {
 
 	var msgs []string
 	var restartFrom float64
-	for line := range strings.SplitSeq(strings.TrimSpace(buf.b.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
 		msg := rec["msg"].(string)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,7 +17,10 @@ type workerMetrics struct {
 	// wm is the watermark the worker last sent on, stored as
 	// uint64(wm)^1<<63 so that the zero value is operators.NoWatermark.
 	wm atomic.Uint64
-	_  [64]byte // keeps neighbouring workers' counters off one cache line
+	// hot is the hot keys of the worker's partitioners (setHot).
+	hotMu sync.Mutex
+	hot   []HotKey
+	_     [64]byte // keeps neighbouring workers' counters off one cache line
 }
 
 // blockedOut adds the time since t0 to the time blocked on output (nil m:
@@ -90,6 +94,11 @@ type WorkerStats struct {
 	// operators.NoWatermark before its first; a sink's is the watermark it
 	// has taken.
 	Watermark int64
+	// HotKeys are the keys the hot-key detectors of the worker's
+	// partitioners hold as hot (D-Choices, W-Choices and Auto edges out of
+	// the worker; none on other edges), at most MaxHotKeys per edge,
+	// heaviest first, read every 100 ms.
+	HotKeys []HotKey
 }
 
 // Metrics returns every worker's counters, stage by stage in the order
@@ -106,7 +115,7 @@ func (j *Job) Metrics() []WorkerStats {
 				Busy: time.Duration(m.busy.Load()), InFlight: m.inflight.Load(),
 				WaitInput: time.Duration(m.waitIn.Load()), WaitOutput: time.Duration(m.waitOut.Load()),
 				QueueHWM: int(m.hwm.Load()), QueueCap: int(m.queueCap.Load()),
-				Watermark: m.watermark(),
+				Watermark: m.watermark(), HotKeys: m.hotKeys(),
 			}
 			if f := m.queueLen.Load(); f != nil {
 				s.Queue = (*f)()

@@ -1,0 +1,27 @@
+package testkit
+
+import (
+	"bytes"
+	"sync"
+)
+
+// LogBuffer is a bytes.Buffer safe for a log handler's concurrent
+// writes, read whole with String.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
