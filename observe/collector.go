@@ -38,7 +38,7 @@ type jobDescs struct {
 	ckpts, ckptBytes, ckptBytesTotal  *prometheus.Desc
 	ckptDuration, ckptAge, ckptLastID *prometheus.Desc
 	restores, restarts                *prometheus.Desc
-	hot                               *prometheus.Desc
+	hot, rescales, active             *prometheus.Desc
 }
 
 // CollectorOpt configures NewJobCollector.
@@ -112,6 +112,8 @@ func newCollector(job func() *runtime.Job, opts []CollectorOpt) (*JobCollector, 
 		restarts:       d("restarts_total", "Attempts after failures."),
 		hot: d("worker_hot_key_share", "A key the worker's partitioner's hot-key detector holds as hot on the edge to stage to: its estimated share of the records the worker sent there (at most 8 keys per edge, by rank; key is the key hash in hexadecimal).",
 			"stage", "worker", "to", "rank", "key"),
+		rescales: d("rescale_tables_total", "Owner tables live rescales published for the stage (runtime.Job.Rescale; one per rescale, or per step with MigrationStep).", "stage"),
+		active:   d("stage_rescale_active_workers", "The workers the stage's newest live rescale moved it to; absent before its first.", "stage"),
 	}}
 	return c, nil
 }
@@ -135,7 +137,7 @@ func (c *JobCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
 	for _, x := range []*prometheus.Desc{d.in, d.out, d.late, d.batches, d.busy, d.waitIn, d.waitOut,
 		d.queue, d.queueCap, d.queueHWM, d.watermark, d.watermarkLag, d.imbalance, d.maxOverAvg,
-		d.ckpts, d.ckptBytes, d.ckptBytesTotal, d.ckptDuration, d.ckptAge, d.ckptLastID, d.restores, d.restarts, d.hot} {
+		d.ckpts, d.ckptBytes, d.ckptBytesTotal, d.ckptDuration, d.ckptAge, d.ckptLastID, d.restores, d.restarts, d.hot, d.rescales, d.active} {
 		ch <- x
 	}
 }
@@ -196,6 +198,19 @@ func (c *JobCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if !cs.LastAt.IsZero() {
 		gauge(d.ckptAge, time.Since(cs.LastAt).Seconds())
+	}
+	tables, active := map[string]int{}, map[string]int{}
+	var order []string
+	for _, ev := range job.Rescales() {
+		if tables[ev.Stage] == 0 {
+			order = append(order, ev.Stage)
+		}
+		tables[ev.Stage]++
+		active[ev.Stage] = ev.Active
+	}
+	for _, st := range order {
+		counter(d.rescales, float64(tables[st]), st)
+		gauge(d.active, float64(active[st]), st)
 	}
 	counter(d.restores, float64(cs.Restores))
 	counter(d.restarts, float64(cs.Restarts))

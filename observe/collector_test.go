@@ -379,3 +379,48 @@ func TestHotKeyMetrics(t *testing.T) {
 	require.Equal(t, StageHotKey{To: "count/partial", Key: key, Share: got}, st.Stages[0].HotKeys[0])
 	require.Empty(t, st.Stages[1].HotKeys, "the count's edge to the final phase is a hash edge")
 }
+
+// TestRescaleMetrics: a live rescale of a count from two workers to four
+// while records flow shows as one published owner table in the metrics
+// and in State.
+func TestRescaleMetrics(t *testing.T) {
+	j, err := runtime.NewJob()
+	require.NoError(t, err)
+	recs := testkit.ZipfRecords(3, 100_000, 1.1, 5_000, time.Microsecond, 0)
+	src := runtime.Source(j, "src", []stream.Stream{stream.FromRecords(recs)}, runtime.Rate(200_000))
+	counts := runtime.WindowAggregate(src, "count", operators.Count[stream.Record](),
+		runtime.Window(operators.GlobalWindow()), runtime.Parallelism(4), runtime.ActiveWorkers(2))
+	runtime.Sink(counts.Results, "sink", func(int, operators.Result[uint64]) error { return nil })
+	c, err := NewJobCollector(j)
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- j.Run(ctx) }()
+	for counted := uint64(0); counted < 1000; {
+		select {
+		case err := <-done:
+			t.Fatalf("the job ended before the rescale: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+		counted = 0
+		for _, s := range j.Metrics() {
+			if s.Stage == "count" {
+				counted += s.In
+			}
+		}
+	}
+	require.NoError(t, j.Rescale(ctx, "count", 4))
+	require.NoError(t, <-done)
+
+	require.Equal(t, 1.0, valueOf(t, reg, "skewer_rescale_tables_total", map[string]string{"stage": "count"}))
+	require.Equal(t, 4.0, valueOf(t, reg, "skewer_stage_rescale_active_workers", map[string]string{"stage": "count"}))
+	st := ReadState(j)
+	require.Len(t, st.Rescales, 1)
+	require.Equal(t, "count", st.Rescales[0].Stage)
+	require.Equal(t, 4, st.Rescales[0].Active)
+	require.Positive(t, st.Rescales[0].Moved)
+	require.InDelta(t, time.Now().UnixMilli(), st.Rescales[0].UnixMs, float64(time.Minute.Milliseconds()))
+}

@@ -29,6 +29,19 @@ type State struct {
 	Stages []StageState `json:"stages"`
 	// Checkpoints are the current Run's checkpoint counters.
 	Checkpoints CheckpointState `json:"checkpoints"`
+	// Rescales are the newest owner tables live rescales published
+	// (runtime.Job.Rescales), oldest first: at most 50.
+	Rescales []RescaleState `json:"rescales,omitempty"`
+}
+
+// RescaleState is one owner table a live rescale published: when (Unix
+// milliseconds), the stage, the workers it moves to and the key groups
+// this table moved.
+type RescaleState struct {
+	UnixMs int64  `json:"unix_ms"`
+	Stage  string `json:"stage"`
+	Active int    `json:"active"`
+	Moved  int    `json:"moved_key_groups"`
 }
 
 // StageState is one stage in State.
@@ -104,6 +117,10 @@ func ReadState(job *runtime.Job) State {
 			}
 		}
 		st.Stages = append(st.Stages, s)
+	}
+	evs := job.Rescales()
+	for _, ev := range evs[max(0, len(evs)-50):] {
+		st.Rescales = append(st.Rescales, RescaleState{UnixMs: ev.At.UnixMilli(), Stage: ev.Stage, Active: ev.Active, Moved: ev.Moved})
 	}
 	cs := job.CheckpointStats()
 	st.Checkpoints = CheckpointState{Completed: cs.Completed, LastID: cs.LastID, LastBytes: cs.Bytes, AgeS: -1,

@@ -50,6 +50,7 @@ type Job struct {
 	txnSinks  bool
 	ckptStats ckptStats
 	stop      stopState
+	rescales  rescaleLog
 }
 
 // NewJob returns an empty job.

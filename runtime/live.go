@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/skewerhq/skewer/internal/hashx"
 	"github.com/skewerhq/skewer/operators"
@@ -184,7 +185,9 @@ func (j *Job) Rescale(ctx context.Context, stage string, n int) error {
 		ls.table.Store(next)
 		done := ls.done
 		ls.mu.Unlock()
-		j.log().Info("rescale: owner table published", "stage", stage, "generation", next.gen, "active", n, "moved_key_groups", cur.moved(next))
+		moved := cur.moved(next)
+		j.rescales.add(RescaleEvent{At: time.Now(), Stage: stage, Generation: next.gen, Active: n, Moved: moved})
+		j.log().Info("rescale: owner table published", "stage", stage, "generation", next.gen, "active", n, "moved_key_groups", moved)
 		select {
 		case <-done:
 		case <-ctx.Done():

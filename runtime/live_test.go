@@ -132,6 +132,21 @@ func TestLiveRescaleExact(t *testing.T) {
 				require.Equal(t, newOwnerTable(0, j.cfg.maxPar, 3).owner, j.stages[1].base().live.table.Load().owner, "every group at its last owner")
 				require.Zero(t, in[5], "never active")
 				require.Positive(t, in[3]+in[4], "active after the first rescale")
+				// Every published table is recorded, toward 5 then toward 3,
+				// each moving some key groups.
+				evs := j.Rescales()
+				require.NotEmpty(t, evs)
+				for i, ev := range evs {
+					require.Equal(t, "count", ev.Stage)
+					require.Equal(t, uint64(i+2), ev.Generation, "the stage starts on table 1")
+					require.Positive(t, ev.Moved)
+					require.False(t, ev.At.IsZero())
+				}
+				require.Equal(t, 5, evs[0].Active)
+				require.Equal(t, 3, evs[len(evs)-1].Active)
+				if c.step == 0 {
+					require.Len(t, evs, 2, "all at once: one table per rescale")
+				}
 			})
 		}
 	}
