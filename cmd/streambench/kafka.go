@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -64,6 +65,7 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 		target     float64
 		tf         topicFlags
 		secf       securityFlags
+		lf         logFlag
 	)
 	o.register(fs, false)
 	wl.register(fs, workloadDefaults{
@@ -86,6 +88,7 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 	fs.Float64Var(&target, "target-rate", 0, fmt.Sprintf("input rate in records/s the recommendation is for, in [%g, %g] (0: the offered rate, -rate or the rate the producer sent at)", bench.MinRate, bench.MaxRate))
 	tf.register(fs)
 	secf.register(fs)
+	lf.register(fs)
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long, > 0 (unreachable brokers fail sooner)")
 	if st, stop := parse(fs, args); stop {
 		return st
@@ -96,11 +99,11 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 	if timeout <= 0 {
 		return fail(e, "kafka", fmt.Errorf("%w: -timeout = %v, want > 0", bench.ErrInvalidParameter, timeout))
 	}
-	sec, err := secf.security(explicit(fs), brokers)
+	sec, clientOpts, err := secf.clientOpts(explicit(fs), brokers)
 	if err != nil {
 		return fail(e, "kafka", err)
 	}
-	clientOpts, err := sec.ClientOpts()
+	logger, err := lf.logger(e)
 	if err != nil {
 		return fail(e, "kafka", err)
 	}
@@ -108,13 +111,13 @@ func kafkaCmd(ctx context.Context, e *env, args []string) int {
 		if wl.set["semantics"] {
 			return fail(e, "kafka", unused("-semantics", "with -input-topic (at-least-once only)"))
 		}
-		return kafkaTopic(ctx, e, fs, &o, &wl, tf, sec, brokers, partitions, partials, workers, window, timeout)
+		return kafkaTopic(ctx, e, fs, &o, &wl, tf, sec, logger, brokers, partitions, partials, workers, window, timeout)
 	}
 	if err := tf.unusedWithout(fs); err != nil {
 		return fail(e, "kafka", err)
 	}
 	cfg := kafkabench.BenchConfig{Partitions: partitions, PartialsPartitions: partials, Window: window, Rate: rate, Policy: policy, TargetRate: target,
-		ClientOpts: clientOpts}
+		ClientOpts: clientOpts, Logger: logger}
 	if cfg.Work, err = parseKafkaWork(work); err != nil {
 		return fail(e, "kafka", err)
 	}
@@ -313,7 +316,7 @@ func (t *topicFlags) unusedWithout(fs *flag.FlagSet) error {
 
 // kafkaTopic is `streambench kafka -input-topic`: one run of the windowed
 // count over an existing topic.
-func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags, sec kafka.Security,
+func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *workloadFlags, tf topicFlags, sec kafka.Security, logger *slog.Logger,
 	brokers string, partitions, partials int, workers string, window, timeout time.Duration) int {
 	set := explicit(fs)
 	for _, f := range []string{"partitioner", "source-partitioner", "topic-prefix"} {
@@ -337,7 +340,7 @@ func kafkaTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *output, wl *wo
 		return fail(e, "kafka", fmt.Errorf("%w: -workers = %s, want one count with -input-topic", bench.ErrInvalidParameter, workers))
 	}
 	cfg := kafkabench.TopicConfig{InputTopic: tf.input, OutputTopic: tf.output, Format: tf.format, KeyField: tf.keyField,
-		TimeField: tf.timeField, Partitions: partitions, PartialsPartitions: partials, Workers: w[0], Window: window, OutOfOrderness: tf.ooo}
+		TimeField: tf.timeField, Partitions: partitions, PartialsPartitions: partials, Workers: w[0], Window: window, OutOfOrderness: tf.ooo, Logger: logger}
 	if cfg.ClientOpts, err = sec.ClientOpts(); err != nil {
 		return fail(e, "kafka", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/skewerhq/skewer/bench"
 	"github.com/skewerhq/skewer/kafka"
 )
@@ -33,6 +35,16 @@ func (s *securityFlags) register(fs *flag.FlagSet) {
 // security checks the flags (set: those given; they need -brokers) and
 // returns the kafka.Security they make, the password from the
 // environment.
+// clientOpts is security and the client options of its Security.
+func (s *securityFlags) clientOpts(set map[string]bool, brokers string) (kafka.Security, []kgo.Opt, error) {
+	sec, err := s.security(set, brokers)
+	if err != nil {
+		return sec, nil, err
+	}
+	opts, err := sec.ClientOpts()
+	return sec, opts, err
+}
+
 func (s *securityFlags) security(set map[string]bool, brokers string) (kafka.Security, error) {
 	if brokers == "" {
 		for _, f := range []string{"tls", "sasl-mechanism", "sasl-user"} {

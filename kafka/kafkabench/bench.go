@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,8 @@ type BenchConfig struct {
 	TargetRate float64
 	// ClientOpts are added to every client (TLS, SASL, ...).
 	ClientOpts []kgo.Opt
+	// Logger, when set, is every stage's kafka.Config.Logger.
+	Logger *slog.Logger
 }
 
 // Policies are the policies of BenchConfig.Policy: the skew-aware DS2,
@@ -279,7 +282,7 @@ func benchOne(ctx context.Context, bc BenchConfig, kind string, workers int, sem
 		return BenchRow{}, err
 	}
 	repartition := bc.SourcePartitioner != "" && bc.SourcePartitioner != kind
-	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts,
+	cfg := kafka.Config{Brokers: bc.Brokers, InputPartitions: bc.Partitions, Windows: win, ClientOpts: bc.ClientOpts, Logger: bc.Logger,
 		Input: "in", Partials: "partials", Output: "out", Control: "control", Group: "skewer-bench", Semantics: sem}
 	source := "source"
 	if repartition {

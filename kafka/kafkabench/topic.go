@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,8 @@ type TopicConfig struct {
 	Input []stream.Record
 	// ClientOpts are added to every client.
 	ClientOpts []kgo.Opt
+	// Logger, when set, is every stage's kafka.Config.Logger.
+	Logger *slog.Logger
 }
 
 func (c *TopicConfig) validate() error {
@@ -161,7 +164,7 @@ func RunTopic(ctx context.Context, tc TopicConfig) (BenchRow, error) {
 	id := fmt.Sprint(time.Now().UnixNano())
 	cfg := kafka.Config{Brokers: brokers, Input: tc.InputTopic, Output: tc.OutputTopic,
 		Partials: tc.OutputTopic + "-" + id + "-partials", Control: tc.OutputTopic + "-" + id + "-control", Group: tc.OutputTopic + "-" + id,
-		Windows: win, OutOfOrderness: tc.OutOfOrderness, ClientOpts: tc.ClientOpts}
+		Windows: win, OutOfOrderness: tc.OutOfOrderness, ClientOpts: tc.ClientOpts, Logger: tc.Logger}
 	var want map[kafka.WindowKey]uint64
 	if len(brokers) == 0 {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(tc.Partitions), tc.InputTopic))
