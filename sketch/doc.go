@@ -94,6 +94,13 @@
 // has Count−Err ≤ true ≤ Count, and every key with true count > N/k is
 // monitored, also after Merge (Agarwal et al., "Mergeable summaries", 2012).
 //
+// MisraGries (Misra and Gries, 1982, with the batch decrement of Berinde
+// et al., 2010, and DataSketches' frequent items) holds at most k uint64
+// keys in an open-addressing table; a new key past k subtracts the median
+// count from every counter and drops those at zero. Count ≤ true ≤
+// Count+Offset, Offset ≤ 2N/(k+1), and every key above that is held, also
+// after Merge of summaries of the same k. It has no encoding yet.
+//
 // LossyCounting (Manku and Motwani, 2002) cuts the stream into buckets of
 // width w = ⌈1/ε⌉ and drops entries with f+Δ ≤ ⌊N/w⌋ at each boundary.
 // Estimate never overestimates and undercounts by at most εN; Frequent(s)
@@ -186,9 +193,11 @@
 // encoded, about 3 bits a register once dense (the register code).
 // UltraLogLog: 2^p bytes; encoded, about 4.2 bits a register once filled.
 // SpaceSaving: O(k) (about 72 bytes a counter with uint64 keys).
+// MisraGries: a table of 16-byte slots at most three quarters full for
+// k+1 keys, and 24 bytes a counter of scratch.
 // LossyCounting: O((1/ε)·log(εN)) entries. Reservoirs: k items.
 // AddHash does not allocate on Count-Min, dense HyperLogLog, a full
-// Space-Saving summary or a reservoir.
+// Space-Saving summary or a reservoir; MisraGries' Add never allocates.
 //
 // The sketches are not safe for concurrent use; give each goroutine its
 // own sketch and Merge them, or use a concurrent wrapper (above). Build

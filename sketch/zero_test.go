@@ -168,6 +168,22 @@ func zeroTypes(t *testing.T) []zeroType {
 				return nil
 			}},
 		}},
+		{"MisraGries", reflect.TypeFor[*MisraGries](), "NewMisraGries", map[string]zeroCase{
+			"Add":         {zeroPanics, noErr(func() { new(MisraGries).Add(1) })},
+			"AddN":        {zeroPanics, noErr(func() { new(MisraGries).AddN(1, 2) })},
+			"AppendHeavy": {zeroPanics, noErr(func() { new(MisraGries).AppendHeavy(nil, 1) })},
+			"Capacity":    reports(func() any { return new(MisraGries).Capacity() }),
+			"Count":       {zeroPanics, noErr(func() { new(MisraGries).Count(1) })},
+			"Len":         reports(func() any { return new(MisraGries).Len() }),
+			"N":           reports(func() any { return new(MisraGries).N() }),
+			"Offset":      reports(func() any { return new(MisraGries).Offset() }),
+			"Merge": {zeroErrors, func(t *testing.T) error {
+				g, err := NewMisraGries(4)
+				require.NoError(t, err)
+				require.ErrorContains(t, g.Merge(new(MisraGries)), "other = a zero MisraGries")
+				return new(MisraGries).Merge(g)
+			}},
+		}},
 		{"LossyCounting", reflect.TypeFor[*LossyCounting[uint64]](), "NewLossyCounting", map[string]zeroCase{
 			"Add":           {zeroPanics, noErr(func() { new(LossyCounting[uint64]).Add(1) })},
 			"AddN":          {zeroPanics, noErr(func() { new(LossyCounting[uint64]).AddN(1, 2) })},
