@@ -83,7 +83,12 @@ type Config struct {
 	// and records below it.
 	UnreachableTimeout time.Duration
 	// ClientOpts are added to every franz-go client this package builds
-	// (TLS, SASL, timeouts, producer settings).
+	// (TLS, SASL, timeouts, producer settings). They come after the
+	// stages' own options, so a rebalance callback among them
+	// (kgo.OnPartitionsAssigned, OnPartitionsRevoked, OnPartitionsLost,
+	// OnOffsetsFetched) replaces the stage's: a revoke then no longer
+	// commits what the stage holds, and an assignment is not logged. Do
+	// not pass them.
 	ClientOpts []kgo.Opt
 	// Logger, when set, gets the stages' structured records (log/slog) of
 	// what they are given and suffer: partitions assigned, revoked and
