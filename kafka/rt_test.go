@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/skewerhq/skewer/internal/testkit"
 	"github.com/skewerhq/skewer/operators"
 	"github.com/skewerhq/skewer/runtime"
 	"github.com/skewerhq/skewer/runtime/checkpoint"
@@ -40,22 +41,29 @@ const rtWindow = 100 * time.Millisecond
 // gives them) to the 4 partitions of "in" (Zipf-skewed, so D-Choices splits
 // the hot ones) to "in" through a murmur2-partitioned Producer, with
 // event times rising by 1ms a record and a jitter under 20ms, and returns
-// each (key, window start)'s count.
-func rtInput(t *testing.T, ctx context.Context, brokers []string, n, keys int, seed uint64) map[WindowKey]uint64 {
+// the records.
+func rtInput(t *testing.T, ctx context.Context, brokers []string, n, keys int, seed uint64) []stream.Record {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	z := rand.NewZipf(rand.New(rand.NewPCG(seed, 8)), 1.2, 1, uint64(keys-1))
 	cfg := Config{Brokers: brokers, Input: "in", InputPartitions: 4}
 	p, err := NewProducer(ctx, cfg, ProducerConfig{Partitioner: "murmur2"})
 	require.NoError(t, err)
-	want := map[WindowKey]uint64{}
-	for i := range n {
-		rec := stream.Record{Key: stream.HashUint64(z.Uint64()), Time: int64(i)*int64(time.Millisecond) + r.Int64N(int64(20*time.Millisecond))}
-		require.NoError(t, p.SendRecord(ctx, rec))
-		want[WindowKey{Key: rec.Key, Start: rec.Time - rec.Time%int64(rtWindow)}]++
+	recs := make([]stream.Record, n)
+	for i := range recs {
+		recs[i] = stream.Record{Key: stream.HashUint64(z.Uint64()), Time: int64(i)*int64(time.Millisecond) + r.Int64N(int64(20*time.Millisecond))}
+		require.NoError(t, p.SendRecord(ctx, recs[i]))
 	}
 	require.NoError(t, p.Close(ctx)) // no control topic: no end marker
-	return want
+	return recs
+}
+
+// rtTumbling is the tests' tumbling window of rtWindow.
+func rtTumbling(t *testing.T) operators.Windows {
+	t.Helper()
+	win, err := operators.Tumbling(rtWindow)
+	require.NoError(t, err)
+	return win
 }
 
 // requireExactlyOnce reads the output topic "out" (of parts partitions)
@@ -144,6 +152,7 @@ type rtJob struct {
 	srcPar  int
 	aggPar  int
 	rate    float64 // records per second per source worker
+	win     operators.Windows
 	sinks   []*TopicSink[operators.Result[uint64]]
 }
 
@@ -179,10 +188,8 @@ func (j *rtJob) run(t *testing.T, ctx context.Context, restore bool, kill rtKill
 		}
 		return true
 	})
-	win, err := operators.Tumbling(rtWindow)
-	require.NoError(t, err)
 	counts := runtime.WindowAggregate(in, "count", operators.Count[Event[stream.Record]](),
-		runtime.Window(win), runtime.Via(j.edge), runtime.Parallelism(j.aggPar))
+		runtime.Window(j.win), runtime.Via(j.edge), runtime.Parallelism(j.aggPar))
 	runtime.TwoPhaseSink(counts.Results, "out", &faultySink{TxnSink: sink, kill: kill, fired: fired})
 	return job.Run(ctx)
 }
@@ -195,13 +202,13 @@ func (j *rtJob) close() {
 
 // runKillPlan runs the job to its end under one kill and checks the
 // output topic.
-func runKillPlan(t *testing.T, edge runtime.Edge, kill rtKill, seed uint64) {
+func runKillPlan(t *testing.T, edge runtime.Edge, win operators.Windows, kill rtKill, seed uint64) {
 	ctx := testContext(t)
 	brokers := rtCluster(t, 4, 3)
-	want := rtInput(t, ctx, brokers, 3000, 40, seed)
+	want := testkit.ExactCounts[WindowKey](rtInput(t, ctx, brokers, 3000, 40, seed), win)
 	store, err := checkpoint.NewDir(t.TempDir())
 	require.NoError(t, err)
-	j := &rtJob{brokers: brokers, edge: edge, store: store, sem: ExactlyOnce, every: 5 * time.Millisecond, srcPar: 2, aggPar: 3, rate: 20000}
+	j := &rtJob{brokers: brokers, edge: edge, store: store, sem: ExactlyOnce, every: 5 * time.Millisecond, srcPar: 2, aggPar: 3, rate: 20000, win: win}
 	defer j.close()
 	var fired atomic.Bool
 	if kill.where == "crash" {
@@ -226,12 +233,13 @@ func runKillPlan(t *testing.T, edge runtime.Edge, kill rtKill, seed uint64) {
 	}
 }
 
-// TestRuntimeExactlyOnceChaos runs Kafka -> runtime (a tumbling-window
-// count over Hash and D-Choices edges) -> Kafka with checkpoints every
-// 5ms under kill plans at seeded random points: a failing record, sink
-// Write, PreCommit or Commit (restarted in the same Run), or a crash
-// followed by a restore in a new job. A read-committed consumer of the
-// output must see every window's count exactly once.
+// TestRuntimeExactlyOnceChaos runs Kafka -> runtime (a windowed count
+// over Hash and D-Choices edges; plan i's windows are tumbling, sliding or
+// sessions in turn) -> Kafka with checkpoints every 5ms under kill plans
+// at seeded random points: a failing record, sink Write, PreCommit or
+// Commit (restarted in the same Run), or a crash followed by a restore in
+// a new job. A read-committed consumer of the output must see every
+// window's count exactly once.
 func TestRuntimeExactlyOnceChaos(t *testing.T) {
 	plans := *rtKills
 	if plans == 0 {
@@ -239,6 +247,14 @@ func TestRuntimeExactlyOnceChaos(t *testing.T) {
 	}
 	dc, err := runtime.Kind("dchoices")
 	require.NoError(t, err)
+	sliding, err := operators.Sliding(2*rtWindow, rtWindow)
+	require.NoError(t, err)
+	sessions, err := operators.Sessions(10 * time.Millisecond)
+	require.NoError(t, err)
+	wins := []struct {
+		name string
+		win  operators.Windows
+	}{{"tumbling", rtTumbling(t)}, {"sliding", sliding}, {"sessions", sessions}}
 	for _, e := range []struct {
 		name string
 		edge runtime.Edge
@@ -252,8 +268,9 @@ func TestRuntimeExactlyOnceChaos(t *testing.T) {
 			case "precommit", "commit":
 				kill.at = 1 + r.Int64N(6)
 			}
-			t.Run(fmt.Sprintf("edge=%s,plan=%d,%s", e.name, i, kill), func(t *testing.T) {
-				runKillPlan(t, e.edge, kill, uint64(i))
+			w := wins[i%len(wins)]
+			t.Run(fmt.Sprintf("edge=%s,plan=%d,%s,%s", e.name, i, w.name, kill), func(t *testing.T) {
+				runKillPlan(t, e.edge, w.win, kill, uint64(i))
 			})
 		}
 	}
@@ -374,10 +391,10 @@ func TestRuntimeSinkRecoverCommits(t *testing.T) {
 func TestRuntimeSourceRefusesOtherParallelism(t *testing.T) {
 	ctx := testContext(t)
 	brokers := rtCluster(t, 4, 3)
-	want := rtInput(t, ctx, brokers, 300, 10, 1)
+	want := testkit.ExactCounts[WindowKey](rtInput(t, ctx, brokers, 300, 10, 1), rtTumbling(t))
 	store, err := checkpoint.NewDir(t.TempDir())
 	require.NoError(t, err)
-	j := &rtJob{brokers: brokers, edge: runtime.Hash(), store: store, sem: ExactlyOnce, every: 5 * time.Millisecond, srcPar: 2, aggPar: 2, rate: 1e6}
+	j := &rtJob{brokers: brokers, edge: runtime.Hash(), store: store, sem: ExactlyOnce, every: 5 * time.Millisecond, srcPar: 2, aggPar: 2, rate: 1e6, win: rtTumbling(t)}
 	defer j.close()
 	var fired atomic.Bool
 	require.NoError(t, j.run(t, ctx, false, rtKill{}, &fired, nil))
