@@ -91,21 +91,18 @@ func (g *MisraGries) AddN(key, w uint64) {
 // purge subtracts the median count from every counter, drops those that
 // reach zero and adds the median to the offset.
 func (g *MisraGries) purge() {
-	g.counts = g.counts[:0]
-	for _, c := range g.m.All() {
+	g.counts, g.keep = g.counts[:0], g.keep[:0]
+	for k, c := range g.m.All() {
 		g.counts = append(g.counts, *c)
+		g.keep = append(g.keep, mgItem{k, *c})
 	}
 	med := selectKth(g.counts, (len(g.counts)-1)/2)
-	g.keep = g.keep[:0]
-	for k, c := range g.m.All() {
-		if *c > med {
-			g.keep = append(g.keep, mgItem{k, *c - med})
-		}
-	}
 	g.m.Clear()
 	for _, it := range g.keep {
-		c, _ := g.m.Put(it.key)
-		*c = it.count
+		if it.count > med {
+			c, _ := g.m.Put(it.key)
+			*c = it.count - med
+		}
 	}
 	g.offset += med
 }
