@@ -179,10 +179,12 @@ func takeWindowSide[T any](start int64, keys *u64map.Map[joinHeads], nodes []win
 }
 
 // TakeLeft implements KeyMover: the key's left records of every window
-// held, window by window.
+// held, window by window. A window left without records is dropped, as
+// if it had never held any.
 func (w *WindowJoin[L, R, Out]) TakeLeft(key uint64, remove bool, dst []Moved[L]) []Moved[L] {
 	for _, p := range w.sortedPanes() {
 		p.left, dst = takeWindowSide(p.start, &p.keys, p.left, key, remove, leftList, dst)
+		w.dropEmpty(p)
 	}
 	return dst
 }
@@ -191,8 +193,17 @@ func (w *WindowJoin[L, R, Out]) TakeLeft(key uint64, remove bool, dst []Moved[L]
 func (w *WindowJoin[L, R, Out]) TakeRight(key uint64, remove bool, dst []Moved[R]) []Moved[R] {
 	for _, p := range w.sortedPanes() {
 		p.right, dst = takeWindowSide(p.start, &p.keys, p.right, key, remove, rightList, dst)
+		w.dropEmpty(p)
 	}
 	return dst
+}
+
+// dropEmpty drops window p if it holds no record (a snapshot holds no
+// empty window).
+func (w *WindowJoin[L, R, Out]) dropEmpty(p *joinPane[L, R]) {
+	if p.records() == 0 {
+		w.drop(p)
+	}
 }
 
 // PutLeft implements KeyMover: each record into the window it names,

@@ -17,9 +17,10 @@ import (
 // dropped there, a key that heats has its home's other-side records
 // copied to the other candidate.
 type moveSim struct {
-	js    []JoinState[jrec, jrec, jpair]
-	split byte
-	hot   map[uint64]bool
+	js      []JoinState[jrec, jrec, jpair]
+	newJoin func() JoinState[jrec, jrec, jpair]
+	split   byte
+	hot     map[uint64]bool
 }
 
 func (s *moveSim) cands(key uint64) []int {
@@ -114,8 +115,14 @@ func TestJoinsMoveKeys(t *testing.T) {
 				for range 2 + r.IntN(3) {
 					s.js = append(s.js, c.newJoin(t, false)())
 				}
+				s.newJoin = c.newJoin(t, false)
 				var got []Joined[jpair]
+				newJoin := c.newJoin(t, false)
 				for _, st := range steps {
+					if r.Float64() < 0.03 { // snapshots hold what the moves left
+						w := r.IntN(len(s.js))
+						s.js[w] = restored(t, s.js[w], newJoin)
+					}
 					if r.Float64() < 0.05 {
 						next := map[uint64]bool{}
 						for _, k := range keys {
