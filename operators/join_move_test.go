@@ -17,10 +17,9 @@ import (
 // dropped there, a key that heats has its home's other-side records
 // copied to the other candidate.
 type moveSim struct {
-	js      []JoinState[jrec, jrec, jpair]
-	newJoin func() JoinState[jrec, jrec, jpair]
-	split   byte
-	hot     map[uint64]bool
+	js    []JoinState[jrec, jrec, jpair]
+	split byte
+	hot   map[uint64]bool
 }
 
 func (s *moveSim) cands(key uint64) []int {
@@ -115,7 +114,6 @@ func TestJoinsMoveKeys(t *testing.T) {
 				for range 2 + r.IntN(3) {
 					s.js = append(s.js, c.newJoin(t, false)())
 				}
-				s.newJoin = c.newJoin(t, false)
 				var got []Joined[jpair]
 				newJoin := c.newJoin(t, false)
 				for _, st := range steps {

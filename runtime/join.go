@@ -261,7 +261,7 @@ func joinConfig[L, R, Out any](left *Stream[L], right *Stream[R], name string, j
 	}
 	if cfg.skew != nil {
 		err := cfg.skew.validate(cfg.parallelism)
-		if err == nil && cfg.skew.isMoving && !job.cfg.ckpt.snapshots() {
+		if err == nil && cfg.skew.isMoving && job.cfg.ckpt.store == nil {
 			err = invalidParam("SkewAwareMoving", "a job that does not checkpoint", "a job with Checkpoint (the hot set moves at checkpoints)")
 		}
 		if err != nil {

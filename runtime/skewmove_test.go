@@ -314,7 +314,7 @@ func TestSkewMovingJoinRestoreInNewJob(t *testing.T) {
 	} {
 		other := k
 		other.opts = opts
-		j, _ := joinRecoveryJob(t, other, wl, filepath.Join(dir, "out-"+name), 3, late, Restore(store))
+		j, _ := joinRecoveryJob(t, other, wl, filepath.Join(dir, "out-"+name), 3, late, Checkpoint(time.Hour, store), Restore(store))
 		require.ErrorIs(t, j.Run(ctx), ErrIncompatibleCheckpoint, name)
 	}
 
@@ -326,7 +326,7 @@ func TestSkewMovingJoinRestoreInNewJob(t *testing.T) {
 
 	fixed := skewKinds(t, RightInput, 8, 2)[1]
 	dir, store, late = failAfterCheckpoint(t, fixed, wl)
-	j, _ = joinRecoveryJob(t, k, wl, filepath.Join(dir, "out-moving"), 3, late, Restore(store))
+	j, _ = joinRecoveryJob(t, k, wl, filepath.Join(dir, "out-moving"), 3, late, Checkpoint(time.Hour, store), Restore(store))
 	require.ErrorIs(t, j.Run(ctx), ErrIncompatibleCheckpoint, "a moving join from a fixed one's checkpoint")
 }
 
