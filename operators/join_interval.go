@@ -59,6 +59,11 @@ func (s *joinSlab[T]) expire(keys *u64map.Map[joinHeads], wm int64, side func(*j
 		}
 		s.timers.pop()
 		nd := &s.nodes[tm.idx]
+		if nd.prev == detached { // taken away (KeyMover): only the slot is left
+			*nd = intervalNode[T]{next: s.free}
+			s.free = tm.idx
+			continue
+		}
 		h := keys.Get(nd.key)
 		list := side(h)
 		if nd.prev >= 0 {

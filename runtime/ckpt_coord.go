@@ -151,6 +151,9 @@ func (c *coordinator) begin() {
 	for _, g := range c.got {
 		clear(g)
 	}
+	if c.stopID.Load() != c.cur {
+		c.j.scheduleMoves(c.cur) // before the trigger: the barriers carry the moves
+	}
 	c.trigger.Store(c.cur)
 }
 

@@ -125,7 +125,11 @@
 // the pairs are the hash join's. The price is the broadcast input's hot
 // records, stored and processed once per candidate. The hot set is fixed
 // for the run, and part of the snapshot: a restore with another hot set
-// fails with ErrIncompatibleCheckpoint.
+// fails with ErrIncompatibleCheckpoint. SkewAwareMoving takes a hot set
+// that moves (a HotSchedule, asked at each checkpoint): the join moves to
+// it when the checkpoint's barriers align at its workers, exchanging the
+// records of the keys whose heat changed while nothing is in flight, so
+// the pairs stay the hash join's.
 //
 // A record is late when the join's watermark has passed it by the allowed
 // lateness (AllowedLateness; for a window join, every window holding it):

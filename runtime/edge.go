@@ -37,6 +37,10 @@ type Edge struct {
 	// every candidate.
 	skew *skewTable
 	fan  bool
+	// moves is a moving skew-aware join's (SkewAwareMoving), on both of
+	// its edges: its senders start from its start table and route by the
+	// table each barrier moves to.
+	moves *hotMoves
 }
 
 // splitting is what an edge knows of whether its partitioners split keys.

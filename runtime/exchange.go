@@ -168,6 +168,9 @@ func newOutbox[T any](ctx context.Context, e *edge[T], from int, batchSize int, 
 	o.keyed = o.fwd < 0 && p != nil && e.keyOf != nil && !e.recKey
 	if e.spec.fan {
 		o.fan = e.spec.skew
+		if e.spec.moves != nil {
+			o.fan = e.spec.moves.start
+		}
 	}
 	if hr, ok := p.(partition.HeadReporter); ok {
 		o.hot = &hotReport{head: hr, worker: from}
@@ -323,6 +326,11 @@ func (o *outbox[T]) barrier(id uint64, wm int64, stop bool) {
 		o.send(i, wm, false)
 	}
 	o.mark, o.stop = 0, false
+	if m := o.e.spec.moves; m != nil && !stop {
+		if t := m.at(id); t != nil {
+			o.retable(t) // a moving skew-aware join's table from this barrier on
+		}
+	}
 }
 
 // close sends the final batches, carrying EndOfInput.

@@ -46,8 +46,10 @@ type Job struct {
 	start  time.Time
 	// co is the running attempt's checkpoint coordinator: nil when the
 	// job takes no checkpoints and has no TxnSink.
-	co        *coordinator
-	txnSinks  bool
+	co       *coordinator
+	txnSinks bool
+	// hotMoves are the job's moving skew-aware joins (SkewAwareMoving).
+	hotMoves  []*hotMoves
 	ckptStats ckptStats
 	stop      stopState
 	rescales  rescaleLog

@@ -48,6 +48,13 @@ type joinHandler[L, R, Out any] struct {
 	skew       *skewTable
 	bcastRight bool
 	w          int
+	// moves, hub and mover are a moving skew-aware join's
+	// (SkewAwareMoving): its shared state, the workers' handover inboxes
+	// and the join state's KeyMover; skew is then the table the worker
+	// routes by now.
+	moves *hotMoves
+	hub   []chan skewHandover[L, R]
+	mover operators.KeyMover[L, R]
 }
 
 // keysOf is the records' keys: those the senders computed, else the
@@ -116,7 +123,10 @@ func (h *joinHandler[L, R, Out]) advance(wm int64) error {
 func (h *joinHandler[L, R, Out]) idle() {}
 
 func (h *joinHandler[L, R, Out]) appendState(dst []byte) ([]byte, error) {
-	if h.skew != nil {
+	switch {
+	case h.moves != nil:
+		dst = appendMovingHeader(dst, h.skew)
+	case h.skew != nil:
 		dst = appendSkewHeader(dst, h.skew)
 	}
 	return h.js.AppendState(dst)
@@ -126,12 +136,17 @@ func (h *joinHandler[L, R, Out]) restoreState(b []byte) error {
 	if b == nil {
 		return nil
 	}
-	if h.skew != nil {
-		var err error
+	var err error
+	switch {
+	case h.moves != nil:
+		if b, err = movingState(b, h.skew); err != nil {
+			return err
+		}
+	case h.skew != nil:
 		if b, err = skewState(b, h.skew); err != nil {
 			return err
 		}
-	} else if len(b) > 0 && b[0] == skewStateKind {
+	case len(b) > 0 && (b[0] == skewStateKind || b[0] == movingStateKind):
 		return fmt.Errorf("%w: a skew-aware join's state (SkewAware) for a hash join", ErrIncompatibleCheckpoint)
 	}
 	return h.js.RestoreState(b)
@@ -151,11 +166,22 @@ func (h *joinHandler[L, R, Out]) restoreRescaled(rescaleIn) error {
 type joinStage[L, R, Out any] struct {
 	consumerStage[joinIn[L, R], operators.Joined[Out]]
 	right *edge[joinIn[L, R]]
+	// moves is a moving skew-aware join's; hub, its workers' handover
+	// inboxes, made afresh for each attempt.
+	moves *hotMoves
+	hub   []chan skewHandover[L, R]
 }
 
 func (s *joinStage[L, R, Out]) prepareInputs() {
 	s.consumerStage.prepareInputs()
 	s.right.inboxes = s.in.inboxes
+	if s.moves != nil {
+		s.moves.begin(s.restoredSnapshot(0))
+		s.hub = make([]chan skewHandover[L, R], s.cfg.parallelism)
+		for w := range s.hub {
+			s.hub[w] = make(chan skewHandover[L, R], s.cfg.parallelism)
+		}
+	}
 }
 
 // WindowJoin adds a keyed window join of the keyed streams left and right
@@ -234,7 +260,11 @@ func joinConfig[L, R, Out any](left *Stream[L], right *Stream[R], name string, j
 		cfg.parallelism = 1
 	}
 	if cfg.skew != nil {
-		if err := cfg.skew.validate(cfg.parallelism); err != nil {
+		err := cfg.skew.validate(cfg.parallelism)
+		if err == nil && cfg.skew.isMoving && job.cfg.ckpt.store == nil {
+			err = invalidParam("SkewAwareMoving", "a job that does not checkpoint", "a job with Checkpoint (the hot set moves at checkpoints)")
+		}
+		if err != nil {
 			fail(err)
 			cfg.skew = nil
 		}
@@ -269,16 +299,23 @@ func addJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j op
 	rs.keyOf = func(x joinIn[L, R]) uint64 { return rk(x.r) }
 	le, re := cfg.edge, cfg.edge
 	var skew *skewTable
+	var moves *hotMoves
 	if cfg.skew != nil {
 		var err error
 		if skew, err = newSkewTable(cfg.skew, cfg.parallelism, job.cfg.maxPar); err != nil {
 			job.fail(fmtStage(name, err))
-		} else if le, re = skewJoinEdges(skew); cfg.skew.split == RightInput {
-			le, re = re, le
+		} else {
+			if cfg.skew.isMoving {
+				moves = newHotMoves(cfg.skew, skew, cfg.parallelism)
+				job.hotMoves = append(job.hotMoves, moves)
+			}
+			if le, re = skewJoinEdges(skew, moves); cfg.skew.split == RightInput {
+				le, re = re, le
+			}
 		}
 	}
 	lateL, lateR := &port[L]{}, &port[R]{}
-	st := &joinStage[L, R, Out]{}
+	st := &joinStage[L, R, Out]{moves: moves}
 	st.out = &port[operators.Joined[Out]]{}
 	st.name, st.cfg, st.role = name, cfg, roleJoin
 	st.make = func(ctx context.Context, w int, out *collector[operators.Joined[Out]]) (handler[joinIn[L, R]], []output, error) {
@@ -298,6 +335,13 @@ func addJoin[L, R, Out any](left *Stream[L], right *Stream[R], name string, j op
 		h := &joinHandler[L, R, Out]{js: js, lk: lk, rk: rk, out: out, lateL: cl, lateR: cr, m: m, skew: skew, w: w}
 		if skew != nil {
 			h.bcastRight = cfg.skew.split == LeftInput
+		}
+		if moves != nil {
+			mover, ok := js.(operators.KeyMover[L, R])
+			if !ok {
+				return nil, nil, fmt.Errorf("%w: SkewAwareMoving: the join state cannot move keys (operators.KeyMover)", ErrInvalidParameter)
+			}
+			h.skew, h.moves, h.hub, h.mover = moves.start, moves, st.hub, mover
 		}
 		if f := job.cfg.joinWM; f != nil {
 			h.watch = func(wm int64) { f(name, w, wm) }

@@ -440,6 +440,28 @@ func joinRecoveryJob(t *testing.T, k joinKind, wl *joinWorkload, dir string, par
 	return j, sink
 }
 
+// injectedTracker tells one source worker's fault hook whether the worker
+// has injected a barrier in the running attempt: a worker injects the
+// barrier the coordinator asks for at the top of its next step, so every
+// call after one that saw a checkpoint begun comes after its barrier
+// (waiting for a checkpoint before that would wait for the worker
+// itself).
+type injectedTracker struct {
+	co   *coordinator
+	seen bool
+}
+
+// passed reports whether an earlier call of this attempt saw a
+// checkpoint begun.
+func (s *injectedTracker) passed(j *Job) bool {
+	if s.co != j.co {
+		s.co, s.seen = j.co, false
+	}
+	was := s.seen
+	s.seen = s.seen || j.co.trigger.Load() > 0
+	return was
+}
+
 // waitCheckpoint waits, polling the stats, until the running attempt of
 // j has completed a checkpoint; false if the attempt ended first. A
 // source worker that calls it past the first barrier it injected holds
@@ -532,9 +554,10 @@ func runJoinWithKill(t *testing.T, k joinKind, wl *joinWorkload, kp killPoint) (
 	ticks := make(chan time.Time)
 	j.cfg.ckpt.ticks = ticks
 	var fired, paced atomic.Bool
+	var inj injectedTracker
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
 		tickAtSource(j, ticks, "l", stage, records) // the left source paces the checkpoints
-		if stage == "l" && worker == 0 && records >= 2*checkpointEvery && paced.CompareAndSwap(false, true) {
+		if stage == "l" && worker == 0 && inj.passed(j) && records >= 2*checkpointEvery && paced.CompareAndSwap(false, true) {
 			waitCheckpoint(j)
 		}
 		if kp.how == "store" || stage != kp.stage || worker != kp.worker || records < kp.at ||
@@ -570,9 +593,10 @@ func failAfterCheckpoint(t *testing.T, k joinKind, wl *joinWorkload) (dir string
 	j, _ := joinRecoveryJob(t, k, wl, filepath.Join(dir, "out"), 3, late, Checkpoint(time.Hour, store))
 	ticks := make(chan time.Time)
 	j.cfg.ckpt.ticks = ticks
+	var inj injectedTracker
 	j.cfg.ckpt.fault = func(stage string, worker int, records uint64) error {
 		tickAtSource(j, ticks, "l", stage, records) // the left source paces the checkpoints
-		if stage != "l" || worker != 0 || records < 2*checkpointEvery {
+		if stage != "l" || worker != 0 || !inj.passed(j) || records < 2*checkpointEvery {
 			return nil
 		}
 		// Past the first barrier it injected, the source waits for the

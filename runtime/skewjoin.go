@@ -36,6 +36,10 @@ type skewSpec struct {
 	split   JoinSide
 	hot     hotkey.FixedHead
 	choices int
+	// moving is SkewAwareMoving's schedule (hot is nil then); isMoving
+	// says the option was SkewAwareMoving.
+	moving   HotSchedule
+	isMoving bool
 }
 
 // SkewAware makes a join (WindowJoin, IntervalJoin, RegularJoin) split
@@ -65,23 +69,29 @@ type skewSpec struct {
 // The hot set is fixed for the run: a join checkpoints and restores as
 // without the option, and its snapshot records the hot set, so a job
 // restored with another hot set, split input or choices fails with
-// ErrIncompatibleCheckpoint. A hot set that moves while the job runs (a
-// detector's) is not supported: SkewAware takes only a FixedHead. split
-// must be LeftInput or RightInput, hot not nil and choices in [0,
-// Parallelism]; the option replaces the join's Hash edge (Via).
+// ErrIncompatibleCheckpoint. For a hot set that moves while the job runs,
+// use SkewAwareMoving. split must be LeftInput or RightInput, hot not nil
+// and choices in [0, Parallelism]; the option replaces the join's Hash
+// edge (Via).
 func SkewAware(split JoinSide, hot hotkey.FixedHead, choices int) JoinOpt {
 	return joinOpt(func(c *stageConfig) { c.skew = &skewSpec{split: split, hot: hot, choices: choices} })
 }
 
 // validate checks the option for a join of n workers.
 func (s *skewSpec) validate(n int) error {
+	opt := "SkewAware"
+	if s.isMoving {
+		opt = "SkewAwareMoving"
+	}
 	switch {
 	case s.split != LeftInput && s.split != RightInput:
-		return invalidParam("SkewAware split", s.split, "LeftInput or RightInput")
-	case s.hot == nil:
-		return invalidParam("SkewAware hot", "nil", "a hotkey.FixedHead (hotkey.Fixed)")
+		return invalidParam(opt+" split", s.split, "LeftInput or RightInput")
+	case s.isMoving && s.moving == nil:
+		return invalidParam(opt+" hot", "nil", "a HotSchedule (HotScheduleFunc)")
+	case !s.isMoving && s.hot == nil:
+		return invalidParam(opt+" hot", "nil", "a hotkey.FixedHead (hotkey.Fixed)")
 	case s.choices < 0 || s.choices > n:
-		return invalidParam("SkewAware choices", s.choices, fmt.Sprintf("in [0, Parallelism = %d]", n))
+		return invalidParam(opt+" choices", s.choices, fmt.Sprintf("in [0, Parallelism = %d]", n))
 	}
 	return nil
 }
@@ -96,9 +106,13 @@ type skewTable struct {
 	cands  []int32
 	d      int
 	home   partition.Partitioner // the Hash edge's key groups: read only
+	// keys are the hot keys, sorted; gen numbers a moving join's tables
+	// (0: the first).
+	keys []uint64
+	gen  uint64
 	// fp fingerprints the table (split side, workers, d, hot keys) in
-	// snapshots.
-	fp uint64
+	// snapshots; base, its split side, workers and d alone.
+	fp, base uint64
 }
 
 func newSkewTable(s *skewSpec, n, maxPar int) (*skewTable, error) {
@@ -106,21 +120,32 @@ func newSkewTable(s *skewSpec, n, maxPar int) (*skewTable, error) {
 	if err != nil {
 		return nil, err
 	}
+	var keys []uint64
+	if s.isMoving {
+		keys = s.moving.HotKeys(0)
+	} else {
+		for _, h := range s.hot.FixedHead() {
+			keys = append(keys, h.Key)
+		}
+	}
+	return s.table(keys, n, home), nil
+}
+
+// table is the routing table of hot keys keys (in any order, repeats
+// allowed) over n workers whose hash workers home gives.
+func (s *skewSpec) table(hot []uint64, n int, home partition.Partitioner) *skewTable {
 	d := s.choices
 	if d == 0 {
 		d = n
 	}
-	head := s.hot.FixedHead()
-	keys := make([]uint64, 0, len(head))
-	for _, h := range head {
-		keys = append(keys, h.Key)
-	}
+	keys := slices.Clone(hot)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	t := &skewTable{d: d, home: home, cands: make([]int32, 0, d*len(keys))}
+	t := &skewTable{d: d, home: home, cands: make([]int32, 0, d*len(keys)), keys: keys}
 	t.idx.Init(2*len(keys), 0, u64map.Half)
 	strides := coprimes(n)
 	fp := hashx.Mix64(uint64(s.split)<<48 | uint64(n)<<24 | uint64(d))
+	t.base = fp
 	for _, k := range keys {
 		t.filter.Add(k)
 		v, _ := t.idx.Put(k)
@@ -132,7 +157,7 @@ func newSkewTable(s *skewSpec, n, maxPar int) (*skewTable, error) {
 		fp = hashx.Mix64(fp ^ k)
 	}
 	t.fp = fp
-	return t, nil
+	return t
 }
 
 // coprimes lists the strides in [1, n) coprime to n ({1} for n <= 2): a
@@ -206,13 +231,20 @@ func (r *skewRouter) SplitsKeys() bool { return true }
 
 // skewJoinEdges are the two edges of a skew-aware join: the split input's
 // routes by skewRouter, the broadcast one's sends a hot key's records to
-// every candidate (fan).
-func skewJoinEdges(t *skewTable) (split, bcast Edge) {
-	f := func(n int) (partition.Partitioner, error) { return &skewRouter{t: t, load: make([]uint64, n)}, nil }
+// every candidate (fan). With moves (a moving hot set), each sender
+// starts from the attempt's table (hotMoves.start) instead of t.
+func skewJoinEdges(t *skewTable, moves *hotMoves) (split, bcast Edge) {
+	f := func(n int) (partition.Partitioner, error) {
+		r := &skewRouter{t: t, load: make([]uint64, n)}
+		if moves != nil {
+			r.t = moves.start
+		}
+		return r, nil
+	}
 	split = Partitioned("skew-split", f)
-	split.splits, split.skew = splitsAlways, t
+	split.splits, split.skew, split.moves = splitsAlways, t, moves
 	bcast = Partitioned("skew-broadcast", f)
-	bcast.splits, bcast.skew, bcast.fan = splitsAlways, t, true
+	bcast.splits, bcast.skew, bcast.fan, bcast.moves = splitsAlways, t, true, moves
 	return split, bcast
 }
 

@@ -433,6 +433,9 @@ func (k *worker[In]) barrier(from int, id uint64, stop bool) error {
 	}
 	if k.al != nil && k.al.aligned(k.ended) {
 		id := k.al.id
+		if err := k.transition(id); err != nil {
+			return err
+		}
 		s, err := k.snapshot(id, false)
 		if err != nil {
 			return err
