@@ -49,6 +49,8 @@ type ExaLogLog struct {
 	state []byte // 2^p registers of w bits, packed little-endian
 	hip   martingale
 	rmask uint64 // 2^w - 1
+	mask  uint64 // 2^(t+p) - 1: the bits of a hash that pick its register
+	fill  uint64 // 1<<63 | (1<<(63-d) - 1): see AddHash
 	t, d  uint8
 	p     uint8
 	w     uint8 // 6+t+d: 28 or 32
@@ -90,6 +92,8 @@ func newELL(t, d, p uint8) *ExaLogLog {
 	return &ExaLogLog{
 		state: make([]byte, int(w)<<p>>3),
 		rmask: 1<<w - 1,
+		mask:  1<<(t+p) - 1,
+		fill:  1<<63 | (1<<(63-d) - 1),
 		t:     t, d: d, p: p, w: w,
 	}
 }
@@ -184,20 +188,43 @@ func ellUpdate(r, k uint64, d uint8) uint64 {
 }
 
 // AddHash adds one hash in O(1) without allocating: it computes the
-// register and update value (see ExaLogLog), and where the register
-// changes stores it and updates the martingale estimator.
+// register and update value (see ExaLogLog) and returns at once when the
+// register already records the value, as it does for nearly every hash once
+// the sketch has filled; otherwise addSlow stores the register and updates
+// the martingale estimator.
 func (s *ExaLogLog) AddHash(h uint64) {
-	s.checkBuilt()
-	t := s.t & 63
-	mask := uint64(1)<<((t+s.p)&63) - 1
-	i := (h & mask) >> t
-	nlz := uint64(bits.LeadingZeros64(h | mask))
-	k := nlz<<t + h&(1<<t-1) + 1
-	r := s.reg(i)
-	if n := ellUpdate(r, k, s.d); n != r {
-		s.setReg(i, n)
-		s.hip.change(s.change(r) - s.change(n))
+	st, mask := s.state, s.mask
+	off := (h & mask) >> ExaLogLogT * uint64(s.w)
+	b := off >> 3
+	if b+4 > uint64(len(st)) {
+		panicZero("ExaLogLog", ellBuilders) // only a zero ExaLogLog has too short a state
 	}
+	r := uint64(binary.LittleEndian.Uint32(st[b:b+4])) >> (off & 7) & s.rmask
+	k := uint64(bits.LeadingZeros64(h|mask))<<ExaLogLogT + h&(1<<ExaLogLogT-1) + 1
+	if s.keeps(r, k) {
+		return
+	}
+	s.addSlow(off/uint64(s.w), r, k)
+}
+
+// keeps reports whether register r stays as it is after update value k:
+// whether k is u, its largest value, a value below u that r marks seen, or
+// one too far below u to be tracked. Without branches on which: y holds the
+// marks of u-1, ..., u-d at bits 62 down to 63-d, with u itself at bit 63
+// and ones below for the untracked values, so the mark of u-δ is bit 63 of
+// y<<δ (δ capped at 63, which is below the window). Only k <= u branches,
+// and it is nearly always true once the sketch has filled.
+// TestExaLogLogKeeps checks it against ellUpdate.
+func (s *ExaLogLog) keeps(r, k uint64) bool {
+	u := r >> (s.d & 63)
+	return k <= u && (r<<(63-s.d&63)|s.fill)<<min(u-k, 63)>>63 != 0
+}
+
+// addSlow stores register i, r before the update value k, as AddHash.
+func (s *ExaLogLog) addSlow(i, r, k uint64) {
+	n := ellUpdate(r, k, s.d)
+	s.setReg(i, n)
+	s.hip.change(s.change(r) - s.change(n))
 }
 
 // Add adds a key given as bytes: AddHash(Hash(b)).

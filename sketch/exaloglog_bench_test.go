@@ -10,21 +10,24 @@ import (
 
 var ellSink uint64
 
-// BenchmarkExaLogLogAddHash is AddHash on a sketch of precision 14 that
-// has seen the benchmark's hashes once (hllBenchHashes, as
-// BenchmarkUltraLogLogAddHash).
+// BenchmarkExaLogLogAddHash is AddHash on a sketch of precision 10
+// (3.5 or 4 KiB of state) or 14 (56 or 64 KiB, past a 32 KiB first-level
+// cache) that has seen the benchmark's hashes once (hllBenchHashes, as
+// BenchmarkUltraLogLogAddHash at precision 14, 16 KiB).
 func BenchmarkExaLogLogAddHash(b *testing.B) {
 	for _, d := range ellConfigs {
-		b.Run(fmt.Sprintf("d=%d", d), func(b *testing.B) {
-			s := ellFromHashes(b, d, 14, hllBenchHashes)
-			hs := hllBenchHashes
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				s.AddHash(hs[i&(hllBenchKeys-1)])
-			}
-			ellSink = uint64(s.state[0])
-		})
+		for _, p := range []uint8{10, 14} {
+			b.Run(fmt.Sprintf("d=%d/p=%d", d, p), func(b *testing.B) {
+				s := ellFromHashes(b, d, p, hllBenchHashes)
+				hs := hllBenchHashes
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					s.AddHash(hs[i&(hllBenchKeys-1)])
+				}
+				ellSink = uint64(s.state[0])
+			})
+		}
 	}
 }
 

@@ -283,3 +283,22 @@ func TestExaLogLogReadsDoNotMutate(t *testing.T) {
 	require.Equal(t, before, s.State())
 	require.Equal(t, hip, s.hip)
 }
+
+// TestExaLogLogKeeps checks AddHash's early return against ellUpdate for
+// every largest value, update value and pattern of the marks nearest u.
+func TestExaLogLogKeeps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range ellConfigs {
+		s, err := NewExaLogLog(2, d, 2)
+		require.NoError(t, err)
+		maxK := uint64(65-2-2) << 2
+		for u := uint64(0); u <= maxK; u++ {
+			for range 8 {
+				r := u<<d | rng.Uint64()&(1<<d-1)
+				for k := uint64(1); k <= maxK; k++ {
+					require.Equal(t, ellUpdate(r, k, d) == r, s.keeps(r, k), "d=%d r=%#x k=%d", d, r, k)
+				}
+			}
+		}
+	}
+}
