@@ -1,6 +1,9 @@
 package sketch
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // The estimators of ExaLogLog (Ertl 2025, sections 3 and 4). A hash lands
 // in a given register and brings update value k with probability ρ_k·2^-64,
@@ -25,13 +28,6 @@ import "math"
 var ellBias = [...]float64{
 	math.Float64frombits(0x3fbb048de6786bfe), // d = 20: 0.1055...
 	math.Float64frombits(0x3fb75876c27338fb), // d = 24: 0.0912...
-}
-
-// ellRho is ρ_k: 2^64 times the probability that a hash lands in a given
-// register with update value k, for parameters t and q = 63-t-p.
-func ellRho(k uint64, t, q uint8) uint64 {
-	j := min((k-1)>>t, uint64(q))
-	return 1 << (uint64(q) - j)
 }
 
 // change is 2^64 times the probability that a new hash changes register r:
@@ -59,13 +55,23 @@ func (s *ExaLogLog) contribute(r uint64, b *[64]uint32) uint64 {
 	if b != nil {
 		b[min(jj, uint64(q))]++
 	}
-	for i := uint64(1); i <= d && i < u; i++ {
-		v := u - i
-		if r>>(d-i)&1 == 0 {
-			a += ellRho(v, t, q)
-		} else if b != nil {
-			b[min((v-1)>>t, uint64(q))]++
+	// The tracked values lo..u-1 (value v at bit v+d-u), a group of equal
+	// nlz at a time, from the top: popcounts of the marked and unmarked.
+	lo := uint64(1)
+	if u > d {
+		lo = u - d
+	}
+	for hi := u - 1; hi >= lo; {
+		j := (hi - 1) >> t
+		gl := max(j<<t+1, lo)
+		n := hi - gl + 1
+		seen := uint64(bits.OnesCount64(r >> (gl + d - u) & (1<<n - 1)))
+		jq := min(j, uint64(q))
+		a += (n - seen) << (uint64(q) - jq)
+		if b != nil {
+			b[jq] += uint32(seen)
 		}
+		hi = gl - 1
 	}
 	return a
 }

@@ -302,3 +302,59 @@ func TestExaLogLogKeeps(t *testing.T) {
 		}
 	}
 }
+
+// ellRho is ρ_k: 2^64 times the probability that a hash lands in a given
+// register with update value k, for parameters t and q = 63-t-p.
+func ellRho(k uint64, t, q uint8) uint64 {
+	j := min((k-1)>>t, uint64(q))
+	return 1 << (uint64(q) - j)
+}
+
+// ellContributeRef is contribute one value at a time: the definition.
+func ellContributeRef(s *ExaLogLog, r uint64, b *[64]uint32) uint64 {
+	t, d, q := s.t, uint64(s.d), 63-s.t-s.p
+	u := r >> d
+	if u == 0 {
+		return 1 << (64 - s.p)
+	}
+	var a uint64
+	for k := u + 1; k <= uint64(65-s.t-s.p)<<t; k++ {
+		a += ellRho(k, t, q)
+	}
+	b[min((u-1)>>t, uint64(q))]++
+	for i := uint64(1); i <= d && i < u; i++ {
+		if v := u - i; r>>(d-i)&1 == 0 {
+			a += ellRho(v, t, q)
+		} else {
+			b[min((v-1)>>t, uint64(q))]++
+		}
+	}
+	return a
+}
+
+// TestExaLogLogContribute checks the estimators' per-register terms
+// against the definition for random valid registers.
+func TestExaLogLogContribute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range ellConfigs {
+		for _, p := range []uint8{2, 7, 24} {
+			s, err := NewExaLogLog(2, d, p)
+			require.NoError(t, err)
+			maxK := uint64(65-2-p) << 2
+			for range 20000 {
+				u := rng.Uint64N(maxK + 1)
+				r := uint64(0)
+				if u > 0 {
+					r = ellUpdate(0, u, d)
+					for range rng.IntN(int(d) + 1) {
+						r = ellUpdate(r, 1+rng.Uint64N(u), d)
+					}
+				}
+				require.True(t, s.validRegister(r))
+				var b1, b2 [64]uint32
+				require.Equal(t, ellContributeRef(s, r, &b1), s.contribute(r, &b2), "d=%d p=%d r=%#x", d, p, r)
+				require.Equal(t, b1, b2, "d=%d p=%d r=%#x", d, p, r)
+			}
+		}
+	}
+}
