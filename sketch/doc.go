@@ -1,9 +1,9 @@
 // Package sketch holds mergeable streaming sketches with proven error
 // bounds: Count-Min (plain and conservative update), HyperLogLog,
-// UltraLogLog, ExaLogLog, the KLL and DDSketch quantile sketches, Lossy Counting,
-// Space-Saving, and uniform and weighted reservoir sampling, with
-// concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
-// DDSketch.
+// UltraLogLog, ExaLogLog, the KLL and DDSketch quantile sketches, Lossy
+// Counting, Space-Saving, and uniform and weighted reservoir sampling,
+// with concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
+// DDSketch and a lock-free ExaLogLog.
 //
 // # Hash first
 //
@@ -116,7 +116,10 @@
 // every register; vectors written by the reference pin states after adds,
 // merges and downsizes, and the ML estimate to the bit. There is no
 // versioned encoding yet: State is the wire form. An ExaLogLog is not safe
-// for concurrent use; no concurrent wrapper exists for it.
+// for concurrent use; [AtomicExaLogLog] is an ELL(2,24) that many
+// goroutines may add to at once without a lock (a compare-and-swap per
+// changed 32-bit register), exactly the sequential sketch of the same
+// hashes, read through Snapshot; it has no martingale estimator.
 //
 // SpaceSaving (Metwally, Agrawal and El Abbadi, 2005) monitors at most k
 // keys in a stream summary (buckets of equal count in flat arrays with int32

@@ -42,7 +42,8 @@ const (
 //
 // An ExaLogLog is not safe for concurrent use; Estimate,
 // EstimateMartingale, State, Downsize and Clone only read it and may run
-// concurrently with each other. The zero value is not usable: build one
+// concurrently with each other (AtomicExaLogLog takes concurrent adds).
+// The zero value is not usable: build one
 // with NewExaLogLog or NewExaLogLogFromState. On a zero ExaLogLog Params
 // reports zeros, Merge returns an error wrapping ErrInvalidParameter, and
 // every other method panics with a message naming the constructors.

@@ -161,6 +161,13 @@ func zeroTypes(t *testing.T) []zeroType {
 			"Reset":  {zeroPanics, noErr(func() { new(ExaLogLog).Reset() })},
 			"State":  {zeroPanics, noErr(func() { new(ExaLogLog).State() })},
 		}},
+		{"AtomicExaLogLog", reflect.TypeFor[*AtomicExaLogLog](), "NewAtomicExaLogLog", map[string]zeroCase{
+			"AddHash":   {zeroPanics, noErr(func() { new(AtomicExaLogLog).AddHash(1) })},
+			"AddString": {zeroPanics, noErr(func() { new(AtomicExaLogLog).AddString("k") })},
+			"Estimate":  {zeroPanics, noErr(func() { new(AtomicExaLogLog).Estimate() })},
+			"Params":    reports(func() any { t, d, p := new(AtomicExaLogLog).Params(); return [3]uint8{t, d, p} }),
+			"Snapshot":  {zeroPanics, noErr(func() { new(AtomicExaLogLog).Snapshot() })},
+		}},
 		{"SpaceSaving", reflect.TypeFor[*SpaceSaving[uint64]](), "NewSpaceSaving", map[string]zeroCase{
 			"Add":           {zeroPanics, noErr(func() { new(SpaceSaving[uint64]).Add(1) })},
 			"AddCount":      {zeroPanics, noErr(func() { new(SpaceSaving[uint64]).AddCount(1) })},
