@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,5 +46,82 @@ func FuzzExaLogLogFromState(f *testing.F) {
 		}
 		_, err = NewExaLogLogFromState(2, d, s.State())
 		require.NoError(t, err, "adds keep a valid state valid")
+	})
+}
+
+// ellModel returns the registers of ELL(2, d) at precision p after hs, from
+// the definition: the set of update values each register saw.
+func ellModel(hs []uint64, d, p uint8) []uint64 {
+	seen := make([]map[uint64]bool, 1<<p)
+	for _, h := range hs {
+		idx := h >> 2 & (1<<p - 1)
+		nlz := uint64(0)
+		for nlz < uint64(64-2-p) && h>>(63-nlz)&1 == 0 {
+			nlz++
+		}
+		if seen[idx] == nil {
+			seen[idx] = map[uint64]bool{}
+		}
+		seen[idx][nlz<<2+h&3+1] = true
+	}
+	regs := make([]uint64, 1<<p)
+	for i, vals := range seen {
+		var u uint64
+		for v := range vals {
+			u = max(u, v)
+		}
+		if u == 0 {
+			continue
+		}
+		regs[i] = u << d
+		for j := uint64(1); j <= uint64(d); j++ {
+			if j == u || vals[u-j] { // value 0 counts as seen
+				regs[i] |= 1 << (uint64(d) - j)
+			}
+		}
+	}
+	return regs
+}
+
+// FuzzExaLogLogAddMerge splits hashes taken from the input (eight bytes
+// each, shifted right by the next byte's low six bits) between two
+// sketches and checks their merge, the sketch of all of them and its
+// downsize against the definition (ellModel), and the martingale's change
+// probability against the registers.
+func FuzzExaLogLogAddMerge(f *testing.F) {
+	f.Add(uint8(0), []byte("0123456789abcdef\x20ghijklmn\x3f"))
+	f.Add(uint8(0x13), make([]byte, 90))
+	f.Fuzz(func(t *testing.T, cfg uint8, b []byte) {
+		d, p := ellConfigs[cfg&1], 2+cfg>>1%5
+		var hs []uint64
+		var side []bool
+		for len(b) >= 9 {
+			hs = append(hs, binary.LittleEndian.Uint64(b)>>(b[8]&63))
+			side = append(side, b[8]&64 != 0)
+			b = b[9:]
+		}
+		all := ellFromHashes(t, d, p, hs)
+		x, y := ellFromHashes(t, d, p, nil), ellFromHashes(t, d, p, nil)
+		for i, h := range hs {
+			if side[i] {
+				x.AddHash(h)
+			} else {
+				y.AddHash(h)
+			}
+		}
+		require.NoError(t, x.Merge(y))
+		require.Equal(t, all.State(), x.State())
+		want := ellModel(hs, d, p)
+		var q uint64
+		for i, r := range want {
+			require.Equal(t, r, all.reg(uint64(i)), "register %d", i)
+			q += all.change(r)
+		}
+		require.Equal(t, q, all.hip.q)
+		z, err := all.Downsize(20, 2)
+		require.NoError(t, err)
+		for i, r := range ellModel(hs, 20, 2) {
+			require.Equal(t, r, z.reg(uint64(i)), "downsized register %d", i)
+		}
 	})
 }
