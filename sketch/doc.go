@@ -1,9 +1,9 @@
 // Package sketch holds mergeable streaming sketches with proven error
 // bounds: Count-Min (plain and conservative update), HyperLogLog,
-// UltraLogLog, the KLL and DDSketch quantile sketches, Lossy Counting,
-// Space-Saving, and uniform and weighted reservoir sampling, with
-// concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
-// DDSketch.
+// UltraLogLog, ExaLogLog, the KLL and DDSketch quantile sketches, Lossy
+// Counting, Space-Saving, and uniform and weighted reservoir sampling,
+// with concurrency-safe sharded wrappers for HyperLogLog, Count-Min and
+// DDSketch and a lock-free ExaLogLog.
 //
 // # Hash first
 //
@@ -87,6 +87,39 @@
 // registers and both estimators. Its encoding (kind 7, version 3) is the
 // precision, the registers in the register code (below) and the
 // martingale's estimate.
+//
+// ExaLogLog (Ertl, "ExaLogLog: Space-Efficient and Practical Approximate
+// Distinct Counting up to the Exa-Scale", EDBT 2025; arXiv 2402.13726)
+// generalises UltraLogLog: m = 2^p registers of 6+t+d bits, each holding
+// the largest update value u of its hashes and whether each of the d values
+// below u was seen, where an update value counts leading zeros in units of
+// 2^-t (the low t bits of the hash refine it). The two configurations the
+// paper recommends are offered, NewExaLogLog(2, 20, p) with 28-bit and
+// NewExaLogLog(2, 24, p) with 32-bit registers, p in 2..24. Estimate (the
+// maximum-likelihood estimator, solved by Newton's method as in the paper,
+// with its first-order bias correction) has a relative standard error of
+// 0.362/√m for ELL(2,20) and 0.344/√m for ELL(2,24); EstimateMartingale,
+// for a sketch only ever added to, 0.318/√m and 0.306/√m. In bits of state
+// times variance that is 3.67 and 3.78 (martingale 2.83 and 3.00), against
+// 4.63 for UltraLogLog's ML estimator per byte register and 6.45 for
+// HyperLogLog's six-bit registers; by the paper's analysis the error holds
+// up to the exa-scale (about 10^18 distinct 64-bit hashes), and the tests
+// here reach 10^6. Memory is 3.5·2^p bytes (d = 20) or 4·2^p bytes
+// (d = 24) from the first add; AddHash is O(1) and does not allocate. Merge is exact and
+// needs equal t, d and p (ErrIncompatible otherwise); Downsize(d, p) lowers
+// d and p exactly (the sketch the same hashes give at the smaller
+// parameters), so coarse.Merge(fine.Downsize(d, p)) merges across them.
+// MartingaleValid follows HyperLogLog's and UltraLogLog's rule (Merge,
+// Downsize and NewExaLogLogFromState give false). State is byte for byte
+// the reference implementation's getState (Java, Dynatrace), and
+// NewExaLogLogFromState accepts such a state after checking its length and
+// every register; vectors written by the reference pin states after adds,
+// merges and downsizes, and the ML estimate to the bit. There is no
+// versioned encoding yet: State is the wire form. An ExaLogLog is not safe
+// for concurrent use; [AtomicExaLogLog] is an ELL(2,24) that many
+// goroutines may add to at once without a lock (a compare-and-swap per
+// changed 32-bit register), exactly the sequential sketch of the same
+// hashes, read through Snapshot; it has no martingale estimator.
 //
 // SpaceSaving (Metwally, Agrawal and El Abbadi, 2005) monitors at most k
 // keys in a stream summary (buckets of equal count in flat arrays with int32
@@ -192,6 +225,7 @@
 // Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse;
 // encoded, about 3 bits a register once dense (the register code).
 // UltraLogLog: 2^p bytes; encoded, about 4.2 bits a register once filled.
+// ExaLogLog: 3.5·2^p bytes (ELL(2,20)) or 4·2^p bytes (ELL(2,24)).
 // SpaceSaving: O(k) (about 72 bytes a counter with uint64 keys).
 // MisraGries: a table of 16-byte slots at most three quarters full for
 // k+1 keys, and 24 bytes a counter of scratch.

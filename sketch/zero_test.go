@@ -59,6 +59,8 @@ func zeroTypes(t *testing.T) []zeroType {
 	require.NoError(t, err)
 	wres, err := NewWeightedReservoir[int](4, rand.New(rand.NewPCG(1, 2)))
 	require.NoError(t, err)
+	ell, err := NewExaLogLog(2, 20, 4)
+	require.NoError(t, err)
 	noErr := func(f func()) func(*testing.T) error { return func(*testing.T) error { f(); return nil } }
 	encode := func(m interface {
 		AppendBinary([]byte) ([]byte, error)
@@ -141,6 +143,30 @@ func zeroTypes(t *testing.T) []zeroType {
 				require.Equal(t, uint64(1), s.Estimate())
 				return nil
 			}},
+		}},
+		{"ExaLogLog", reflect.TypeFor[*ExaLogLog](), "NewExaLogLog", map[string]zeroCase{
+			"Add":                {zeroPanics, noErr(func() { new(ExaLogLog).Add([]byte("k")) })},
+			"AddHash":            {zeroPanics, noErr(func() { new(ExaLogLog).AddHash(1) })},
+			"AddString":          {zeroPanics, noErr(func() { new(ExaLogLog).AddString("k") })},
+			"Clone":              {zeroPanics, noErr(func() { new(ExaLogLog).Clone() })},
+			"Downsize":           {zeroPanics, noErr(func() { _, _ = new(ExaLogLog).Downsize(20, 2) })},
+			"Estimate":           {zeroPanics, noErr(func() { new(ExaLogLog).Estimate() })},
+			"EstimateMartingale": {zeroPanics, noErr(func() { new(ExaLogLog).EstimateMartingale() })},
+			"MartingaleValid":    {zeroPanics, noErr(func() { new(ExaLogLog).MartingaleValid() })},
+			"Merge": {zeroErrors, func(t *testing.T) error {
+				require.ErrorContains(t, ell.Merge(new(ExaLogLog)), "other = a zero ExaLogLog")
+				return new(ExaLogLog).Merge(ell)
+			}},
+			"Params": reports(func() any { t, d, p := new(ExaLogLog).Params(); return [3]uint8{t, d, p} }),
+			"Reset":  {zeroPanics, noErr(func() { new(ExaLogLog).Reset() })},
+			"State":  {zeroPanics, noErr(func() { new(ExaLogLog).State() })},
+		}},
+		{"AtomicExaLogLog", reflect.TypeFor[*AtomicExaLogLog](), "NewAtomicExaLogLog", map[string]zeroCase{
+			"AddHash":   {zeroPanics, noErr(func() { new(AtomicExaLogLog).AddHash(1) })},
+			"AddString": {zeroPanics, noErr(func() { new(AtomicExaLogLog).AddString("k") })},
+			"Estimate":  {zeroPanics, noErr(func() { new(AtomicExaLogLog).Estimate() })},
+			"Params":    reports(func() any { t, d, p := new(AtomicExaLogLog).Params(); return [3]uint8{t, d, p} }),
+			"Snapshot":  {zeroPanics, noErr(func() { new(AtomicExaLogLog).Snapshot() })},
 		}},
 		{"SpaceSaving", reflect.TypeFor[*SpaceSaving[uint64]](), "NewSpaceSaving", map[string]zeroCase{
 			"Add":           {zeroPanics, noErr(func() { new(SpaceSaving[uint64]).Add(1) })},
