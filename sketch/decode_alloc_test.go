@@ -111,6 +111,8 @@ func TestDecodeAllocationBounded(t *testing.T) {
 		{"kll/k=65535 one item", kllEnc(), func(b []byte) error { var s KLL[float64]; return s.UnmarshalBinary(b) }, true},
 		{"ddsketch/2^20 buckets declared", ddEnc(), func(b []byte) error { var s DDSketch; return s.UnmarshalBinary(b) }, false},
 		{"countmin/2^27 counters declared", cmEnc(), func(b []byte) error { var s CountMin; return s.UnmarshalBinary(b) }, false},
+		{"misragries/capacity 2^28, no key", mgCrafted(maxMisraGriesCapacity, 0, 0, nil, nil), func(b []byte) error { var s MisraGries; return s.UnmarshalBinary(b) }, true},
+		{"misragries/capacity 2^28, keys missing", mgCrafted(maxMisraGriesCapacity, 0, 0, nil, nil)[:12], func(b []byte) error { var s MisraGries; return s.UnmarshalBinary(b) }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -132,7 +132,7 @@
 // keys in an open-addressing table; a new key past k subtracts the median
 // count from every counter and drops those at zero. Count ≤ true ≤
 // Count+Offset, Offset ≤ 2N/(k+1), and every key above that is held, also
-// after Merge of summaries of the same k. It has no encoding yet.
+// after Merge of summaries of the same k. Its encoding is kind 8.
 //
 // LossyCounting (Manku and Motwani, 2002) cuts the stream into buckets of
 // width w = ⌈1/ε⌉ and drops entries with f+Δ ≤ ⌊N/w⌋ at each boundary.
@@ -206,9 +206,10 @@
 //
 // Constructors validate their parameters and return errors wrapping
 // [ErrInvalidParameter] that name the parameter; Merge of mismatched shapes
-// returns [ErrIncompatible]. Count-Min, HyperLogLog, Lossy Counting and
-// Space-Saving (with uint64 or string keys) implement AppendBinary,
-// MarshalBinary and UnmarshalBinary: a "SKWR" magic, a kind byte and a
+// returns [ErrIncompatible]. Count-Min, HyperLogLog, UltraLogLog, KLL,
+// DDSketch, Lossy Counting, Space-Saving (with uint64 or string keys) and
+// Misra-Gries implement AppendBinary, MarshalBinary and UnmarshalBinary:
+// a "SKWR" magic, a kind byte and a
 // version byte, then a little-endian body. Decoders validate every length
 // before allocating, return [ErrCorrupt] or [ErrVersion], and leave the
 // receiver unchanged on error. Encodings of a given version never change:

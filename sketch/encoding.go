@@ -34,6 +34,7 @@ const (
 	kindDDSketch      kind = 5
 	kindKLL           kind = 6
 	kindUltraLogLog   kind = 7
+	kindMisraGries    kind = 8
 )
 
 func (k kind) String() string {
@@ -52,6 +53,8 @@ func (k kind) String() string {
 		return "DDSketch"
 	case kindUltraLogLog:
 		return "UltraLogLog"
+	case kindMisraGries:
+		return "MisraGries"
 	}
 	return "unknown"
 }

@@ -30,9 +30,13 @@ import (
 // is O(Capacity()). It takes only uint64 keys. Memory: an open-addressing
 // table of 16-byte slots at most three quarters full (Capacity()+1 keys)
 // and a scratch of 24 bytes per counter for the purge; AddN does not
-// allocate. The zero value is not usable: create one with NewMisraGries;
-// on a zero MisraGries, N, Len, Capacity and Offset report 0 and the other
-// methods panic naming the constructor. A MisraGries is not safe for
+// allocate (on a summary from UnmarshalBinary, once it has held Capacity()
+// keys). AppendBinary and UnmarshalBinary give it a versioned encoding.
+// The zero value is not usable: create one with NewMisraGries;
+// on a zero MisraGries, N, Len, Capacity and Offset report 0, Merge,
+// AppendBinary and MarshalBinary return an error wrapping
+// ErrInvalidParameter, and the other methods panic naming the
+// constructors. A MisraGries is not safe for
 // concurrent use.
 type MisraGries struct {
 	capacity int
@@ -67,7 +71,7 @@ func NewMisraGries(capacity int) (*MisraGries, error) {
 
 func (g *MisraGries) mustInit() {
 	if g.capacity == 0 {
-		panic("sketch: MisraGries used without NewMisraGries")
+		panic("sketch: MisraGries used without " + mgBuilders)
 	}
 }
 

@@ -195,14 +195,26 @@ func zeroTypes(t *testing.T) []zeroType {
 			}},
 		}},
 		{"MisraGries", reflect.TypeFor[*MisraGries](), "NewMisraGries", map[string]zeroCase{
-			"Add":         {zeroPanics, noErr(func() { new(MisraGries).Add(1) })},
-			"AddN":        {zeroPanics, noErr(func() { new(MisraGries).AddN(1, 2) })},
-			"AppendHeavy": {zeroPanics, noErr(func() { new(MisraGries).AppendHeavy(nil, 1) })},
-			"Capacity":    reports(func() any { return new(MisraGries).Capacity() }),
-			"Count":       {zeroPanics, noErr(func() { new(MisraGries).Count(1) })},
-			"Len":         reports(func() any { return new(MisraGries).Len() }),
-			"N":           reports(func() any { return new(MisraGries).N() }),
-			"Offset":      reports(func() any { return new(MisraGries).Offset() }),
+			"Add":           {zeroPanics, noErr(func() { new(MisraGries).Add(1) })},
+			"AddN":          {zeroPanics, noErr(func() { new(MisraGries).AddN(1, 2) })},
+			"AppendHeavy":   {zeroPanics, noErr(func() { new(MisraGries).AppendHeavy(nil, 1) })},
+			"AppendBinary":  {zeroErrors, encode(new(MisraGries))},
+			"MarshalBinary": {zeroErrors, marshal(new(MisraGries))},
+			"UnmarshalBinary": {zeroDecodes, func(t *testing.T) error {
+				g, err := NewMisraGries(4)
+				require.NoError(t, err)
+				g.AddN(7, 3)
+				var z MisraGries
+				require.NoError(t, z.UnmarshalBinary(mustBytes(g.MarshalBinary())))
+				z.Add(7)
+				require.Equal(t, uint64(4), z.Count(7))
+				return nil
+			}},
+			"Capacity": reports(func() any { return new(MisraGries).Capacity() }),
+			"Count":    {zeroPanics, noErr(func() { new(MisraGries).Count(1) })},
+			"Len":      reports(func() any { return new(MisraGries).Len() }),
+			"N":        reports(func() any { return new(MisraGries).N() }),
+			"Offset":   reports(func() any { return new(MisraGries).Offset() }),
 			"Merge": {zeroErrors, func(t *testing.T) error {
 				g, err := NewMisraGries(4)
 				require.NoError(t, err)
@@ -334,4 +346,12 @@ func TestZeroValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustBytes returns b, failing on err (an encoder that cannot fail here).
+func mustBytes(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
