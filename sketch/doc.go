@@ -74,8 +74,8 @@
 // registers (24% and 28% fewer than six-bit ones). Both estimators need no
 // bias tables and only read the sketch (concurrent reads are safe; writes
 // are not); the error is that from about 30m distinct hashes up and lower
-// below. Memory is 2^p bytes from the first add (no sparse form; encoded,
-// about 4.2 bits a register once filled, below); AddHash is
+// below. Memory is 2^p bytes from the first add (no sparse form; encoded
+// in the register code, below); AddHash is
 // O(1) (one table lookup, a store only when the register changes) and
 // does not allocate. Merge is
 // exact and needs equal precisions (ErrIncompatible otherwise); Downsize
@@ -216,16 +216,17 @@
 // golden files under testdata/ pin them, and older versions still decode.
 // A dense HyperLogLog (version 4) and an UltraLogLog (version 3) write
 // their registers in the register code: the histogram of the register
-// values and a canonical Huffman code built from it, within 1.5% of the
-// registers' entropy once the sketch has filled (figures in
+// values and a canonical Huffman code built from it: never longer than a
+// byte a register plus the histogram, and close to the registers' entropy
+// once the sketch has filled (figures in
 // docs/results/sketches.md, "Compact encodings"). It is built at encoding
 // and undone at decoding; the add path does not change.
 //
 // # Memory and concurrency
 //
-// Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse;
-// encoded, about 3 bits a register once dense (the register code).
-// UltraLogLog: 2^p bytes; encoded, about 4.2 bits a register once filled.
+// Count-Min: 8·w·d bytes. HyperLogLog: 2^p bytes dense, less while sparse.
+// UltraLogLog: 2^p bytes. Both encode their registers in the register code
+// (sizes in docs/results/sketches.md, "Compact encodings").
 // ExaLogLog: 3.5·2^p bytes (ELL(2,20)) or 4·2^p bytes (ELL(2,24)).
 // SpaceSaving: O(k) (about 72 bytes a counter with uint64 keys).
 // MisraGries: a table of 16-byte slots at most three quarters full for

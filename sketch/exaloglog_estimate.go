@@ -79,7 +79,8 @@ func (s *ExaLogLog) contribute(r uint64, b *[64]uint32) uint64 {
 // Estimate returns the maximum-likelihood estimate of the number of
 // distinct hashes added, rounded (MaxUint64 once every register is
 // saturated): relative standard error 0.362/√m for ELL(2,20), 0.344/√m
-// for ELL(2,24), and about 0.1% bias at small m after the correction.
+// for ELL(2,24), with the paper's small-m bias correction (the measured
+// bias is in docs/results/sketches.md, "ExaLogLog").
 // O(d·m) plus a few Newton steps; it only reads the sketch.
 func (s *ExaLogLog) Estimate() uint64 {
 	e := s.estimateML()

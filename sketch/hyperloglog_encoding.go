@@ -24,8 +24,7 @@ import "slices"
 //	        would not fit at 26 (fitsAtHi), so some sketch folded it
 //	dense:  the 2^precision registers, ranks in 0..65-precision, in the
 //	        register code (regcode.go): their histogram and a Huffman code
-//	        built from it, about 3 bits a register once the sketch has
-//	        filled
+//	        built from it (sizes in docs/results/sketches.md, "Compact encodings")
 //
 // The encoding is canonical: sketches holding the same entries (or the same
 // registers) and the same martingale state encode to equal bytes, whatever

@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -187,19 +188,7 @@ func (g *MisraGries) AppendHeavy(dst []HeavyItem, threshold uint64) []HeavyItem 
 		}
 	}
 	slices.SortFunc(dst[start:], func(a, b HeavyItem) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		if a.Key < b.Key {
-			return -1
-		}
-		if a.Key > b.Key {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
 	})
 	return dst
 }

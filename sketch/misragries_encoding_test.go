@@ -44,22 +44,22 @@ func TestMisraGriesEncoding(t *testing.T) {
 	require.Equal(t, [2]uint64{n, off}, [2]uint64{dn, doff})
 	require.Equal(t, counts, dcounts)
 	require.Equal(t, g.Capacity(), d.Capacity())
-	require.Equal(t, b, mustBytes(d.MarshalBinary()), "canonical: equal summaries encode alike")
+	require.Equal(t, b, freqMust(d.MarshalBinary()), "canonical: equal summaries encode alike")
 	// The decoded summary goes on counting as the original does.
 	for i := range uint64(500) {
 		g.Add(i * 7 % 31)
 		d.Add(i * 7 % 31)
 	}
-	require.Equal(t, mustBytes(g.MarshalBinary()), mustBytes(d.MarshalBinary()))
+	require.Equal(t, freqMust(g.MarshalBinary()), freqMust(d.MarshalBinary()))
 
 	// Every truncation and every appended byte is refused, and the
 	// receiver is left as it was.
-	before := mustBytes(d.MarshalBinary())
+	before := freqMust(d.MarshalBinary())
 	for i := range len(b) {
 		require.ErrorIs(t, d.UnmarshalBinary(b[:i]), ErrCorrupt, "truncated to %d bytes", i)
 	}
 	require.ErrorIs(t, d.UnmarshalBinary(append(append([]byte{}, b...), 0)), ErrCorrupt)
-	require.Equal(t, before, mustBytes(d.MarshalBinary()))
+	require.Equal(t, before, freqMust(d.MarshalBinary()))
 	// A flipped bit is refused or decodes to a summary that keeps the
 	// invariants and re-encodes to the same bytes.
 	for i := range len(b) {
@@ -70,7 +70,7 @@ func TestMisraGriesEncoding(t *testing.T) {
 			if err := e.UnmarshalBinary(c); err != nil {
 				continue
 			}
-			require.Equal(t, c, mustBytes(e.MarshalBinary()), "byte %d bit %d", i, bit)
+			require.Equal(t, c, freqMust(e.MarshalBinary()), "byte %d bit %d", i, bit)
 		}
 	}
 }
@@ -110,16 +110,16 @@ func mgCrafted(capacity, n, offset uint64, keys, counts []uint64) []byte {
 }
 
 func FuzzMisraGriesUnmarshalBinary(f *testing.F) {
-	f.Add(mustBytes(mgSample(f).MarshalBinary()))
+	f.Add(freqMust(mgSample(f).MarshalBinary()))
 	f.Add(mgCrafted(4, 3, 0, []uint64{1, 9}, []uint64{1, 2}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g := mgSample(t)
-		before := mustBytes(g.MarshalBinary())
+		before := freqMust(g.MarshalBinary())
 		if err := g.UnmarshalBinary(b); err != nil {
-			require.Equal(t, before, mustBytes(g.MarshalBinary()), "receiver unchanged on error")
+			require.Equal(t, before, freqMust(g.MarshalBinary()), "receiver unchanged on error")
 			return
 		}
-		require.Equal(t, b, mustBytes(g.MarshalBinary()), "canonical")
+		require.Equal(t, b, freqMust(g.MarshalBinary()), "canonical")
 		require.LessOrEqual(t, g.Len(), g.Capacity())
 		for x := range uint64(100) {
 			g.Add(x % 13)

@@ -5,8 +5,9 @@ import "slices"
 // The register code: how HyperLogLog's dense encoding (version 4) and
 // UltraLogLog's (version 3) write their 2^p one-byte registers. Once a
 // sketch has filled, its registers take few distinct values, and those
-// unevenly (a HyperLogLog's ranks cluster around log2(n/m), about 2.8 bits of
-// entropy a register; an UltraLogLog's bytes about 4.2), so a Huffman code
+// unevenly (a HyperLogLog's ranks cluster around log2(n/m), and an
+// UltraLogLog's bytes likewise; their measured entropies are in
+// docs/results/sketches.md, "Compact encodings"), so a Huffman code
 // built from the registers' own histogram writes them in close to their
 // entropy, with no model of the sketch:
 //

@@ -45,7 +45,7 @@ func (s *UltraLogLog) AppendBinary(dst []byte) ([]byte, error) {
 // MarshalBinary returns the binary encoding of s (encoding.BinaryMarshaler):
 // the register code, at least 2^precision/8 bytes and at most 2^precision
 // plus the histogram (a Huffman code is never longer than a fixed 8-bit
-// one; a filled sketch takes about 4.2 bits a register), 8 more bytes with
+// one; sizes in docs/results/sketches.md, "Compact encodings"), 8 more bytes with
 // a valid martingale.
 func (s *UltraLogLog) MarshalBinary() ([]byte, error) {
 	if s.p == 0 {

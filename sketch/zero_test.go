@@ -205,7 +205,7 @@ func zeroTypes(t *testing.T) []zeroType {
 				require.NoError(t, err)
 				g.AddN(7, 3)
 				var z MisraGries
-				require.NoError(t, z.UnmarshalBinary(mustBytes(g.MarshalBinary())))
+				require.NoError(t, z.UnmarshalBinary(freqMust(g.MarshalBinary())))
 				z.Add(7)
 				require.Equal(t, uint64(4), z.Count(7))
 				return nil
@@ -346,12 +346,4 @@ func TestZeroValues(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mustBytes returns b, failing on err (an encoder that cannot fail here).
-func mustBytes(b []byte, err error) []byte {
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
